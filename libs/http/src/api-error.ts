@@ -1,0 +1,98 @@
+import { StructError } from 'superstruct';
+import { DomainError, type ErrorKind } from '@platform/domain';
+import { record, text, int } from './schema.js';
+
+/** The body of every error response (SPEC section 7). */
+export interface ApiErrorBody {
+  errorCode: string;
+  message: string;
+  statusCode: number;
+}
+
+export const ApiErrorSchema = record(
+  {
+    errorCode: text({ max: 100, description: 'A stable snake_case code clients can branch on, such as `internal_error`' }),
+    message: text({ max: 2000 }),
+    statusCode: int('The HTTP status'),
+  },
+  'An error',
+);
+
+const STATUS_BY_KIND: Record<ErrorKind, number> = {
+  validation: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  upstream: 502,
+  unavailable: 503,
+};
+
+/** Codes for the 4xx errors Koa and its body parser raise themselves. */
+const CODE_BY_HTTP_ERROR: Record<string, string> = {
+  'entity.parse.failed': 'malformed_json',
+  'entity.too.large': 'payload_too_large',
+  'encoding.unsupported': 'unsupported_encoding',
+  'request.size.invalid': 'bad_request',
+};
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'bad_request',
+  404: 'route_not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  501: 'not_implemented',
+};
+
+const MAX_FAILURES_SHOWN = 5;
+
+/** Names each failing field, without echoing the (possibly huge) value the client sent. */
+export function describeStructError(where: string, error: StructError): string {
+  const failures = error.failures();
+  const parts = failures.slice(0, MAX_FAILURES_SHOWN).map((failure) => {
+    const field = failure.path.length > 0 ? `${where}.${failure.path.join('.')}` : where;
+    if (failure.type === 'never') return `${field}: unknown field`;
+    if (failure.value === undefined && failure.refinement === undefined) return `${field}: is required`;
+    if (failure.refinement === 'size') {
+      return `${field}: ${failure.message.replace(/ but received.*$/, '').slice(0, 200)}`;
+    }
+    if (failure.refinement) return `${field}: ${failure.message.slice(0, 200)}`;
+    return `${field}: expected ${failure.type}`;
+  });
+  if (failures.length > MAX_FAILURES_SHOWN) parts.push(`and ${failures.length - MAX_FAILURES_SHOWN} more`);
+  return `Invalid request: ${parts.join('; ')}`;
+}
+
+export interface MappedError {
+  body: ApiErrorBody;
+  /** True when the error is ours to explain; false when it must be logged as a bug. */
+  expected: boolean;
+}
+
+export function toApiError(error: unknown): MappedError {
+  if (error instanceof DomainError) {
+    const statusCode = STATUS_BY_KIND[error.kind];
+    return { body: { errorCode: error.code, message: error.message, statusCode }, expected: true };
+  }
+  if (error instanceof URIError) {
+    return { body: { errorCode: 'bad_request', message: 'Malformed percent-encoding in the path', statusCode: 400 }, expected: true };
+  }
+  const httpError = error as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown };
+  if (typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
+    const statusCode = httpError.status;
+    const errorCode =
+      (typeof httpError.type === 'string' && CODE_BY_HTTP_ERROR[httpError.type]) || CODE_BY_STATUS[statusCode] || 'bad_request';
+    const message =
+      errorCode === 'malformed_json' ? 'The request body is not valid JSON' : String(httpError.message ?? 'Bad request').slice(0, 300);
+    return { body: { errorCode, message, statusCode }, expected: true };
+  }
+  if (typeof httpError.status === 'number' && (httpError.status === 501 || httpError.status === 405)) {
+    const statusCode = httpError.status;
+    return { body: { errorCode: CODE_BY_STATUS[statusCode], message: 'Method not allowed', statusCode }, expected: true };
+  }
+  return {
+    body: { errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 },
+    expected: false,
+  };
+}

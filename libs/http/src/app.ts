@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import Koa, { type Context, type Next } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { Logger } from 'pino';
+import { StructError, validate, type Struct } from 'superstruct';
+import { NotFoundError, UnauthenticatedError, ValidationError, type Principal, type TokenVerifier } from '@platform/domain';
+import { describeStructError, toApiError } from './api-error.js';
+import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
+import { isRouteResult, type Route } from './route.js';
+
+export interface HttpAppOptions<TScope> {
+  routes: readonly Route<TScope>[];
+  logger: Logger;
+  /** Opens the per-request scope (for example repositories over a forked EntityManager). */
+  openScope: () => TScope;
+  tokenVerifier: TokenVerifier;
+  openapi: OpenApiInfo;
+  /** Checks every response body against its route's schema; for tests and development. */
+  validateResponses?: boolean;
+  /** The largest JSON body accepted. */
+  jsonLimit?: string;
+}
+
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
+
+/** Builds the Koa application of a route table: context, errors, body parsing, validation, auth. */
+export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  const openapi = buildOpenApiDocument(options.routes, options.openapi);
+
+  app.use(requestContext(options.logger));
+  app.use(errorMapper());
+  app.use(
+    koaBody({
+      json: true,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      jsonStrict: true,
+      jsonLimit: options.jsonLimit ?? '64kb',
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    }),
+  );
+
+  const router = new Router();
+  router.get('/openapi.json', function serveOpenApi(ctx) {
+    ctx.body = openapi;
+  });
+  for (const route of options.routes) {
+    const koaPath = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+    const handler = operationHandler(route, options);
+    router.register(koaPath, [route.method], handler, { name: route.operationId });
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  app.use(function routeNotFound(ctx: Context) {
+    throw new NotFoundError('route_not_found', `No route for ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}
+
+function requestContext(logger: Logger) {
+  return async function requestContext(ctx: Context, next: Next) {
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const started = performance.now();
+    const state = ctx.state as RequestState;
+    state.requestId = requestId;
+    state.log = logger.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+        'request',
+      );
+    }
+  };
+}
+
+function errorMapper() {
+  return async function errorMapper(ctx: Context, next: Next) {
+    try {
+      await next();
+    } catch (error) {
+      const { body, expected } = toApiError(error);
+      const state = ctx.state as RequestState;
+      if (!expected) state.log.error({ err: error }, 'unhandled error');
+      ctx.status = body.statusCode;
+      ctx.body = body;
+      ctx.set('Cache-Control', 'no-store');
+      if (body.statusCode === 401) ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
+    }
+  };
+}
+
+function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {
+  const [error, result] = validate(value, struct);
+  if (error) throw new ValidationError('validation_failed', describeStructError(where, error as StructError));
+  return result as T;
+}
+
+async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Principal> {
+  const header = ctx.get('authorization');
+  if (!header) throw new UnauthenticatedError('Authorization header with a Bearer token is required');
+  const match = BEARER.exec(header);
+  if (!match) throw new UnauthenticatedError('The Authorization header must be `Bearer <token>`', 'invalid_token');
+  return verifier.verify(match[1]);
+}
+
+function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<TScope>) {
+  const handler = async (ctx: Context) => {
+    const state = ctx.state as RequestState;
+    const caller = route.auth === 'none' ? (undefined as unknown as Principal) : await authenticate(ctx, options.tokenVerifier);
+    const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
+    const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;
+    let body: unknown;
+    if (route.body) {
+      const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
+      if (hasBody && !ctx.is('application/json')) {
+        throw new ValidationError('unsupported_content_type', 'The request body must be JSON (Content-Type: application/json)');
+      }
+      body = check('body', route.body, hasBody ? ctx.request.body : undefined);
+    }
+    const result = await route.handler({ params, query, body, caller, scope: options.openScope(), requestId: state.requestId });
+    const { status, body: responseBody, headers } = isRouteResult(result)
+      ? result
+      : { status: undefined, body: result, headers: undefined };
+    if (options.validateResponses && route.success.schema) {
+      const [error] = validate(responseBody, route.success.schema);
+      if (error) throw new Error(`response of ${route.operationId} does not match its schema: ${error.message}`);
+    }
+    ctx.status = status ?? route.success.status;
+    for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
+    if (ctx.status !== 204) ctx.body = responseBody;
+  };
+  Object.defineProperty(handler, 'name', { value: route.operationId });
+  return handler;
+}

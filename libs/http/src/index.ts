@@ -1,0 +1,5 @@
+export * from './schema.js';
+export * from './route.js';
+export * from './api-error.js';
+export * from './openapi.js';
+export { createHttpApp, type HttpAppOptions, type RequestState } from './app.js';

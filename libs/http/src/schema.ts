@@ -1,0 +1,131 @@
+import {
+  Struct,
+  array as ssArray,
+  boolean as ssBoolean,
+  enums as ssEnums,
+  integer as ssInteger,
+  nullable as ssNullable,
+  object as ssObject,
+  optional as ssOptional,
+  refine,
+  size,
+  string as ssString,
+  type Describe,
+  type Infer,
+} from 'superstruct';
+
+/**
+ * Superstruct builders that remember their JSON Schema, so the structs that validate requests
+ * are also the source of the OpenAPI document: one definition, no drift.
+ */
+export type JsonSchema = Record<string, unknown>;
+
+const schemas = new WeakMap<Struct<any, any>, JsonSchema>();
+const optionals = new WeakSet<Struct<any, any>>();
+
+function tag<T, S>(struct: Struct<T, S>, schema: JsonSchema): Struct<T, S> {
+  schemas.set(struct, schema);
+  return struct;
+}
+
+export interface TextOptions {
+  min?: number;
+  max: number;
+  pattern?: RegExp;
+  /** A business rule beyond the pattern, with the message to show when it fails. */
+  check?: { test: (value: string) => boolean; message: string };
+  format?: string;
+  description?: string;
+  example?: string;
+}
+
+/** A string with a required upper bound: every string a client sends has a limit. */
+export function text(options: TextOptions): Struct<string, null> {
+  let struct: Struct<string, null> = size(ssString(), options.min ?? 0, options.max);
+  if (options.pattern) {
+    const pattern = options.pattern;
+    struct = refine(struct, 'pattern', (value) => pattern.test(value) || `must match ${pattern.source}`);
+  }
+  if (options.check) {
+    const check = options.check;
+    struct = refine(struct, 'rule', (value) => check.test(value) || check.message);
+  }
+  return tag(struct, {
+    type: 'string',
+    ...(options.min ? { minLength: options.min } : {}),
+    maxLength: options.max,
+    ...(options.pattern ? { pattern: options.pattern.source } : {}),
+    ...(options.format ? { format: options.format } : {}),
+    ...(options.description ? { description: options.description } : {}),
+    ...(options.example ? { examples: [options.example] } : {}),
+  });
+}
+
+/** A date-time in responses (ISO 8601). */
+export function dateTime(description?: string): Struct<string, null> {
+  return tag(ssString(), { type: 'string', format: 'date-time', ...(description ? { description } : {}) });
+}
+
+export function uuid(description?: string): Struct<string, null> {
+  return tag(
+    refine(ssString(), 'uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value) || 'must be a UUID'),
+    { type: 'string', format: 'uuid', ...(description ? { description } : {}) },
+  );
+}
+
+export function oneOf<const T extends readonly string[]>(values: T, description?: string) {
+  return tag(ssEnums(values as unknown as T[number][]), {
+    type: 'string',
+    enum: [...values],
+    ...(description ? { description } : {}),
+  });
+}
+
+export function bool(description?: string): Struct<boolean, null> {
+  return tag(ssBoolean(), { type: 'boolean', ...(description ? { description } : {}) });
+}
+
+export function int(description?: string): Struct<number, null> {
+  return tag(ssInteger(), { type: 'integer', ...(description ? { description } : {}) });
+}
+
+export function arrayOf<T>(item: Struct<T, any>, description?: string): Struct<T[], Struct<T, any>> {
+  return tag(ssArray(item), { type: 'array', items: toJsonSchema(item), ...(description ? { description } : {}) });
+}
+
+export function optional<T, S>(struct: Struct<T, S>): Struct<T | undefined, S> {
+  const wrapped = ssOptional(struct);
+  schemas.set(wrapped, toJsonSchema(struct));
+  optionals.add(wrapped);
+  return wrapped;
+}
+
+export function nullable<T, S>(struct: Struct<T, S>): Struct<T | null, S> {
+  const inner = toJsonSchema(struct);
+  return tag(ssNullable(struct), { ...inner, type: [inner.type, 'null'] });
+}
+
+/** An object that refuses unknown keys, so a misspelt field is an error rather than ignored. */
+export function record<const S extends Record<string, Struct<any, any>>>(shape: S, description?: string) {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const [key, struct] of Object.entries(shape)) {
+    properties[key] = toJsonSchema(struct);
+    if (!optionals.has(struct)) required.push(key);
+  }
+  return tag(ssObject(shape), {
+    type: 'object',
+    properties,
+    required,
+    additionalProperties: false,
+    ...(description ? { description } : {}),
+  });
+}
+
+export function toJsonSchema(struct: Struct<any, any>): JsonSchema {
+  const schema = schemas.get(struct);
+  if (!schema) throw new Error(`struct of type '${struct.type}' was not built with the http schema builders`);
+  return schema;
+}
+
+export type { Describe, Infer };

@@ -1,0 +1,26 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { DATABASE_STATUSES, REGIONS } from '@platform/domain';
+import { WorkspaceEntity } from './workspace.entity.js';
+
+export const DatabaseEntity = defineEntity({
+  name: 'Database',
+  tableName: 'databases',
+  properties: {
+    id: p.uuid().primary(),
+    workspace: () => p.manyToOne(WorkspaceEntity).deleteRule('restrict'),
+    name: p.string(),
+    region: p.enum([...REGIONS]),
+    status: p.enum([...DATABASE_STATUSES]),
+    physicalName: p.string().unique(),
+    created: p.datetime().onCreate(() => new Date()),
+    updated: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    deleted: p.datetime().nullable(),
+    /** When the PostgreSQL database of a deleted platform database was dropped. */
+    dropped: p.datetime().nullable(),
+    /** The last provisioning failure, kept for operators; never shown to clients. */
+    lastError: p.text().nullable(),
+    attempts: p.integer().default(0),
+    nextAttemptAt: p.datetime().nullable(),
+  },
+});
+export type DatabaseRow = InferEntity<typeof DatabaseEntity>;

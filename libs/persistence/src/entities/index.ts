@@ -1,0 +1,7 @@
+import { DatabaseEntity } from './database.entity.js';
+import { DeveloperEntity } from './developer.entity.js';
+import { SigningKeyEntity } from './signing-key.entity.js';
+import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity.js';
+
+export { DatabaseEntity, DeveloperEntity, SigningKeyEntity, WorkspaceEntity, WorkspaceMemberEntity };
+export const entities = [DeveloperEntity, WorkspaceEntity, WorkspaceMemberEntity, DatabaseEntity, SigningKeyEntity];

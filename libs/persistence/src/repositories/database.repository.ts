@@ -1,0 +1,79 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  ConflictError,
+  physicalDatabaseName,
+  type Database,
+  type DatabaseRepository,
+  type Region,
+  type Workspace,
+} from '@platform/domain';
+import { DatabaseEntity } from '../entities/database.entity.js';
+import { WorkspaceEntity } from '../entities/workspace.entity.js';
+import { isUniqueViolation } from '../errors.js';
+import { toDatabase } from './mappers.js';
+
+const NAME_INDEX = 'databases_workspace_name_live';
+
+function nameTaken(name: string, cause: unknown): ConflictError {
+  return new ConflictError('database_name_taken', `A database named '${name}' already exists in this workspace`, { cause });
+}
+
+/** Every query takes the workspace: a database is only ever reached through its workspace. */
+export class MikroDatabaseRepository implements DatabaseRepository {
+  constructor(private readonly em: EntityManager) {}
+
+  async create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database> {
+    const row = this.em.create(DatabaseEntity, {
+      id: input.id,
+      workspace: this.em.getReference(WorkspaceEntity, input.workspace.id),
+      name: input.name,
+      region: input.region,
+      status: 'REQUESTED',
+      physicalName: physicalDatabaseName(input.id),
+      attempts: 0,
+    });
+    try {
+      await this.em.flush();
+    } catch (error) {
+      this.em.clear();
+      if (isUniqueViolation(error, NAME_INDEX)) throw nameTaken(input.name, error);
+      throw error;
+    }
+    return toDatabase(row, input.workspace);
+  }
+
+  async listLive(workspace: Workspace): Promise<Database[]> {
+    const rows = await this.em.find(
+      DatabaseEntity,
+      { workspace: workspace.id, deleted: null },
+      { orderBy: { created: 'asc', id: 'asc' } },
+    );
+    return rows.map((row) => toDatabase(row, workspace));
+  }
+
+  async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {
+    const row = await this.em.findOne(DatabaseEntity, { workspace: workspace.id, name, deleted: null });
+    return row ? toDatabase(row, workspace) : null;
+  }
+
+  async rename(database: Database, name: string): Promise<Database> {
+    const row = await this.em.findOneOrFail(DatabaseEntity, { id: database.id, workspace: database.workspace.id });
+    row.name = name;
+    try {
+      await this.em.flush();
+    } catch (error) {
+      this.em.clear();
+      if (isUniqueViolation(error, NAME_INDEX)) throw nameTaken(name, error);
+      throw error;
+    }
+    return toDatabase(row, database.workspace);
+  }
+
+  async markDeleted(database: Database): Promise<void> {
+    await this.em.nativeUpdate(
+      DatabaseEntity,
+      { id: database.id, workspace: database.workspace.id, deleted: null },
+      { deleted: new Date() },
+    );
+  }
+}

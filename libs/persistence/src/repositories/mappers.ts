@@ -1,0 +1,32 @@
+import type { Database, Developer, Workspace } from '@platform/domain';
+import type { DatabaseRow } from '../entities/database.entity.js';
+import type { DeveloperRow } from '../entities/developer.entity.js';
+import type { WorkspaceRow } from '../entities/workspace.entity.js';
+
+export function toDeveloper(row: DeveloperRow): Developer {
+  return { id: row.id, email: row.email, name: row.name ?? null, created: row.created };
+}
+
+export function toWorkspace(row: WorkspaceRow): Workspace {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    billingCustomerId: row.billingCustomerId ?? null,
+    created: row.created,
+  };
+}
+
+export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
+  return {
+    id: row.id,
+    workspace,
+    name: row.name,
+    region: row.region,
+    status: row.status,
+    physicalName: row.physicalName,
+    created: row.created,
+    updated: row.updated,
+    deleted: row.deleted ?? null,
+  };
+}

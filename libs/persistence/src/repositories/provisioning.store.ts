@@ -1,0 +1,82 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { nextProvisioningStatus, type Clock, type ProvisioningStore, type ProvisioningTask } from '@platform/domain';
+import { DatabaseEntity, type DatabaseRow } from '../entities/database.entity.js';
+import { WorkspaceEntity } from '../entities/workspace.entity.js';
+import { toDatabase, toWorkspace } from './mappers.js';
+
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
+/**
+ * Claims databases that need provisioning work with FOR UPDATE SKIP LOCKED, so several API
+ * replicas can run provisioners against one control plane without doing the same work twice.
+ */
+export class MikroProvisioningStore implements ProvisioningStore {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(work: (task: ProvisioningTask) => Promise<void>, options: { databaseId?: string } = {}): Promise<boolean> {
+    const em = this.orm.em.fork();
+    let claimed: DatabaseRow | null = null;
+    try {
+      await em.transactional(async (tx) => {
+        claimed = await this.lockNext(tx, options.databaseId);
+        if (!claimed) return;
+        const workspace = toWorkspace(await tx.findOneOrFail(WorkspaceEntity, claimed.workspace.id));
+        const database = toDatabase(claimed, workspace);
+        if (claimed.deleted) {
+          await work({ kind: 'drop', database });
+          claimed.dropped = this.clock.now();
+        } else {
+          const to = nextProvisioningStatus(claimed.status);
+          if (!to) return;
+          await work({ kind: 'advance', database, to });
+          claimed.status = to;
+        }
+        claimed.lastError = null;
+        claimed.attempts = 0;
+        claimed.nextAttemptAt = null;
+      });
+    } catch (error) {
+      if (!claimed) throw error;
+      await this.recordFailure((claimed as DatabaseRow).id, error);
+      throw error;
+    }
+    return claimed !== null;
+  }
+
+  private async lockNext(tx: EntityManager, databaseId: string | undefined): Promise<DatabaseRow | null> {
+    const now = this.clock.now();
+    return tx.findOne(
+      DatabaseEntity,
+      {
+        ...(databaseId ? { id: databaseId } : {}),
+        $and: [
+          {
+            $or: [
+              { deleted: null, status: { $in: ['REQUESTED', 'BUILT', 'POOLED'] } },
+              { deleted: { $ne: null }, dropped: null },
+            ],
+          },
+          // An explicit request (a DELETE waiting for its drop) does not wait out the retry backoff.
+          databaseId ? {} : { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] },
+        ],
+      },
+      { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { created: 'asc' } },
+    );
+  }
+
+  private async recordFailure(databaseId: string, error: unknown): Promise<void> {
+    const em = this.orm.em.fork();
+    const row = await em.findOne(DatabaseEntity, databaseId);
+    if (!row) return;
+    row.attempts += 1;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (row.attempts - 1));
+    row.nextAttemptAt = new Date(this.clock.now().getTime() + delay);
+    row.lastError = error instanceof Error ? error.message.slice(0, 2000) : String(error).slice(0, 2000);
+    await em.flush();
+  }
+}

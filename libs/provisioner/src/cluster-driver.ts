@@ -1,0 +1,143 @@
+import pg from 'pg';
+import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Region } from '@platform/domain';
+import { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
+
+const PHYSICAL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Serialises schema installs into one database across processes. */
+const INSTALL_LOCK = 7426002;
+
+function assertPhysicalName(name: string): void {
+  // Physical names are generated, never user input; refuse anything else before it reaches SQL.
+  if (!PHYSICAL_NAME.test(name)) throw new Error(`refusing physical database name '${name}'`);
+}
+
+/** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
+export class PgClusterDriver implements ClusterDriver {
+  private readonly admin: pg.Pool;
+
+  constructor(private readonly adminUrl: string) {
+    this.admin = new pg.Pool({ connectionString: adminUrl, max: 2, idleTimeoutMillis: 10_000 });
+    this.admin.on('error', () => {});
+  }
+
+  async createDatabase(physicalName: string): Promise<void> {
+    assertPhysicalName(physicalName);
+    if (await this.exists(physicalName)) return;
+    try {
+      await this.admin.query(`create database ${physicalName}`);
+    } catch (error) {
+      // Another worker created it between our check and our statement: the outcome is the same.
+      if ((error as { code?: string }).code !== '42P04') throw error;
+    }
+  }
+
+  async installBuiltInSchema(physicalName: string): Promise<void> {
+    await this.withDatabase(physicalName, async (client) => {
+      await client.query('begin');
+      try {
+        await client.query('select pg_advisory_xact_lock($1)', [INSTALL_LOCK]);
+        await client.query(`create schema if not exists platform`);
+        await client.query(`revoke all on schema platform from public`);
+        await client.query(
+          `create table if not exists platform.schema_steps (version int primary key, applied timestamptz not null default now())`,
+        );
+        const done = await client.query<{ version: number }>('select version from platform.schema_steps');
+        const applied = new Set(done.rows.map((row) => row.version));
+        for (const step of BUILT_IN_SCHEMA_STEPS) {
+          if (applied.has(step.version)) continue;
+          await client.query(step.sql);
+          await client.query('insert into platform.schema_steps (version) values ($1)', [step.version]);
+        }
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      }
+    });
+  }
+
+  async verifyDatabase(physicalName: string): Promise<void> {
+    await this.withDatabase(physicalName, async (client) => {
+      const result = await client.query<{ version: number | null }>('select max(version) as version from platform.schema_steps');
+      const version = result.rows[0]?.version ?? 0;
+      if (version !== BUILT_IN_SCHEMA_VERSION) {
+        throw new Error(`database ${physicalName} has built-in schema ${version}, expected ${BUILT_IN_SCHEMA_VERSION}`);
+      }
+      await client.query('select count(*) from public.tenants');
+    });
+  }
+
+  async dropDatabase(physicalName: string): Promise<void> {
+    assertPhysicalName(physicalName);
+    // FORCE ends the database's open sessions, which would otherwise block the drop.
+    await this.admin.query(`drop database if exists ${physicalName} with (force)`);
+  }
+
+  async listDatabases(prefix: string): Promise<string[]> {
+    const result = await this.admin.query<{ datname: string }>(
+      `select datname from pg_database where starts_with(datname, $1) order by datname`,
+      [prefix],
+    );
+    return result.rows.map((row) => row.datname);
+  }
+
+  connectionUrl(physicalName: string): string {
+    const url = new URL(this.adminUrl);
+    return `postgres://${url.host}/${physicalName}`;
+  }
+
+  async close(): Promise<void> {
+    await this.admin.end();
+  }
+
+  private async exists(physicalName: string): Promise<boolean> {
+    const result = await this.admin.query('select 1 from pg_database where datname = $1', [physicalName]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  private async withDatabase<T>(physicalName: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+    assertPhysicalName(physicalName);
+    const url = new URL(this.adminUrl);
+    url.pathname = `/${physicalName}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+/** One driver per distinct cluster URL; regions sharing a cluster share its driver. */
+export class PgClusterDirectory implements ClusterDirectory {
+  private readonly drivers = new Map<string, PgClusterDriver>();
+
+  constructor(
+    private readonly served: readonly Region[],
+    private readonly urls: Readonly<Record<Region, string>>,
+  ) {}
+
+  regions(): readonly Region[] {
+    return this.served;
+  }
+
+  forRegion(region: Region): ClusterDriver {
+    if (!this.served.includes(region)) {
+      throw new UnavailableError('region_not_served', `Region ${region} is not served by this platform`);
+    }
+    const url = this.urls[region];
+    let driver = this.drivers.get(url);
+    if (!driver) {
+      driver = new PgClusterDriver(url);
+      this.drivers.set(url, driver);
+    }
+    return driver;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.drivers.values()].map((driver) => driver.close()));
+    this.drivers.clear();
+  }
+}

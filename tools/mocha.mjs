@@ -1,0 +1,33 @@
+// Runs one project's mocha suite and records its counts in tmp/test-results/<project>.json,
+// so that tools/run-tests.mjs can print one total line for the whole workspace.
+import { globSync, mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { register } from 'tsx/esm/api';
+import Mocha from 'mocha';
+
+const [project, ...patterns] = process.argv.slice(2);
+if (!project || patterns.length === 0) {
+  console.error('usage: node tools/mocha.mjs <project> <glob> [glob...]');
+  process.exit(2);
+}
+
+register();
+const files = patterns.flatMap((pattern) => globSync(pattern)).sort();
+const mocha = new Mocha({
+  reporter: 'spec',
+  timeout: 30_000,
+  forbidOnly: Boolean(process.env.CI),
+});
+for (const file of files) mocha.addFile(resolve(file));
+
+const counts = { project, passed: 0, failed: 0, skipped: 0 };
+await mocha.loadFilesAsync();
+const runner = mocha.run((failures) => {
+  counts.failed = Math.max(counts.failed, failures);
+  mkdirSync('tmp/test-results', { recursive: true });
+  writeFileSync(`tmp/test-results/${project}.json`, JSON.stringify(counts));
+  process.exitCode = failures > 0 ? 1 : 0;
+});
+runner.on('pass', () => counts.passed++);
+runner.on('fail', () => counts.failed++);
+runner.on('pending', () => counts.skipped++);

@@ -1,0 +1,42 @@
+// The README's test command: runs every project's tests through Nx, then prints one line,
+// "N passed, N failed", added up from what each project's run recorded.
+// Extra arguments go to Nx, e.g. `npm test -- --projects=domain` or `npm test -- affected`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+const mode = args[0] === 'affected' ? ['affected', ...args.slice(1)] : ['run-many', ...args];
+rmSync('tmp/test-results', { recursive: true, force: true });
+
+const nx = spawnSync('nx', [...mode, '-t', 'test', '--output-style=static'], {
+  stdio: 'inherit',
+  env: { ...process.env, NX_DAEMON: 'false' },
+});
+
+const listed = spawnSync('nx', ['show', 'projects', '--with-target', 'test', '--json'], { encoding: 'utf8' });
+const projects = JSON.parse(listed.stdout || '[]');
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const recorded = new Set();
+if (existsSync('tmp/test-results')) {
+  for (const file of readdirSync('tmp/test-results')) {
+    const counts = JSON.parse(readFileSync(`tmp/test-results/${file}`, 'utf8'));
+    recorded.add(counts.project);
+    passed += counts.passed;
+    failed += counts.failed;
+    skipped += counts.skipped;
+  }
+}
+// A project whose run crashed before recording counts is one failure, not silence.
+if (nx.status !== 0 && mode[0] === 'run-many' && !args.some((a) => a.startsWith('--projects'))) {
+  for (const project of projects) {
+    if (!recorded.has(project)) {
+      console.error(`test run of ${project} recorded no results`);
+      failed++;
+    }
+  }
+}
+if (nx.status !== 0 && failed === 0) failed = 1;
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || nx.status !== 0 ? 1 : 0);
