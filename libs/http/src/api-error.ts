@@ -45,6 +45,16 @@ const CODE_BY_STATUS: Record<number, string> = {
   501: 'not_implemented',
 };
 
+const MESSAGE_BY_CODE: Record<string, string> = {
+  malformed_json: 'The request body is not valid JSON (an object or an array)',
+  payload_too_large: 'The request body is too large',
+  unsupported_encoding: 'The request body has an unsupported content encoding',
+  route_not_found: 'No such route',
+  method_not_allowed: 'The route does not accept this method',
+  unsupported_media_type: 'Unsupported content type',
+  not_implemented: 'The method is not implemented',
+};
+
 const MAX_FAILURES_SHOWN = 5;
 
 /** Names each failing field, without echoing the (possibly huge) value the client sent. */
@@ -78,18 +88,15 @@ export function toApiError(error: unknown): MappedError {
   if (error instanceof URIError) {
     return { body: { errorCode: 'bad_request', message: 'Malformed percent-encoding in the path', statusCode: 400 }, expected: true };
   }
+  // Errors Koa, its router and the body parser raise carry a status; 4xx ones are the client's.
   const httpError = error as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown };
-  if (typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
-    const statusCode = httpError.status;
+  const status = httpError.status;
+  if (typeof status === 'number' && ((status >= 400 && status < 500) || status === 501)) {
     const errorCode =
-      (typeof httpError.type === 'string' && CODE_BY_HTTP_ERROR[httpError.type]) || CODE_BY_STATUS[statusCode] || 'bad_request';
-    const message =
-      errorCode === 'malformed_json' ? 'The request body is not valid JSON' : String(httpError.message ?? 'Bad request').slice(0, 300);
-    return { body: { errorCode, message, statusCode }, expected: true };
-  }
-  if (typeof httpError.status === 'number' && (httpError.status === 501 || httpError.status === 405)) {
-    const statusCode = httpError.status;
-    return { body: { errorCode: CODE_BY_STATUS[statusCode], message: 'Method not allowed', statusCode }, expected: true };
+      (typeof httpError.type === 'string' && CODE_BY_HTTP_ERROR[httpError.type]) ||
+      (error instanceof SyntaxError ? 'malformed_json' : CODE_BY_STATUS[status]) ||
+      'bad_request';
+    return { body: { errorCode, message: MESSAGE_BY_CODE[errorCode] ?? 'Bad request', statusCode: status }, expected: true };
   }
   return {
     body: { errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 },

@@ -51,6 +51,13 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
     }),
   );
 
+  app.use(async function routeNotFound(ctx: Context, next: Next) {
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) {
+      throw new NotFoundError('route_not_found', `No route for ${ctx.method} ${ctx.path}`);
+    }
+  });
+
   const router = new Router();
   router.get('/openapi.json', function serveOpenApi(ctx) {
     ctx.body = openapi;
@@ -62,9 +69,6 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   }
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
-  app.use(function routeNotFound(ctx: Context) {
-    throw new NotFoundError('route_not_found', `No route for ${ctx.method} ${ctx.path}`);
-  });
   return app;
 }
 

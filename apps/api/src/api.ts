@@ -1,0 +1,109 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import { JwtTokenVerifier, KeySet } from '@platform/auth';
+import { systemClock } from '@platform/domain';
+import { createHttpApp, managementRoutes, type ApiScope } from '@platform/http';
+import {
+  MikroProvisioningStore,
+  MikroSigningKeyRepository,
+  openOrm,
+  openRepositories,
+  pingControlPlane,
+} from '@platform/persistence';
+import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
+import type { ApiConfig } from './config.js';
+
+export interface RunningApi {
+  url: string;
+  server: Server;
+  /** Stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
+  close(): Promise<void>;
+}
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/** Opens the control plane, builds the management API, starts the provisioner and listens. */
+export async function startApi(config: ApiConfig, options: { logger?: Logger } = {}): Promise<RunningApi> {
+  const logger = options.logger ?? pino({ name: 'api', level: config.logLevel });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl });
+  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls);
+  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
+  const tokenVerifier = new JwtTokenVerifier(keys, {
+    issuer: config.oauth.issuer,
+    audience: config.api.publicBaseUrl,
+    clock: systemClock,
+  });
+  const reconciler = new Reconciler({
+    store: new MikroProvisioningStore(orm, systemClock),
+    clusters,
+    intervalMs: config.reconcileIntervalMs,
+    log: logger.child({ component: 'provisioner' }),
+    faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
+  });
+
+  const app = createHttpApp<ApiScope>({
+    routes: managementRoutes,
+    logger,
+    tokenVerifier,
+    validateResponses: config.validateResponses,
+    openScope: () => ({
+      get repos() {
+        const repos = openRepositories(orm);
+        Object.defineProperty(this, 'repos', { value: repos });
+        return repos;
+      },
+      clusters,
+      provisioner: reconciler,
+      publicApiUrl: config.api.publicApiUrl,
+      controlPlaneReady: () => pingControlPlane(orm),
+    }),
+    openapi: {
+      title: 'Multi-tenant PostgreSQL platform API',
+      version: `0.1.0-${config.buildHash}`,
+      description: 'Workspaces and databases. Errors are APIError {errorCode, message, statusCode}.',
+      servers: [
+        { url: config.api.publicBaseUrl, description: '{base_url}' },
+        ...(config.api.publicApiUrl !== config.api.publicBaseUrl ? [{ url: config.api.publicApiUrl, description: '{api_url}' }] : []),
+      ],
+    },
+  });
+
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.api.port, config.api.host, () => resolve());
+  });
+  reconciler.start();
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  logger.info({ url }, 'api listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    server,
+    close: () =>
+      (closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+        await closed;
+        clearTimeout(timer);
+        await reconciler.stop();
+        await clusters.close();
+        await orm.close();
+        logger.info('api stopped');
+      })()),
+  };
+}
+
+/** PLATFORM_FAULT_POINT=<step>: the process kills itself at that provisioning step (tests of recovery). */
+function faultInjector(point: string, logger: Logger) {
+  return (step: string) => {
+    if (step !== point) return;
+    logger.warn({ step }, 'fault point reached: killing the process');
+    process.kill(process.pid, 'SIGKILL');
+  };
+}

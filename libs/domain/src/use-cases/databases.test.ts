@@ -1,0 +1,300 @@
+import { expect } from 'chai';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { physicalDatabaseName, type Database, type DeveloperPrincipal, type Workspace } from '../model.js';
+import type { ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
+import { REGIONS, type Region } from '../regions.js';
+import { createDatabase, deleteDatabase, getDatabase, listDatabases, listRegions, renameDatabase } from './databases.js';
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Workspaces with fixed membership: each workspace lists the developers that belong to it. */
+class FixedWorkspaces implements WorkspaceRepository {
+  constructor(private readonly entries: { workspace: Workspace; members: string[] }[]) {}
+
+  async create(): Promise<Workspace> {
+    throw new Error('not used');
+  }
+
+  async listForDeveloper(developerId: string): Promise<Workspace[]> {
+    return this.entries.filter((e) => e.members.includes(developerId)).map((e) => e.workspace);
+  }
+
+  async findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null> {
+    return this.entries.find((e) => e.workspace.slug === slug && e.members.includes(developerId))?.workspace ?? null;
+  }
+}
+
+class InMemoryDatabases implements DatabaseRepository {
+  readonly rows: Database[] = [];
+
+  constructor(private readonly log: string[]) {}
+
+  async create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database> {
+    this.log.push(`create:${input.name}`);
+    if (this.rows.some((d) => !d.deleted && d.workspace.id === input.workspace.id && d.name === input.name)) {
+      throw new ConflictError('database_name_taken', `Database '${input.name}' exists`);
+    }
+    const now = new Date('2026-01-01T00:00:00Z');
+    const database: Database = {
+      ...input,
+      status: 'REQUESTED',
+      physicalName: physicalDatabaseName(input.id),
+      created: now,
+      updated: now,
+      deleted: null,
+    };
+    this.rows.push(database);
+    return database;
+  }
+
+  async listLive(workspace: Workspace): Promise<Database[]> {
+    return this.rows.filter((d) => !d.deleted && d.workspace.id === workspace.id);
+  }
+
+  async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {
+    return this.rows.find((d) => !d.deleted && d.workspace.id === workspace.id && d.name === name) ?? null;
+  }
+
+  async rename(database: Database, name: string): Promise<Database> {
+    this.log.push(`rename:${database.id}:${name}`);
+    if (this.rows.some((d) => !d.deleted && d.workspace.id === database.workspace.id && d.name === name && d.id !== database.id)) {
+      throw new ConflictError('database_name_taken', `Database '${name}' exists`);
+    }
+    // Mutate in place, as an ORM's identity map would.
+    database.name = name;
+    return database;
+  }
+
+  async markDeleted(database: Database): Promise<void> {
+    this.log.push(`markDeleted:${database.id}`);
+    database.deleted = new Date('2026-01-02T00:00:00Z');
+  }
+}
+
+class FakeClusters implements ClusterDirectory {
+  constructor(private readonly served: readonly Region[]) {}
+
+  regions(): readonly Region[] {
+    return this.served;
+  }
+
+  forRegion(): ClusterDriver {
+    throw new Error('the use cases must not reach a cluster directly');
+  }
+}
+
+class RecordingProvisioner implements Provisioner {
+  constructor(private readonly log: string[]) {}
+
+  nudge(): void {
+    this.log.push('nudge');
+  }
+
+  async dropNow(databaseId: string): Promise<void> {
+    this.log.push(`dropNow:${databaseId}`);
+  }
+}
+
+const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
+const bob: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-bob', scopes: [] };
+const acme: Workspace = { id: 'ws-acme', name: 'Acme', slug: 'acme', billingCustomerId: null, created: new Date(0) };
+const beta: Workspace = { id: 'ws-beta', name: 'Beta', slug: 'beta', billingCustomerId: null, created: new Date(0) };
+
+describe('database use cases', () => {
+  let log: string[];
+  let databases: InMemoryDatabases;
+  let deps: {
+    workspaces: WorkspaceRepository;
+    databases: InMemoryDatabases;
+    clusters: ClusterDirectory;
+    provisioner: Provisioner;
+  };
+
+  beforeEach(() => {
+    log = [];
+    databases = new InMemoryDatabases(log);
+    deps = {
+      workspaces: new FixedWorkspaces([
+        { workspace: acme, members: ['dev-alice'] },
+        { workspace: beta, members: ['dev-bob'] },
+      ]),
+      databases,
+      clusters: new FakeClusters(['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1']),
+      provisioner: new RecordingProvisioner(log),
+    };
+  });
+
+  describe('createDatabase', () => {
+    it('persists the database in REQUESTED and then nudges the provisioner', async () => {
+      const database = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      expect(database.name).to.equal('orders');
+      expect(database.region).to.equal('AWS_US_WEST_2');
+      expect(database.status).to.equal('REQUESTED');
+      expect(database.workspace).to.equal(acme);
+      expect(database.id).to.match(UUID);
+      expect(database.physicalName).to.equal(physicalDatabaseName(database.id));
+      expect(log).to.deep.equal(['create:orders', 'nudge']);
+    });
+
+    it('gives each database its own id', async () => {
+      const a = await createDatabase(deps, alice, 'acme', { name: 'a', region: 'AWS_US_WEST_2' });
+      const b = await createDatabase(deps, alice, 'acme', { name: 'b', region: 'AWS_US_WEST_2' });
+      expect(a.id).not.to.equal(b.id);
+    });
+
+    it('refuses a region the platform does not serve, naming the served ones', async () => {
+      const error = await rejection(createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AZURE_EASTUS' }));
+      expect(error).to.be.instanceOf(ValidationError);
+      expect(error).to.have.property('code', 'region_not_served');
+      expect((error as Error).message).to.contain('AZURE_EASTUS').and.to.contain('AWS_US_WEST_2').and.to.contain('AWS_EU_CENTRAL_1');
+      expect(log).to.deep.equal([]);
+    });
+
+    it('refuses an invalid name before anything else', async () => {
+      const error = await rejection(createDatabase(deps, alice, 'acme', { name: 'my-db', region: 'AWS_US_WEST_2' }));
+      expect(error).to.be.instanceOf(ValidationError);
+      expect(error).to.have.property('code', 'invalid_database_name');
+      expect(log).to.deep.equal([]);
+    });
+
+    it("answers workspace_not_found for a workspace the caller does not belong to", async () => {
+      const error = await rejection(createDatabase(deps, bob, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' }));
+      expect(error).to.be.instanceOf(NotFoundError);
+      expect(error).to.have.property('code', 'workspace_not_found');
+      expect(log).to.deep.equal([]);
+    });
+
+    it('propagates a name conflict and does not nudge', async () => {
+      await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      log.length = 0;
+      const error = await rejection(createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_EU_CENTRAL_1' }));
+      expect(error).to.be.instanceOf(ConflictError);
+      expect(log).to.deep.equal(['create:orders']);
+    });
+  });
+
+  describe('listDatabases and getDatabase', () => {
+    it("lists the live databases of the caller's workspace only", async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      const gone = await createDatabase(deps, alice, 'acme', { name: 'gone', region: 'AWS_US_WEST_2' });
+      await createDatabase(deps, bob, 'beta', { name: 'other', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'gone');
+      const listed = await listDatabases(deps, alice, 'acme');
+      expect(listed.map((d) => d.id)).to.deep.equal([orders.id]);
+      expect(listed.map((d) => d.id)).not.to.include(gone.id);
+    });
+
+    it('refuses to list a workspace of someone else', async () => {
+      const error = await rejection(listDatabases(deps, alice, 'beta'));
+      expect(error).to.have.property('code', 'workspace_not_found');
+    });
+
+    it('gets a database by name and answers database_not_found otherwise', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      expect(await getDatabase(deps, alice, 'acme', 'orders')).to.equal(orders);
+      const error = await rejection(getDatabase(deps, alice, 'acme', 'missing'));
+      expect(error).to.be.instanceOf(NotFoundError);
+      expect(error).to.have.property('code', 'database_not_found');
+    });
+
+    it("does not find another workspace's database by name", async () => {
+      await createDatabase(deps, bob, 'beta', { name: 'orders', region: 'AWS_US_WEST_2' });
+      const error = await rejection(getDatabase(deps, alice, 'acme', 'orders'));
+      expect(error).to.have.property('code', 'database_not_found');
+    });
+  });
+
+  describe('renameDatabase', () => {
+    it('renames and returns the previous id and name', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      const { database, previous } = await renameDatabase(deps, alice, 'acme', 'orders', 'sales');
+      expect(previous).to.deep.equal({ id: orders.id, name: 'orders' });
+      expect(database.name).to.equal('sales');
+      expect(database.id).to.equal(orders.id);
+      expect(database.physicalName).to.equal(orders.physicalName);
+      expect(log).to.include(`rename:${orders.id}:sales`);
+      expect((await getDatabase(deps, alice, 'acme', 'sales')).id).to.equal(orders.id);
+    });
+
+    it('is a no-op when the name is unchanged', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      log.length = 0;
+      const { database, previous } = await renameDatabase(deps, alice, 'acme', 'orders', 'orders');
+      expect(database).to.equal(orders);
+      expect(previous).to.deep.equal({ id: orders.id, name: 'orders' });
+      expect(log).to.deep.equal([]);
+    });
+
+    it('refuses an invalid new name without renaming', async () => {
+      await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      log.length = 0;
+      const error = await rejection(renameDatabase(deps, alice, 'acme', 'orders', '1sales'));
+      expect(error).to.have.property('code', 'invalid_database_name');
+      expect(log).to.deep.equal([]);
+    });
+
+    it('answers database_not_found for a missing database', async () => {
+      const error = await rejection(renameDatabase(deps, alice, 'acme', 'missing', 'sales'));
+      expect(error).to.have.property('code', 'database_not_found');
+    });
+
+    it('propagates a conflict with another live database', async () => {
+      await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await createDatabase(deps, alice, 'acme', { name: 'sales', region: 'AWS_US_WEST_2' });
+      const error = await rejection(renameDatabase(deps, alice, 'acme', 'orders', 'sales'));
+      expect(error).to.be.instanceOf(ConflictError);
+    });
+  });
+
+  describe('deleteDatabase', () => {
+    it('marks the database deleted, then drops it', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      log.length = 0;
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      expect(log).to.deep.equal([`markDeleted:${orders.id}`, `dropNow:${orders.id}`]);
+      const error = await rejection(getDatabase(deps, alice, 'acme', 'orders'));
+      expect(error).to.have.property('code', 'database_not_found');
+    });
+
+    it('frees the name for a new database', async () => {
+      const first = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      const second = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      expect(second.id).not.to.equal(first.id);
+    });
+
+    it('does nothing for a missing database or a foreign workspace', async () => {
+      await createDatabase(deps, bob, 'beta', { name: 'orders', region: 'AWS_US_WEST_2' });
+      log.length = 0;
+      expect(await rejection(deleteDatabase(deps, alice, 'acme', 'orders'))).to.have.property('code', 'database_not_found');
+      expect(await rejection(deleteDatabase(deps, alice, 'beta', 'orders'))).to.have.property('code', 'workspace_not_found');
+      expect(log).to.deep.equal([]);
+    });
+  });
+
+  describe('listRegions', () => {
+    it('lists the served regions to a member', async () => {
+      expect(await listRegions(deps, alice, 'acme')).to.deep.equal(['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1']);
+    });
+
+    it('lists every region when all are served', async () => {
+      deps.clusters = new FakeClusters(REGIONS);
+      expect(await listRegions(deps, alice, 'acme')).to.deep.equal([...REGIONS]);
+    });
+
+    it('answers workspace_not_found to a non-member', async () => {
+      const error = await rejection(listRegions(deps, alice, 'beta'));
+      expect(error).to.be.instanceOf(NotFoundError);
+      expect(error).to.have.property('code', 'workspace_not_found');
+    });
+  });
+});
