@@ -3,12 +3,18 @@ import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 
 import type { Clock, SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
 
 export const SIGNING_ALG = 'ES256';
+const UNKNOWN_KID_RELOAD_MS = 5_000;
 
 export interface KeySetOptions {
   repository: SigningKeyRepository;
   clock: Clock;
   /** How long a verification key stays cached before the set is read again. */
   refreshSeconds?: number;
+  /**
+   * How long a new key is published before it signs, so every replica can load it first. Longer
+   * than the unknown-kid reload interval; the first key of an installation signs at once.
+   */
+  publishDelaySeconds?: number;
 }
 
 interface VerificationKey {
@@ -31,7 +37,8 @@ export class KeySet {
 
   /** Makes sure a signing key exists, creating the first one on a new installation. */
   async ensureSigningKey(): Promise<void> {
-    if (await this.options.repository.findSigning(this.options.clock.now())) return;
+    const now = this.options.clock.now();
+    if (await this.options.repository.findSigning(now, now)) return;
     await this.rotate();
   }
 
@@ -58,7 +65,10 @@ export class KeySet {
   async signingKey(): Promise<{ kid: string; key: CryptoKey }> {
     const now = this.options.clock.now();
     if (!this.signing || (this.signing.retires && this.signing.retires <= now) || this.isStale()) {
-      const record = await this.options.repository.findSigning(now);
+      const publishedBy = new Date(now.getTime() - (this.options.publishDelaySeconds ?? 10) * 1000);
+      const record =
+        (await this.options.repository.findSigning(now, publishedBy)) ??
+        (await this.options.repository.findSigning(now, now));
       if (!record) throw new Error('No signing key: call ensureSigningKey() at start-up');
       this.signing = {
         kid: record.kid,
@@ -69,9 +79,13 @@ export class KeySet {
     return this.signing;
   }
 
-  /** The verification key for `kid`; reloads the set once when the kid is new to this process. */
+  /**
+   * The verification key for `kid`. A kid new to this process reloads the set (a key another
+   * replica just rotated in), but at most once per UNKNOWN_KID_RELOAD_MS: kids are attacker input.
+   */
   async verificationKey(kid: string): Promise<CryptoKey | null> {
-    if (this.isStale() || !this.verifying.has(kid)) await this.reload();
+    const unknown = !this.verifying.has(kid) && this.options.clock.now().getTime() - this.loadedAt > UNKNOWN_KID_RELOAD_MS;
+    if (this.isStale() || unknown) await this.reload();
     const found = this.verifying.get(kid);
     if (!found) return null;
     if (found.record.expires && found.record.expires <= this.options.clock.now()) return null;
@@ -86,7 +100,7 @@ export class KeySet {
 
   private isStale(): boolean {
     const refreshMs = (this.options.refreshSeconds ?? 300) * 1000;
-    return Date.now() - this.loadedAt > refreshMs;
+    return this.options.clock.now().getTime() - this.loadedAt > refreshMs;
   }
 
   private reloading: Promise<void> | null = null;
@@ -102,7 +116,7 @@ export class KeySet {
           next.set(record.kid, cached ?? { kid: record.kid, record, key: (await importJWK(record.publicJwk as JWK, SIGNING_ALG)) as CryptoKey });
         }
         this.verifying = next;
-        this.loadedAt = Date.now();
+        this.loadedAt = this.options.clock.now().getTime();
       } finally {
         this.reloading = null;
       }

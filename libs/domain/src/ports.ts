@@ -91,8 +91,8 @@ export interface SigningKeyRecord {
 export interface SigningKeyRepository {
   /** Keys that still verify at `now`, newest first. */
   listVerifying(now: Date): Promise<SigningKeyRecord[]>;
-  /** The newest key that still signs at `now`, with its private half. */
-  findSigning(now: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null>;
+  /** The newest key created by `createdBy` that still signs at `now`, with its private half. */
+  findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null>;
   insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void>;
 }
 

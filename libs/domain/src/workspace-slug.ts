@@ -26,6 +26,7 @@ export function assertWorkspaceSlug(slug: string): void {
 export function slugFromName(name: string): string {
   const base = name
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^[^a-z]+/, '')

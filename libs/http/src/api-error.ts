@@ -56,12 +56,15 @@ const MESSAGE_BY_CODE: Record<string, string> = {
 };
 
 const MAX_FAILURES_SHOWN = 5;
+const MAX_KEY_SHOWN = 64;
 
 /** Names each failing field, without echoing the (possibly huge) value the client sent. */
 export function describeStructError(where: string, error: StructError): string {
   const failures = error.failures();
   const parts = failures.slice(0, MAX_FAILURES_SHOWN).map((failure) => {
-    const field = failure.path.length > 0 ? `${where}.${failure.path.join('.')}` : where;
+    // Keys come from the client: cap each so an absurd key cannot make an absurd message.
+    const path = failure.path.map((key) => String(key).slice(0, MAX_KEY_SHOWN));
+    const field = path.length > 0 ? `${where}.${path.join('.')}` : where;
     if (failure.type === 'never') return `${field}: unknown field`;
     if (failure.value === undefined && failure.refinement === undefined) return `${field}: is required`;
     if (failure.refinement === 'size') {
@@ -89,7 +92,7 @@ export function toApiError(error: unknown): MappedError {
     return { body: { errorCode: 'bad_request', message: 'Malformed percent-encoding in the path', statusCode: 400 }, expected: true };
   }
   // Errors Koa, its router and the body parser raise carry a status; 4xx ones are the client's.
-  const httpError = error as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown };
+  const httpError = (typeof error === 'object' && error !== null ? error : {}) as { status?: unknown; type?: unknown };
   const status = httpError.status;
   if (typeof status === 'number' && ((status >= 400 && status < 500) || status === 501)) {
     const errorCode =

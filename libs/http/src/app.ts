@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { StructError, validate, type Struct } from 'superstruct';
@@ -36,20 +36,19 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   app.proxy = false;
   app.silent = true;
   const openapi = buildOpenApiDocument(options.routes, options.openapi);
+  // Run per operation, after authentication: an anonymous caller's body is never parsed.
+  const parseJson = koaBody({
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: options.jsonLimit ?? '64kb',
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
 
   app.use(requestContext(options.logger));
   app.use(errorMapper());
-  app.use(
-    koaBody({
-      json: true,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      jsonStrict: true,
-      jsonLimit: options.jsonLimit ?? '64kb',
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
-  );
 
   app.use(async function routeNotFound(ctx: Context, next: Next) {
     await next();
@@ -64,7 +63,7 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   });
   for (const route of options.routes) {
     const koaPath = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
-    const handler = operationHandler(route, options);
+    const handler = operationHandler(route, options, parseJson);
     router.register(koaPath, [route.method], handler, { name: route.operationId });
   }
   app.use(router.routes());
@@ -122,7 +121,7 @@ async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Prin
   return verifier.verify(match[1]);
 }
 
-function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<TScope>) {
+function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<TScope>, parseJson: Middleware) {
   const handler = async (ctx: Context) => {
     const state = ctx.state as RequestState;
     const caller = route.auth === 'none' ? (undefined as unknown as Principal) : await authenticate(ctx, options.tokenVerifier);
@@ -134,6 +133,7 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
       if (hasBody && !ctx.is('application/json')) {
         throw new ValidationError('unsupported_content_type', 'The request body must be JSON (Content-Type: application/json)');
       }
+      if (hasBody) await parseJson(ctx, async () => {});
       body = check('body', route.body, hasBody ? ctx.request.body : undefined);
     }
     const result = await route.handler({ params, query, body, caller, scope: options.openScope(), requestId: state.requestId });

@@ -41,7 +41,10 @@ export interface TextOptions {
 
 /** A string with a required upper bound: every string a client sends has a limit. */
 export function text(options: TextOptions): Struct<string, null> {
-  let struct: Struct<string, null> = size(ssString(), options.min ?? 0, options.max);
+  // PostgreSQL text cannot hold NUL; refusing it here keeps it from ever reaching a query.
+  let struct: Struct<string, null> = refine(size(ssString(), options.min ?? 0, options.max), 'no_nul', (value) =>
+    !value.includes('\u0000') || 'must not contain NUL characters',
+  );
   if (options.pattern) {
     const pattern = options.pattern;
     struct = refine(struct, 'pattern', (value) => pattern.test(value) || `must match ${pattern.source}`);
@@ -102,7 +105,12 @@ export function optional<T, S>(struct: Struct<T, S>): Struct<T | undefined, S> {
 
 export function nullable<T, S>(struct: Struct<T, S>): Struct<T | null, S> {
   const inner = toJsonSchema(struct);
-  return tag(ssNullable(struct), { ...inner, type: [inner.type, 'null'] });
+  const types = [inner.type].flat();
+  return tag(ssNullable(struct), {
+    ...inner,
+    type: types.includes('null') ? types : [...types, 'null'],
+    ...(Array.isArray(inner.enum) && !inner.enum.includes(null) ? { enum: [...inner.enum, null] } : {}),
+  });
 }
 
 /** An object that refuses unknown keys, so a misspelt field is an error rather than ignored. */

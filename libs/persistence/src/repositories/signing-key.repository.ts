@@ -25,10 +25,10 @@ export class MikroSigningKeyRepository implements SigningKeyRepository {
     return rows.map(toRecord);
   }
 
-  async findSigning(now: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null> {
+  async findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null> {
     const row = await this.em.fork().findOne(
       SigningKeyEntity,
-      { $or: [{ retires: null }, { retires: { $gt: now } }] },
+      { $or: [{ retires: null }, { retires: { $gt: now } }], created: { $lte: createdBy } },
       { orderBy: { created: 'desc' }, populate: ['privateJwk'] },
     );
     return row ? { ...toRecord(row), privateJwk: row.privateJwk as Record<string, unknown> } : null;

@@ -1,0 +1,250 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { databaseExists } from '@platform/testing';
+import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
+import {
+  createDatabase,
+  developerWithWorkspace,
+  expectApiError,
+  uniqueDatabaseName,
+  waitForStatus,
+} from './support/fixtures.js';
+
+/** Connects to what dbHost names, with the test server's superuser credentials. */
+async function queryThroughDbHost(p: TestPlatform, dbHost: string, sql: string) {
+  const admin = new URL(p.postgres.adminUrl);
+  const target = new URL(dbHost);
+  target.username = admin.username;
+  target.password = admin.password;
+  const client = new pg.Client({ connectionString: target.toString() });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function physicalName(dbHost: string): string {
+  return new URL(dbHost).pathname.slice(1);
+}
+
+describe('databases', function () {
+  let p: TestPlatform;
+  before(async function () {
+    p = await platform();
+  });
+
+  describe('POST W/databases', function () {
+    it('answers 201 in REQUESTED, then the provisioner makes it BUILT and READY on PostgreSQL', async function () {
+      const { token, slug, workspace } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      const created = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: name, region: 'AWS_EU_CENTRAL_1' } });
+      expect(created.status).to.equal(201);
+      expect(created.headers.get('location')).to.equal(`/workspaces/${slug}/databases/${name}`);
+      expect(created.body).to.include({ name, status: 'REQUESTED', region: 'AWS_EU_CENTRAL_1', sharded: false, expandable: false, apiHost: TEST_AUDIENCE });
+      expect(created.body.workspace).to.deep.equal(workspace);
+      expect(created.body.dbHost).to.match(/^postgres:\/\/127\.0\.0\.1:\d+\/db_[0-9a-f]{32}$/);
+
+      const ready = await waitForStatus(p, token, slug, name, 'READY');
+      expect(ready.id).to.equal(created.body.id);
+      expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(true);
+      const tables = await queryThroughDbHost(
+        p,
+        ready.dbHost,
+        `select table_schema || '.' || table_name as name from information_schema.tables
+         where table_schema in ('public', 'users', 'auth', 'platform') order by 1`,
+      );
+      expect(tables.map((row) => row.name)).to.include.members([
+        'public.tenants',
+        'users.users',
+        'users.tenant_users',
+        'auth.credentials',
+        'auth.sessions',
+        'platform.schema_steps',
+      ]);
+    });
+
+    it('answers 409 database_name_taken for a name in use in the workspace, and creates nothing', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      await createDatabase(p, token, slug, name);
+      const again = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: name, region: 'AWS_US_WEST_2' } });
+      expectApiError(again, 409, 'database_name_taken');
+      expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.have.length(1);
+    });
+
+    it('allows the same name in two workspaces', async function () {
+      const a = await developerWithWorkspace(p);
+      const b = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      const first = await createDatabase(p, a.token, a.slug, name);
+      const second = await createDatabase(p, b.token, b.slug, name);
+      expect(first.id).not.to.equal(second.id);
+      expect(first.dbHost).not.to.equal(second.dbHost);
+    });
+
+    it('refuses a region the platform does not serve with 400 region_not_served', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const response = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: 'x', region: 'AZURE_EASTUS' } });
+      expectApiError(response, 400, 'region_not_served');
+      expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
+    });
+
+    const badBodies: [string, unknown][] = [
+      ['a missing name', { region: 'AWS_US_WEST_2' }],
+      ['a missing region', { databaseName: 'ok' }],
+      ['an unknown region', { databaseName: 'ok', region: 'MARS_1' }],
+      ['an empty name', { databaseName: '', region: 'AWS_US_WEST_2' }],
+      ['a 64-character name', { databaseName: 'a'.repeat(64), region: 'AWS_US_WEST_2' }],
+      ['a name starting with a digit', { databaseName: '1abc', region: 'AWS_US_WEST_2' }],
+      ['a name with a hyphen', { databaseName: 'a-b', region: 'AWS_US_WEST_2' }],
+      ['a name with a space', { databaseName: 'a b', region: 'AWS_US_WEST_2' }],
+      ['a non-ASCII name', { databaseName: 'café', region: 'AWS_US_WEST_2' }],
+      ['a SQL-looking name', { databaseName: 'x; drop database postgres', region: 'AWS_US_WEST_2' }],
+      ['a numeric name', { databaseName: 12, region: 'AWS_US_WEST_2' }],
+      ['an unknown field', { databaseName: 'ok', region: 'AWS_US_WEST_2', sharded: true }],
+      ['a huge name', { databaseName: 'a'.repeat(50_000), region: 'AWS_US_WEST_2' }],
+    ];
+    for (const [what, body] of badBodies) {
+      it(`refuses ${what} with 400 and creates nothing`, async function () {
+        const { token, slug } = await developerWithWorkspace(p);
+        expectApiError(await p.request('POST', `/workspaces/${slug}/databases`, { token, json: body }), 400, 'validation_failed');
+        expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
+      });
+    }
+
+    it('accepts a 63-character name and one starting with an underscore', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      await createDatabase(p, token, slug, `_${'a'.repeat(62)}`);
+      await createDatabase(p, token, slug, '_Mixed_Case_9');
+    });
+  });
+
+  describe('GET W/databases and GET D', function () {
+    it('lists the workspace’s live databases with sharded, oldest first', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const names = [uniqueDatabaseName('a'), uniqueDatabaseName('b')];
+      for (const name of names) await createDatabase(p, token, slug, name);
+      const listed = await p.request('GET', `/workspaces/${slug}/databases`, { token });
+      expect(listed.status).to.equal(200);
+      expect(listed.body.map((d: { name: string }) => d.name)).to.deep.equal(names);
+      for (const database of listed.body) expect(database.sharded).to.equal(false);
+    });
+
+    it('answers 404 database_not_found for a missing database', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      expectApiError(await p.request('GET', `/workspaces/${slug}/databases/nope`, { token }), 404, 'database_not_found');
+      expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${'x'.repeat(101)}`, { token }), 400, 'validation_failed');
+    });
+  });
+
+  describe('PUT D (rename)', function () {
+    it('renames, answers with parent {id, name} as it was, and keeps the PostgreSQL database', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      const created = await createDatabase(p, token, slug, name);
+      await waitForStatus(p, token, slug, name, 'READY');
+      const renamed = await p.request('PUT', `/workspaces/${slug}/databases/${name}`, { token, json: { name: 'renamed_db' } });
+      expect(renamed.status).to.equal(200);
+      expect(renamed.body).to.include({ id: created.id, name: 'renamed_db', status: 'READY', dbHost: created.dbHost });
+      expect(renamed.body.parent).to.deep.equal({ id: created.id, name });
+      expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
+      expect((await p.request('GET', `/workspaces/${slug}/databases/renamed_db`, { token })).body.id).to.equal(created.id);
+      expect(await databaseExists(p.postgres.adminUrl, physicalName(created.dbHost))).to.equal(true);
+    });
+
+    it('answers 409 when the new name is taken, and changes nothing', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      await createDatabase(p, token, slug, 'first');
+      await createDatabase(p, token, slug, 'second');
+      expectApiError(await p.request('PUT', `/workspaces/${slug}/databases/first`, { token, json: { name: 'second' } }), 409, 'database_name_taken');
+      const names = (await p.request('GET', `/workspaces/${slug}/databases`, { token })).body.map((d: { name: string }) => d.name);
+      expect(names).to.deep.equal(['first', 'second']);
+    });
+
+    it('treats the current name as a no-op', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const created = await createDatabase(p, token, slug, 'same');
+      const renamed = await p.request('PUT', `/workspaces/${slug}/databases/same`, { token, json: { name: 'same' } });
+      expect(renamed.status).to.equal(200);
+      expect(renamed.body.parent).to.deep.equal({ id: created.id, name: 'same' });
+    });
+
+    for (const [what, body] of [
+      ['an empty name', { name: '' }],
+      ['a 64-character name', { name: 'b'.repeat(64) }],
+      ['a leading digit', { name: '9lives' }],
+      ['punctuation', { name: 'a.b' }],
+      ['a missing name', {}],
+      ['a wrong type', { name: ['x'] }],
+      ['an unknown field', { name: 'ok', region: 'AWS_US_WEST_2' }],
+    ] as [string, unknown][]) {
+      it(`refuses ${what} with 400 and keeps the old name`, async function () {
+        const { token, slug } = await developerWithWorkspace(p);
+        await createDatabase(p, token, slug, 'keep');
+        expectApiError(await p.request('PUT', `/workspaces/${slug}/databases/keep`, { token, json: body }), 400, 'validation_failed');
+        expect((await p.request('GET', `/workspaces/${slug}/databases/keep`, { token })).status).to.equal(200);
+      });
+    }
+
+    it('answers 404 for a missing database', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      expectApiError(await p.request('PUT', `/workspaces/${slug}/databases/ghost`, { token, json: { name: 'x' } }), 404, 'database_not_found');
+    });
+  });
+
+  describe('DELETE D', function () {
+    it('answers 204, drops the PostgreSQL database and frees the name', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      await createDatabase(p, token, slug, name);
+      const ready = await waitForStatus(p, token, slug, name, 'READY');
+      const deleted = await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token });
+      expect(deleted.status).to.equal(204);
+      expect(deleted.text).to.equal('');
+      expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(false);
+      expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
+      expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
+      const again = await createDatabase(p, token, slug, name);
+      expect(again.id).not.to.equal(ready.id);
+    });
+
+    it('ends open connections to the database it drops', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      await createDatabase(p, token, slug, name);
+      const ready = await waitForStatus(p, token, slug, name, 'READY');
+      const admin = new URL(p.postgres.adminUrl);
+      const target = new URL(ready.dbHost);
+      target.username = admin.username;
+      target.password = admin.password;
+      const client = new pg.Client({ connectionString: target.toString() });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
+        expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(false);
+      } finally {
+        await client.end().catch(() => {});
+      }
+    });
+
+    it('drops a database deleted before it was built, leaving no PostgreSQL database behind', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const name = uniqueDatabaseName();
+      const created = await createDatabase(p, token, slug, name);
+      expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
+      // Whatever the provisioner had done by then, nothing may remain or appear afterwards.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(await databaseExists(p.postgres.adminUrl, physicalName(created.dbHost))).to.equal(false);
+    });
+
+    it('answers 404 for a missing or already deleted database', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      await createDatabase(p, token, slug, 'once');
+      expect((await p.request('DELETE', `/workspaces/${slug}/databases/once`, { token })).status).to.equal(204);
+      expectApiError(await p.request('DELETE', `/workspaces/${slug}/databases/once`, { token }), 404, 'database_not_found');
+    });
+  });
+});

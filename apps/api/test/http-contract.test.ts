@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { platform, type TestPlatform } from './support/platform.js';
+import { expectApiError } from './support/fixtures.js';
+
+describe('HTTP contract', function () {
+  let p: TestPlatform;
+  before(async function () {
+    p = await platform();
+  });
+
+  it('answers unknown routes with a 404 APIError and unknown methods with 405', async function () {
+    expectApiError(await p.request('GET', '/no/such/route'), 404, 'route_not_found');
+    expectApiError(await p.request('PATCH', '/workspaces'), 405, 'method_not_allowed');
+    expectApiError(await p.request('GET', '/workspaces/x/databases/y/z/w'), 404, 'route_not_found');
+  });
+
+  it('echoes a sane X-Request-Id and makes one up otherwise', async function () {
+    const echoed = await p.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
+    expect(echoed.headers.get('x-request-id')).to.equal('trace-123');
+    const replaced = await p.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces\t' } });
+    expect(replaced.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    const fresh = await p.request('GET', '/no/such/route');
+    expect(fresh.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers /healthz and /readyz', async function () {
+    expect((await p.request('GET', '/healthz')).body).to.deep.equal({ status: 'ok' });
+    expect((await p.request('GET', '/readyz')).body).to.deep.equal({ status: 'ok' });
+  });
+
+  it('serves an OpenAPI 3.1 document generated from the route table', async function () {
+    const { status, body } = await p.request('GET', '/openapi.json');
+    expect(status).to.equal(200);
+    expect(body.openapi).to.equal('3.1.0');
+    expect(body.info.version).to.equal('0.1.0-abc1234');
+    expect(body.paths).to.have.all.keys(
+      '/healthz',
+      '/readyz',
+      '/workspaces',
+      '/workspaces/{workspaceSlug}',
+      '/workspaces/{workspaceSlug}/regions',
+      '/workspaces/{workspaceSlug}/databases',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    );
+    const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
+    expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);
+    expect(rename.requestBody.content['application/json'].schema.properties.name).to.include({ maxLength: 63, minLength: 1 });
+    expect(rename.responses).to.include.keys('200', '400', '401', '404', '409', '500');
+    expect(rename.responses['200'].content['application/json'].schema.required).to.include('parent');
+    expect(body.paths['/healthz'].get.security).to.deep.equal([]);
+    expect(body.components.securitySchemes.jwtBearerAuth).to.include({ type: 'http', scheme: 'bearer' });
+  });
+});

@@ -1,0 +1,393 @@
+import { expect } from 'chai';
+import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK } from 'jose';
+import { UnauthenticatedError, type Clock, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
+import { ACCESS_TOKEN_TYPE, JwtTokenVerifier, issueDeveloperToken } from './developer-token.js';
+import { KeySet, SIGNING_ALG } from './key-set.js';
+
+type StoredKey = SigningKeyRecord & { privateJwk: Record<string, unknown> };
+
+/** The port in memory, with the semantics the interface documents; returns copies, like a database. */
+class InMemorySigningKeys implements SigningKeyRepository {
+  readonly rows: StoredKey[] = [];
+  listCalls = 0;
+
+  async listVerifying(now: Date): Promise<SigningKeyRecord[]> {
+    this.listCalls++;
+    return this.newestFirst()
+      .filter((row) => !row.expires || row.expires > now)
+      .map(({ privateJwk: _private, ...record }) => structuredClone(record));
+  }
+
+  async findSigning(now: Date, createdBy: Date): Promise<StoredKey | null> {
+    const row = this.newestFirst().find((r) => (!r.retires || r.retires > now) && r.created <= createdBy);
+    return row ? structuredClone(row) : null;
+  }
+
+  async insert(record: StoredKey): Promise<void> {
+    this.rows.push(structuredClone(record));
+  }
+
+  /** What an operator would do in the database. */
+  schedule(kid: string, dates: { retires?: Date | null; expires?: Date | null }): void {
+    const row = this.rows.find((r) => r.kid === kid);
+    if (!row) throw new Error(`no key ${kid}`);
+    Object.assign(row, dates);
+  }
+
+  private newestFirst(): StoredKey[] {
+    return this.rows
+      .map((row, index) => ({ row, index }))
+      .sort((a, b) => b.row.created.getTime() - a.row.created.getTime() || b.index - a.index)
+      .map(({ row }) => row);
+  }
+}
+
+class FakeClock implements Clock {
+  constructor(private time: number) {}
+
+  now(): Date {
+    return new Date(this.time);
+  }
+
+  advance(seconds: number): void {
+    this.time += seconds * 1000;
+  }
+}
+
+const ISSUER = 'https://auth.example.test';
+const AUDIENCE = 'https://api.example.test';
+const START = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+function base64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+async function expectInvalidToken(promise: Promise<unknown>): Promise<void> {
+  const error = await rejection(promise);
+  expect(error).to.be.instanceOf(UnauthenticatedError);
+  expect(error).to.have.property('kind', 'unauthenticated');
+  expect(error).to.have.property('code', 'invalid_token');
+  expect((error as Error).message).to.equal('The access token is missing, invalid or expired');
+}
+
+describe('developer tokens', () => {
+  let repository: InMemorySigningKeys;
+  let clock: FakeClock;
+  let keySet: KeySet;
+  let verifier: JwtTokenVerifier;
+
+  const settings = () => ({ issuer: ISSUER, audience: AUDIENCE, clock });
+  const issue = (overrides: Partial<{ developerId: string; scopes: string[]; ttlSeconds: number }> = {}) =>
+    issueDeveloperToken(keySet, settings(), {
+      developerId: 'dev-1',
+      clientId: 'cli',
+      scopes: ['databases:read', 'databases:write'],
+      ttlSeconds: 600,
+      ...overrides,
+    });
+
+  /** Claims as issueDeveloperToken would set them, for tokens built by hand. */
+  function claims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+    const now = Math.floor(clock.now().getTime() / 1000);
+    return { iss: ISSUER, aud: AUDIENCE, sub: 'dev-1', iat: now, exp: now + 600, kind: 'developer', scope: 'x', ...overrides };
+  }
+
+  async function signWithSetKey(payload: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
+    const { kid, key } = await keySet.signingKey();
+    return new SignJWT(payload).setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE, ...header }).sign(key);
+  }
+
+  beforeEach(async () => {
+    repository = new InMemorySigningKeys();
+    clock = new FakeClock(START);
+    keySet = new KeySet({ repository, clock });
+    await keySet.ensureSigningKey();
+    verifier = new JwtTokenVerifier(keySet, settings());
+  });
+
+  describe('issueDeveloperToken', () => {
+    it('issues a token that verifies to the developer principal', async () => {
+      const { token } = await issue();
+      expect(await verifier.verify(token)).to.deep.equal({
+        kind: 'developer',
+        developerId: 'dev-1',
+        scopes: ['databases:read', 'databases:write'],
+      });
+    });
+
+    it('verifies a token without scopes to an empty scope list', async () => {
+      const { token } = await issue({ scopes: [] });
+      expect((await verifier.verify(token)).scopes).to.deep.equal([]);
+    });
+
+    it('sets the RFC 9068 header and claims', async () => {
+      const issued = await issue({ ttlSeconds: 900 });
+      const header = decodeProtectedHeader(issued.token);
+      expect(header.alg).to.equal('ES256');
+      expect(header.typ).to.equal('at+jwt');
+      expect(header.kid).to.equal(repository.rows[0].kid);
+      const payload = decodeJwt(issued.token);
+      expect(payload).to.include({ iss: ISSUER, aud: AUDIENCE, sub: 'dev-1', client_id: 'cli', scope: 'databases:read databases:write', kind: 'developer' });
+      expect(payload.iat).to.equal(START / 1000);
+      expect(payload.exp).to.equal(START / 1000 + 900);
+      expect(payload.jti).to.be.a('string');
+      expect(issued.expiresIn).to.equal(900);
+      expect(issued.expiresAt.getTime()).to.equal(START + 900_000);
+    });
+
+    it('gives each token its own jti', async () => {
+      const a = decodeJwt((await issue()).token);
+      const b = decodeJwt((await issue()).token);
+      expect(a.jti).not.to.equal(b.jti);
+    });
+
+    it('fails without a signing key', async () => {
+      const empty = new KeySet({ repository: new InMemorySigningKeys(), clock });
+      const error = await rejection(issueDeveloperToken(empty, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 }));
+      expect((error as Error).message).to.match(/No signing key/);
+    });
+  });
+
+  describe('JwtTokenVerifier', () => {
+    it('refuses an expired token with invalid_token', async () => {
+      const { token } = await issue({ ttlSeconds: 60 });
+      clock.advance(30);
+      expect((await verifier.verify(token)).developerId).to.equal('dev-1');
+      clock.advance(60);
+      await expectInvalidToken(verifier.verify(token));
+    });
+
+    it('refuses a token of another issuer', async () => {
+      const { token } = await issueDeveloperToken(keySet, { ...settings(), issuer: 'https://evil.example.test' }, {
+        developerId: 'dev-1',
+        clientId: 'cli',
+        scopes: [],
+        ttlSeconds: 600,
+      });
+      await expectInvalidToken(verifier.verify(token));
+    });
+
+    it('refuses a token for another audience', async () => {
+      const { token } = await issueDeveloperToken(keySet, { ...settings(), audience: 'https://other-api.example.test' }, {
+        developerId: 'dev-1',
+        clientId: 'cli',
+        scopes: [],
+        ttlSeconds: 600,
+      });
+      await expectInvalidToken(verifier.verify(token));
+    });
+
+    it("refuses a token whose header says alg 'none'", async () => {
+      const kid = repository.rows[0].kid;
+      const unsigned = `${base64url({ alg: 'none', kid, typ: ACCESS_TOKEN_TYPE })}.${base64url(claims())}.`;
+      await expectInvalidToken(verifier.verify(unsigned));
+      const withBogusSignature = `${base64url({ alg: 'none', kid, typ: ACCESS_TOKEN_TYPE })}.${base64url(claims())}.AAAA`;
+      await expectInvalidToken(verifier.verify(withBogusSignature));
+    });
+
+    it('refuses an HS256 token signed with the public key as HMAC secret', async () => {
+      const [jwk] = (await keySet.publicJwks()).keys;
+      const secret = new TextEncoder().encode(JSON.stringify(jwk));
+      const forged = await new SignJWT(claims())
+        .setProtectedHeader({ alg: 'HS256', kid: jwk.kid, typ: ACCESS_TOKEN_TYPE })
+        .sign(secret);
+      await expectInvalidToken(verifier.verify(forged));
+    });
+
+    it('refuses a token signed by a key not in the set', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      const unknownKid = await new SignJWT(claims())
+        .setProtectedHeader({ alg: 'ES256', kid: 'not-a-key-of-the-set', typ: ACCESS_TOKEN_TYPE })
+        .sign(privateKey);
+      await expectInvalidToken(verifier.verify(unknownKid));
+      // The kid of a real key does not help a foreign signature.
+      const borrowedKid = await new SignJWT(claims())
+        .setProtectedHeader({ alg: 'ES256', kid: repository.rows[0].kid, typ: ACCESS_TOKEN_TYPE })
+        .sign(privateKey);
+      await expectInvalidToken(verifier.verify(borrowedKid));
+    });
+
+    it('refuses a tampered payload', async () => {
+      const { token } = await issue();
+      const [header, , signature] = token.split('.');
+      const tampered = `${header}.${base64url({ ...decodeJwt(token), sub: 'dev-admin' })}.${signature}`;
+      await expectInvalidToken(verifier.verify(tampered));
+    });
+
+    it('refuses a token without a kid, or that is not a JWT at all', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      const noKid = await new SignJWT(claims()).setProtectedHeader({ alg: 'ES256', typ: ACCESS_TOKEN_TYPE }).sign(privateKey);
+      await expectInvalidToken(verifier.verify(noKid));
+      for (const garbage of ['', 'abc', 'a.b.c', '...', base64url({ kid: 1 })]) {
+        await expectInvalidToken(verifier.verify(garbage));
+      }
+    });
+
+    it('refuses a correctly signed token with the wrong typ', async () => {
+      await expectInvalidToken(verifier.verify(await signWithSetKey(claims(), { typ: 'JWT' })));
+      await expectInvalidToken(verifier.verify(await signWithSetKey(claims(), { typ: undefined })));
+    });
+
+    it('refuses a correctly signed token that is not a developer token', async () => {
+      await expectInvalidToken(verifier.verify(await signWithSetKey(claims({ kind: 'service' }))));
+      await expectInvalidToken(verifier.verify(await signWithSetKey(claims({ kind: undefined }))));
+    });
+
+    it('refuses a correctly signed token missing sub, exp or iat', async () => {
+      for (const claim of ['sub', 'exp', 'iat']) {
+        await expectInvalidToken(verifier.verify(await signWithSetKey(claims({ [claim]: undefined }))));
+      }
+    });
+
+    it('refuses a correctly signed token that is not yet valid', async () => {
+      const now = Math.floor(clock.now().getTime() / 1000);
+      await expectInvalidToken(verifier.verify(await signWithSetKey(claims({ nbf: now + 3600 }))));
+    });
+  });
+
+  describe('KeySet', () => {
+    it('reads the key set at most once per few seconds for unknown kids (they are attacker input)', async () => {
+      await verifier.verify((await issue({ developerId: 'warm' })).token);
+      const before = repository.listCalls;
+      const stranger = await generateKeyPair('ES256');
+      for (let i = 0; i < 20; i++) {
+        const forged = await new SignJWT({ kind: 'developer' })
+          .setProtectedHeader({ alg: 'ES256', typ: ACCESS_TOKEN_TYPE, kid: `made-up-${i}` })
+          .setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('5m')
+          .sign(stranger.privateKey);
+        await verifier.verify(forged).then(() => expect.fail('a forged token verified'), (error) => expect(error).to.be.instanceOf(UnauthenticatedError));
+      }
+      expect(repository.listCalls - before).to.be.at.most(1);
+    });
+
+    it('creates one signing key on a new installation and no more after', async () => {
+      expect(repository.rows).to.have.length(1);
+      await keySet.ensureSigningKey();
+      await new KeySet({ repository, clock }).ensureSigningKey();
+      expect(repository.rows).to.have.length(1);
+      expect(repository.rows[0]).to.include({ alg: 'ES256', retires: null, expires: null });
+    });
+
+    it('after rotate(), signs with the new kid and still verifies tokens of the old key', async () => {
+      const oldKid = repository.rows[0].kid;
+      const before = await issue({ developerId: 'dev-old' });
+      expect(decodeProtectedHeader(before.token).kid).to.equal(oldKid);
+      expect((await verifier.verify(before.token)).developerId).to.equal('dev-old');
+
+      clock.advance(1);
+      const newKid = await keySet.rotate();
+      expect(newKid).not.to.equal(oldKid);
+      const after = await issue({ developerId: 'dev-new' });
+      expect(decodeProtectedHeader(after.token).kid).to.equal(newKid);
+
+      expect((await verifier.verify(before.token)).developerId).to.equal('dev-old');
+      expect((await verifier.verify(after.token)).developerId).to.equal('dev-new');
+    });
+
+    it('publishes a rotated key before it signs, so other replicas verify its tokens', async () => {
+      await verifier.verify((await issue()).token);
+      const oldKid = repository.rows[0].kid;
+      clock.advance(60);
+      const otherReplica = new KeySet({ repository, clock });
+      const newKid = await otherReplica.rotate();
+      const sign = () => issueDeveloperToken(otherReplica, settings(), { developerId: 'dev-9', clientId: 'c', scopes: [], ttlSeconds: 60 });
+      // Within the publish delay the old key keeps signing: no replica can have loaded the new one yet.
+      expect(decodeProtectedHeader((await sign()).token).kid).to.equal(oldKid);
+      clock.advance(11);
+      const fromOther = await sign();
+      expect(decodeProtectedHeader(fromOther.token).kid).to.equal(newKid);
+      expect((await verifier.verify(fromOther.token)).developerId).to.equal('dev-9');
+    });
+
+    it('no longer verifies a token of a key whose expiry has passed', async () => {
+      const oldKid = repository.rows[0].kid;
+      repository.schedule(oldKid, { expires: new Date(START + 10 * 60_000) });
+      clock.advance(1);
+      await keySet.rotate();
+      const { token } = await issueDeveloperToken(keySet, settings(), { developerId: 'dev-1', clientId: 'c', scopes: [], ttlSeconds: 3600 });
+      const old = await signWithKid(oldKid);
+      expect((await verifier.verify(old)).developerId).to.equal('dev-old');
+
+      clock.advance(11 * 60);
+      // The key is cached: the set itself must notice the expiry.
+      await expectInvalidToken(verifier.verify(old));
+      // A fresh process reads the set without the expired key.
+      await expectInvalidToken(new JwtTokenVerifier(new KeySet({ repository, clock }), settings()).verify(old));
+      // The current key still verifies.
+      expect((await verifier.verify(token)).developerId).to.equal('dev-1');
+    });
+
+    it('does not verify a key that had already expired when the set was first read', async () => {
+      const oldKid = repository.rows[0].kid;
+      const old = await signWithKid(oldKid);
+      repository.schedule(oldKid, { expires: new Date(START - 1000) });
+      const fresh = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
+      await expectInvalidToken(fresh.verify(old));
+    });
+
+    it('stops signing with a retired key', async () => {
+      const firstKid = repository.rows[0].kid;
+      clock.advance(1);
+      const secondKid = await keySet.rotate();
+      repository.schedule(secondKid, { retires: new Date(START) });
+      const fresh = new KeySet({ repository, clock });
+      expect((await fresh.signingKey()).kid).to.equal(firstKid);
+    });
+
+    it('publishes only public keys', async () => {
+      clock.advance(1);
+      await keySet.rotate();
+      const { keys } = await keySet.publicJwks();
+      expect(keys).to.have.length(2);
+      expect(keys.map((k) => k.kid)).to.have.members(repository.rows.map((r) => r.kid));
+      for (const key of keys) {
+        expect(key).not.to.have.property('d');
+        for (const field of ['p', 'q', 'dp', 'dq', 'qi', 'k']) expect(key).not.to.have.property(field);
+        expect(key).to.include({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+        expect(key.x).to.be.a('string');
+        expect(key.y).to.be.a('string');
+      }
+      // The repository does keep the private half, which is what the check above is about.
+      expect(repository.rows[0].privateJwk).to.have.property('d');
+    });
+
+    it('leaves an expired key out of the published set', async () => {
+      const oldKid = repository.rows[0].kid;
+      clock.advance(1);
+      const newKid = await keySet.rotate();
+      repository.schedule(oldKid, { expires: new Date(START + 60_000) });
+      clock.advance(120);
+      const { keys } = await keySet.publicJwks();
+      expect(keys.map((k) => k.kid)).to.deep.equal([newKid]);
+    });
+
+    it('reads the set once for concurrent verifications of an unknown kid', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      const forged = await new SignJWT(claims())
+        .setProtectedHeader({ alg: 'ES256', kid: 'unknown', typ: ACCESS_TOKEN_TYPE })
+        .sign(privateKey);
+      const before = repository.listCalls;
+      await Promise.all([1, 2, 3, 4, 5].map(() => expectInvalidToken(verifier.verify(forged))));
+      expect(repository.listCalls - before).to.equal(1);
+    });
+  });
+
+  /** A developer token for dev-old signed with the key `kid` of the repository. */
+  async function signWithKid(kid: string): Promise<string> {
+    const row = repository.rows.find((r) => r.kid === kid);
+    if (!row) throw new Error(`no key ${kid}`);
+    const key = await importJWK(row.privateJwk, 'ES256');
+    return new SignJWT(claims({ sub: 'dev-old', exp: Math.floor(clock.now().getTime() / 1000) + 3600 }))
+      .setProtectedHeader({ alg: 'ES256', kid, typ: ACCESS_TOKEN_TYPE })
+      .sign(key);
+  }
+});

@@ -1,0 +1,188 @@
+import { expect } from 'chai';
+import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
+import { defineRoute, type Route } from './route.js';
+import { dateTime, int, optional, record, text, toJsonSchema, uuid } from './schema.js';
+
+interface Operation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  security: Record<string, string[]>[];
+  parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[];
+  requestBody?: { required: boolean; content: Record<string, { schema: unknown }> };
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+}
+
+interface Document {
+  openapi: string;
+  info: { title: string; version: string; description?: string };
+  servers: { url: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, Record<string, unknown>>; schemas: Record<string, Record<string, unknown>> };
+}
+
+const info: OpenApiInfo = {
+  title: 'Platform API',
+  version: '1.0.0',
+  servers: [{ url: 'http://127.0.0.1:4100', description: 'local' }],
+};
+
+const workspaceParams = record({ workspaceSlug: text({ max: 48 }) });
+const databaseParams = record({ workspaceSlug: text({ max: 48 }), databaseName: text({ max: 63 }) });
+const listQuery = record({ limit: optional(int('Page size')), cursor: text({ max: 100 }) });
+const createBody = record({ name: text({ max: 63 }), region: text({ max: 32 }) });
+const databaseSchema = record({ id: uuid(), name: text({ max: 63 }), created: dateTime() });
+
+const routes: Route<unknown>[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/health',
+    operationId: 'health',
+    summary: 'Health',
+    tags: ['meta'],
+    auth: 'none',
+    success: { status: 200, description: 'OK', schema: record({ status: text({ max: 10 }) }) },
+    errors: [],
+    handler: async () => ({ status: 'ok' }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/workspaces/{workspaceSlug}/databases',
+    operationId: 'listDatabases',
+    summary: 'List databases',
+    description: 'Lists the live databases',
+    tags: ['databases'],
+    auth: 'developer',
+    params: workspaceParams,
+    query: listQuery,
+    success: { status: 200, description: 'The databases', schema: databaseSchema },
+    errors: [404],
+    handler: async () => [],
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/workspaces/{workspaceSlug}/databases',
+    operationId: 'createDatabase',
+    summary: 'Create a database',
+    tags: ['databases'],
+    auth: 'developer',
+    params: workspaceParams,
+    body: createBody,
+    success: { status: 201, description: 'Created', schema: databaseSchema },
+    errors: [409, 404],
+    handler: async () => ({}),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    operationId: 'deleteDatabase',
+    summary: 'Delete a database',
+    tags: ['databases'],
+    auth: 'developer',
+    params: databaseParams,
+    success: { status: 204, description: 'Deleted' },
+    errors: [404],
+    handler: async () => undefined,
+  }),
+];
+
+describe('buildOpenApiDocument', () => {
+  const doc = buildOpenApiDocument(routes, { ...info, description: 'The API' }) as Document;
+  const health = doc.paths['/health'].get;
+  const list = doc.paths['/workspaces/{workspaceSlug}/databases'].get;
+  const create = doc.paths['/workspaces/{workspaceSlug}/databases'].post;
+  const remove = doc.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].delete;
+
+  it('is an OpenAPI 3.1.0 document with the given info and servers', () => {
+    expect(doc.openapi).to.equal('3.1.0');
+    expect(doc.info).to.deep.equal({ title: 'Platform API', version: '1.0.0', description: 'The API' });
+    expect(doc.servers).to.deep.equal(info.servers);
+    expect((buildOpenApiDocument([], info) as Document).info).not.to.have.property('description');
+  });
+
+  it('groups operations of the same path under lower-case methods', () => {
+    expect(Object.keys(doc.paths)).to.have.members([
+      '/health',
+      '/workspaces/{workspaceSlug}/databases',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    ]);
+    expect(Object.keys(doc.paths['/workspaces/{workspaceSlug}/databases'])).to.have.members(['get', 'post']);
+    expect(create.operationId).to.equal('createDatabase');
+    expect(list.description).to.equal('Lists the live databases');
+    expect(create).not.to.have.property('description');
+  });
+
+  it('lists path parameters as required', () => {
+    expect(remove.parameters).to.deep.equal([
+      { name: 'workspaceSlug', in: 'path', required: true, schema: { type: 'string', maxLength: 48 } },
+      { name: 'databaseName', in: 'path', required: true, schema: { type: 'string', maxLength: 63 } },
+    ]);
+  });
+
+  it('lists query parameters as required only when the struct requires them', () => {
+    const query = list.parameters.filter((p) => p.in === 'query');
+    expect(query).to.deep.equal([
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', description: 'Page size' } },
+      { name: 'cursor', in: 'query', required: true, schema: { type: 'string', maxLength: 100 } },
+    ]);
+    expect(health.parameters).to.deep.equal([]);
+  });
+
+  it('has no security for auth none and jwtBearerAuth otherwise', () => {
+    expect(health.security).to.deep.equal([]);
+    for (const operation of [list, create, remove]) expect(operation.security).to.deep.equal([{ jwtBearerAuth: [] }]);
+    expect(doc.components.securitySchemes.jwtBearerAuth).to.include({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  });
+
+  it('documents 401 only for authenticated routes', () => {
+    expect(health.responses).not.to.have.property('401');
+    for (const operation of [list, create, remove]) expect(operation.responses).to.have.property('401');
+  });
+
+  it('documents 400, 500 and the route errors, all with the APIError schema', () => {
+    expect(Object.keys(health.responses)).to.have.members(['200', '400', '500']);
+    expect(Object.keys(create.responses)).to.have.members(['201', '400', '401', '404', '409', '500']);
+    for (const status of ['400', '401', '404', '409', '500']) {
+      expect(create.responses[status].content).to.deep.equal({
+        'application/json': { schema: { $ref: '#/components/schemas/APIError' } },
+      });
+    }
+    expect(doc.components.schemas.APIError.required).to.deep.equal(['errorCode', 'message', 'statusCode']);
+  });
+
+  it('documents the success response with its schema, or none for 204', () => {
+    expect(create.responses['201']).to.deep.equal({
+      description: 'Created',
+      content: { 'application/json': { schema: toJsonSchema(databaseSchema) } },
+    });
+    expect(remove.responses['204']).to.deep.equal({ description: 'Deleted' });
+  });
+
+  it('uses toJsonSchema of the body struct as the request body schema', () => {
+    expect(create.requestBody).to.deep.equal({
+      required: true,
+      content: { 'application/json': { schema: toJsonSchema(createBody) } },
+    });
+    expect(list).not.to.have.property('requestBody');
+    expect(remove).not.to.have.property('requestBody');
+  });
+
+  it('honours a success content type', () => {
+    const route = defineRoute({
+      method: 'GET',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      summary: 'The document',
+      tags: [],
+      auth: 'none',
+      success: { status: 200, description: 'OK', schema: record({}), contentType: 'application/vnd.oai.openapi+json' },
+      errors: [],
+      handler: async () => ({}),
+    });
+    const single = buildOpenApiDocument([route], info) as Document;
+    expect(Object.keys(single.paths['/openapi.json'].get.responses['200'].content ?? {})).to.deep.equal([
+      'application/vnd.oai.openapi+json',
+    ]);
+  });
+});

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { maintenanceUrl } from '@platform/config';
+import { startEmbeddedPostgres } from '@platform/persistence';
+
+export interface TestPostgres {
+  /** A superuser URL of the server's maintenance database. */
+  adminUrl: string;
+  /** A URL of another database on the same server. */
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The PostgreSQL server tests run against: the one DATABASE_URL names, or else a fresh embedded
+ * server in a temporary folder on a free port, removed when stopped.
+ */
+export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): Promise<TestPostgres> {
+  if (env.DATABASE_URL) {
+    const adminUrl = maintenanceUrl(env.DATABASE_URL);
+    return { adminUrl, urlFor: (database) => withDatabase(adminUrl, database), stop: async () => {} };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'platform-test-pg-'));
+  // The server runs as the `postgres` user when tests run as root: it must enter the folder.
+  chmodSync(dir, 0o755);
+  const server = await startEmbeddedPostgres({ dir, port: await freePort() });
+  return {
+    adminUrl: server.url('postgres'),
+    urlFor: (database) => server.url(database),
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Runs `fn` with a client on the server's maintenance database. */
+export async function withAdminClient<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates an empty database with a unique name, e.g. a control plane of its own for one test. */
+export async function createScratchDatabase(server: TestPostgres, prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  await withAdminClient(server.adminUrl, (client) => client.query(`create database ${client.escapeIdentifier(name)}`));
+  return { name, url: server.urlFor(name) };
+}
+
+export async function dropScratchDatabase(server: TestPostgres, name: string): Promise<void> {
+  await withAdminClient(server.adminUrl, (client) =>
+    client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`),
+  );
+}
+
+export async function databaseExists(adminUrl: string, name: string): Promise<boolean> {
+  return withAdminClient(adminUrl, async (client) => {
+    const result = await client.query('select 1 from pg_database where datname = $1', [name]);
+    return (result.rowCount ?? 0) > 0;
+  });
+}
