@@ -28,6 +28,7 @@ export default tseslint.config(
             { sourceTag: 'type:http', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['@mikro-orm/*', 'pg', 'jose'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http'] },
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:testing'] },
           ],
         },
       ],
@@ -40,7 +41,7 @@ export default tseslint.config(
   },
   {
     // Test responses are whatever the server sent; tests assert their shape.
-    files: ['libs/testing/src/**/*.ts', '**/*.test.ts', 'apps/*/test/**/*.ts'],
+    files: ['libs/testing/src/**/*.ts', '**/*.test.ts', 'apps/*/test/**/*.ts', 'tools/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, httpClient } from '@platform/testing';
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  token: string;
+  exited: Promise<number | NodeJS.Signals | null>;
+}
+
+/** Runs `npm start`'s script as a user would, with its own folder and ports. */
+async function startPlatform(env: Record<string, string>): Promise<Started> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, LOG_LEVEL: 'warn' };
+  delete childEnv.DATABASE_URL; // this test is about the embedded default
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/start.ts'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('The platform is up')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const token = /export TOKEN=(\S+)/.exec(output)?.[1];
+  if (!token) throw new Error(`no token printed:\n${output}`);
+  return { child, output: () => output, token, exited };
+}
+
+describe('npm start', function () {
+  this.timeout(120_000);
+  let dir: string;
+  const started: ChildProcess[] = [];
+
+  before(function () {
+    dir = mkdtempSync(join(tmpdir(), 'platform-start-'));
+    chmodSync(dir, 0o755);
+  });
+
+  after(function () {
+    for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts on embedded PostgreSQL, prints a working token, stops cleanly, and reuses its data', async function () {
+    const env = {
+      EMBEDDED_PG_DIR: join(dir, 'postgres'),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      API_PORT: String(await freePort()),
+      OAUTH_PORT: String(await freePort()),
+    };
+    const api = httpClient(`http://127.0.0.1:${env.API_PORT}`);
+    const oauth = httpClient(`http://127.0.0.1:${env.OAUTH_PORT}`);
+
+    const first = await startPlatform(env);
+    started.push(first.child);
+    expect(first.output()).to.include(`http://127.0.0.1:${env.API_PORT}/openapi.json`);
+    expect((await api('GET', '/healthz')).status).to.equal(200);
+    expect((await api('GET', '/readyz')).status).to.equal(200);
+    expect((await oauth('GET', '/.well-known/jwks.json')).body.keys).to.have.length(1);
+    const workspaces = await api('GET', '/workspaces', { token: first.token });
+    expect(workspaces.status).to.equal(200);
+    expect(workspaces.body.map((w: { slug: string }) => w.slug)).to.deep.equal(['default']);
+    const created = await api('POST', '/workspaces/default/databases', { token: first.token, json: { databaseName: 'kept', region: 'AWS_US_WEST_2' } });
+    expect(created.status).to.equal(201);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).to.equal(0);
+    expect(existsSync(join(env.EMBEDDED_PG_DIR, 'data', 'postmaster.pid')), 'postgres still running').to.equal(false);
+    await api('GET', '/healthz').then(
+      () => expect.fail('the API still answers after SIGTERM'),
+      (error: Error) => expect(error.message).to.match(/fetch failed/),
+    );
+
+    const second = await startPlatform(env);
+    started.push(second.child);
+    // The first run's token still works: keys and data survived the restart.
+    const again = await api('GET', '/workspaces/default/databases', { token: first.token });
+    expect(again.status).to.equal(200);
+    expect(again.body.map((d: { id: string }) => d.id)).to.deep.equal([created.body.id]);
+    expect(second.output()).not.to.include('applied migrations');
+
+    second.child.kill('SIGINT');
+    expect(await second.exited).to.equal(0);
+    expect(existsSync(join(env.EMBEDDED_PG_DIR, 'data', 'postmaster.pid'))).to.equal(false);
+  });
+});
