@@ -65,13 +65,17 @@ export class Reconciler implements Provisioner {
     }
   }
 
-  /** Works until nothing is claimable; a failing row backs off and does not block the others. */
+  /**
+   * Works until nothing is claimable. A failure ends this pass: the failed row backs off (so it
+   * does not block the others next pass), and an unreachable control plane is not hammered.
+   */
   private async drain(): Promise<void> {
     while (!this.stopped) {
       try {
         if (!(await this.options.store.claim((task) => this.perform(task)))) return;
       } catch (error) {
         this.options.log.error({ err: error }, 'provisioning step failed; it will be retried');
+        return;
       }
     }
   }

@@ -38,7 +38,7 @@ export function expectApiError(response: { status: number; body: any; text: stri
   expect(response.status, response.text).to.equal(status);
   expect(response.body).to.be.an('object');
   expect(response.body.statusCode).to.equal(status);
-  expect(response.body.message).to.be.a('string').and.not.be.empty;
+  expect(response.body.message).to.be.a('string').with.length.greaterThan(0);
   if (errorCode) expect(response.body.errorCode).to.equal(errorCode);
   else expect(response.body.errorCode).to.be.a('string').and.match(/^[a-z_]+$/);
   expect(response.text).not.to.match(/at .*\.ts:\d+/);

@@ -87,6 +87,12 @@ export async function deleteDatabase(
   await deps.provisioner.dropNow(database.id);
 }
 
-export function listRegions(deps: ProvisioningDeps & DatabaseDeps, caller: DeveloperPrincipal, workspaceSlug: string) {
-  return getWorkspace(deps, caller, workspaceSlug).then(() => deps.clusters.regions());
+/** The regions the platform serves, for a caller who belongs to the workspace. */
+export async function listRegions(
+  deps: { workspaces: WorkspaceRepository; clusters: ClusterDirectory },
+  caller: DeveloperPrincipal,
+  workspaceSlug: string,
+): Promise<readonly Region[]> {
+  await getWorkspace(deps, caller, workspaceSlug);
+  return deps.clusters.regions();
 }

@@ -1,0 +1,110 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { migrationsList } from './migrations/index.js';
+import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
+import { createScratchDatabase, query, removeMigrationSnapshot, startServer, type ScratchDatabase, type TestServer } from './test-support.test.js';
+
+const MIGRATION = 'Migration20261122000000_control_plane';
+const TABLES = ['databases', 'developers', 'signing_keys', 'workspace_members', 'workspaces'];
+
+describe('migrateControlPlane', function () {
+  let server: TestServer;
+  let database: ScratchDatabase;
+  const orms: MikroORM[] = [];
+
+  async function orm(url: string): Promise<MikroORM> {
+    const opened = await openOrm({ databaseUrl: url, poolSize: 4 });
+    orms.push(opened);
+    return opened;
+  }
+
+  async function appliedMigrations(url: string): Promise<string[]> {
+    const rows = await query<{ name: string }>(url, 'select name from control_plane_migrations order by id');
+    return rows.map((row) => row.name);
+  }
+
+  async function publicTables(url: string): Promise<string[]> {
+    const rows = await query<{ table_name: string }>(
+      url,
+      `select table_name from information_schema.tables where table_schema = 'public' and table_name <> 'control_plane_migrations' order by table_name`,
+    );
+    return rows.map((row) => row.table_name);
+  }
+
+  before(async function () {
+    server = await startServer();
+  });
+
+  beforeEach(async function () {
+    database = await createScratchDatabase(server, 'mig');
+  });
+
+  afterEach(async function () {
+    await Promise.all(orms.splice(0).map((opened) => opened.close()));
+    await database.drop();
+  });
+
+  after(async function () {
+    await server?.stop();
+  });
+
+  it('lists exactly the control-plane migration', function () {
+    expect(migrationsList.map((migration) => migration.name)).to.deep.equal([MIGRATION]);
+  });
+
+  it('applies the migration once; a second call applies nothing', async function () {
+    const control = await orm(database.url);
+    expect(await migrateControlPlane(control)).to.deep.equal([MIGRATION]);
+    expect(await publicTables(database.url)).to.deep.equal(TABLES);
+
+    expect(await migrateControlPlane(control)).to.deep.equal([]);
+    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+  });
+
+  it('finds the migration applied by another process and applies nothing', async function () {
+    expect(await migrateControlPlane(await orm(database.url))).to.deep.equal([MIGRATION]);
+    expect(await migrateControlPlane(await orm(database.url))).to.deep.equal([]);
+    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+  });
+
+  it('lets two processes migrate a fresh database at once: both succeed, the migration runs once', async function () {
+    const [first, second] = await Promise.all([orm(database.url), orm(database.url)]);
+    const results = await Promise.all([migrateControlPlane(first), migrateControlPlane(second)]);
+
+    expect(results.flat()).to.deep.equal([MIGRATION]);
+    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+    expect(await publicTables(database.url)).to.deep.equal(TABLES);
+  });
+
+  it('lets one ORM migrate twice at once: both calls succeed, the migration runs once', async function () {
+    const control = await orm(database.url);
+    const results = await Promise.all([migrateControlPlane(control), migrateControlPlane(control)]);
+
+    expect(results.flat()).to.deep.equal([MIGRATION]);
+    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+  });
+
+  it('creates the partial indexes the repositories and the provisioner rely on', async function () {
+    await migrateControlPlane(await orm(database.url));
+    const rows = await query<{ indexname: string; indexdef: string }>(
+      database.url,
+      `select indexname, indexdef from pg_indexes where tablename = 'databases' order by indexname`,
+    );
+    const byName = new Map(rows.map((row) => [row.indexname, row.indexdef]));
+    expect(byName.get('databases_workspace_name_live')).to.match(/UNIQUE INDEX .*\(workspace_id, name\) WHERE \(deleted IS NULL\)/);
+    expect(byName.get('databases_needing_work')).to.match(/WHERE/);
+    expect(byName.has('databases_physical_name_unique')).to.equal(true);
+  });
+
+  it('records its schema snapshot under the database name in the working directory', async function () {
+    // Documents MikroORM's snapshotOnMigrate side effect, which the scratch helpers clean up.
+    await migrateControlPlane(await orm(database.url));
+    const snapshot = resolve(`.snapshot-${database.name}.json`);
+    try {
+      expect(existsSync(snapshot)).to.equal(true);
+    } finally {
+      removeMigrationSnapshot(database.name);
+    }
+  });
+});
