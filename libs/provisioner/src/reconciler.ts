@@ -4,6 +4,8 @@ export interface ReconcilerOptions {
   store: ProvisioningStore;
   clusters: ClusterDirectory;
   intervalMs: number;
+  /** How many claims this process works on at once; SKIP LOCKED keeps them on different rows. */
+  workers?: number;
   log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Test-only: called at named steps; a test makes it kill the process to prove recovery. */
   faultPoint?: (step: string) => void;
@@ -43,7 +45,8 @@ export class Reconciler implements Provisioner {
     }
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.running = this.drain().finally(() => {
+    const workers = Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain());
+    this.running = Promise.all(workers).then(() => undefined).finally(() => {
       this.running = null;
       if (this.stopped) return;
       if (this.again) {
