@@ -17,7 +17,16 @@ export function createOrmConfig(options: OrmOptions) {
     clientUrl: options.databaseUrl,
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList, tableName: 'control_plane_migrations', transactional: true, allOrNothing: true, silent: true },
+    // Migrations are written by hand and checked in; no schema snapshots on disk.
+    migrations: {
+      migrationsList,
+      tableName: 'control_plane_migrations',
+      transactional: true,
+      allOrNothing: true,
+      silent: true,
+      snapshot: false,
+      snapshotOnMigrate: false,
+    },
     pool: { min: 0, max: options.poolSize ?? 10 },
     debug: options.debug ?? false,
     // Every unit of work runs in a forked EntityManager; touching the global one is a bug.
