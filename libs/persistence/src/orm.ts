@@ -1,9 +1,13 @@
 import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
 import { MikroORM, defineConfig } from '@mikro-orm/postgresql';
 import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 
 export { MikroORM };
+
+/** Serialises control-plane migrations across processes (a session advisory lock). */
+const MIGRATION_LOCK = 7426001;
 
 export interface OrmOptions {
   databaseUrl: string;
@@ -41,11 +45,15 @@ export function openOrm(options: OrmOptions): Promise<MikroORM> {
 
 /** Applies pending control-plane migrations; safe to run from several processes at once. */
 export async function migrateControlPlane(orm: MikroORM): Promise<string[]> {
-  const em = orm.em.fork();
-  // A transaction-scoped advisory lock makes concurrent starters wait for the first one.
-  return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(7426001)');
+  // The lock is held by a connection of its own, outside the ORM's pool, so the migrator may use
+  // the pool as it likes (even a pool of one) while concurrent starters wait here.
+  const lock = new pg.Client({ connectionString: orm.config.get('clientUrl') });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const applied = await orm.migrator.up();
     return applied.map((migration) => migration.name);
-  });
+  } finally {
+    await lock.end();
+  }
 }

@@ -27,7 +27,10 @@ export class PgClusterDriver implements ClusterDriver {
       await this.admin.query(`create database ${physicalName}`);
     } catch (error) {
       // Another worker created it between our check and our statement: the outcome is the same.
-      if ((error as { code?: string }).code !== '42P04') throw error;
+      // PostgreSQL says so with 42P04, or with 23505 when both inserts into pg_database race.
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      const raced = code === '42P04' || (code === '23505' && constraint === 'pg_database_datname_index');
+      if (!raced) throw error;
     }
   }
 

@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
+import { freePort, query, tempDir } from './test-support.test.js';
+
+describe('startEmbeddedPostgres', function () {
+  this.timeout(60_000);
+  const dirs: string[] = [];
+  const running = new Set<EmbeddedPostgresHandle>();
+
+  async function start(dir: string, port: number): Promise<EmbeddedPostgresHandle> {
+    const handle = await startEmbeddedPostgres({ dir, port });
+    running.add(handle);
+    return handle;
+  }
+
+  async function stop(handle: EmbeddedPostgresHandle): Promise<void> {
+    running.delete(handle);
+    await handle.stop();
+  }
+
+  function dir(): string {
+    const created = tempDir('embedded-pg-test-');
+    dirs.push(created);
+    return created;
+  }
+
+  async function databases(handle: EmbeddedPostgresHandle, name: string): Promise<number> {
+    const rows = await query(handle.url('postgres'), 'select datname from pg_database where datname = $1', [name]);
+    return rows.length;
+  }
+
+  afterEach(async function () {
+    for (const handle of [...running]) await stop(handle);
+    for (const created of dirs.splice(0)) rmSync(created, { recursive: true, force: true });
+  });
+
+  it('starts a server reachable with the superuser URL it hands out', async function () {
+    const port = await freePort();
+    const folder = dir();
+    const server = await start(folder, port);
+    expect(server.port).to.equal(port);
+
+    const url = new URL(server.url('postgres'));
+    expect(url.hostname).to.equal('127.0.0.1');
+    expect(url.port).to.equal(String(port));
+    expect(url.username).to.equal('postgres');
+    expect(decodeURIComponent(url.password)).to.equal(readFileSync(join(folder, 'password'), 'utf8').trim());
+
+    const [row] = await query(server.url('postgres'), 'select current_user as who, rolsuper from pg_roles where rolname = current_user');
+    expect(row).to.deep.equal({ who: 'postgres', rolsuper: true });
+    expect(existsSync(join(folder, 'data', 'PG_VERSION'))).to.equal(true);
+  });
+
+  it('ensureDatabase creates a database once and is idempotent', async function () {
+    const server = await start(dir(), await freePort());
+    await server.ensureDatabase('app_data');
+    await query(server.url('app_data'), 'create table marker (id int)');
+    await query(server.url('app_data'), 'insert into marker values (1)');
+
+    await server.ensureDatabase('app_data');
+    expect(await databases(server, 'app_data')).to.equal(1);
+    // A second call must not have recreated (emptied) it.
+    expect(await query(server.url('app_data'), 'select id from marker')).to.deep.equal([{ id: 1 }]);
+  });
+
+  it('ensureDatabase quotes the name it is given', async function () {
+    const server = await start(dir(), await freePort());
+    const name = 'Mixed "Case" db';
+    await server.ensureDatabase(name);
+    await server.ensureDatabase(name);
+    expect(await databases(server, name)).to.equal(1);
+    expect(await query(server.url(name), 'select current_database() as name')).to.deep.equal([{ name }]);
+  });
+
+  it('reuses the data of an earlier run in the same folder', async function () {
+    const folder = dir();
+    const port = await freePort();
+    const first = await start(folder, port);
+    await first.ensureDatabase('kept');
+    await query(first.url('kept'), 'create table survivors (name text)');
+    await query(first.url('kept'), `insert into survivors values ('before restart')`);
+    const password = readFileSync(join(folder, 'password'), 'utf8');
+    await stop(first);
+
+    const second = await start(folder, port);
+    expect(readFileSync(join(folder, 'password'), 'utf8')).to.equal(password);
+    expect(second.url('kept')).to.equal(first.url('kept'));
+    expect(await query(second.url('kept'), 'select name from survivors')).to.deep.equal([{ name: 'before restart' }]);
+  });
+
+  it('a second server on a taken port fails with an Error that names the port', async function () {
+    const port = await freePort();
+    const first = await start(dir(), port);
+
+    let caught: unknown;
+    try {
+      await start(dir(), port);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).to.be.instanceOf(Error);
+    expect((caught as Error).message).to.include(`port ${port}`);
+
+    // The first server is unaffected.
+    expect(await query(first.url('postgres'), 'select 1 as ok')).to.deep.equal([{ ok: 1 }]);
+  });
+});

@@ -1,0 +1,396 @@
+import { expect } from 'chai';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ConflictError, physicalDatabaseName, type Repositories, type SigningKeyRecord } from '@platform/domain';
+import { openRepositories } from '../request-scope.js';
+import { createScratchControlPlane, query, startServer, type ScratchControlPlane, type TestServer } from '../test-support.test.js';
+import { MikroSigningKeyRepository } from './signing-key.repository.js';
+
+function uniqueSlug(prefix = 'ws'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+async function expectConflict(promise: Promise<unknown>, code: string): Promise<ConflictError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, `expected ConflictError ${code}`).to.be.instanceOf(ConflictError);
+  const conflict = caught as ConflictError;
+  expect(conflict.kind).to.equal('conflict');
+  expect(conflict.code).to.equal(code);
+  return conflict;
+}
+
+describe('repositories', function () {
+  let server: TestServer;
+  let cp: ScratchControlPlane;
+  let repos: Repositories;
+
+  before(async function () {
+    server = await startServer();
+  });
+
+  beforeEach(async function () {
+    cp = await createScratchControlPlane(server);
+    repos = openRepositories(cp.orm);
+  });
+
+  afterEach(async function () {
+    await cp?.close();
+  });
+
+  after(async function () {
+    await server?.stop();
+  });
+
+  async function developer(email = `dev-${randomBytes(4).toString('hex')}@example.test`) {
+    return openRepositories(cp.orm).developers.ensure({ email, name: null });
+  }
+
+  describe('DeveloperRepository', function () {
+    it('ensure creates a developer and returns it', async function () {
+      const created = await repos.developers.ensure({ email: 'ada@example.test', name: 'Ada' });
+      expect(created.id).to.match(/^[0-9a-f-]{36}$/);
+      expect(created).to.include({ email: 'ada@example.test', name: 'Ada' });
+      expect(created.created).to.be.instanceOf(Date);
+      expect(await repos.developers.findByEmail('ada@example.test')).to.deep.equal(created);
+    });
+
+    it('ensure is idempotent: the second call returns the existing developer unchanged', async function () {
+      const first = await repos.developers.ensure({ email: 'grace@example.test', name: 'Grace' });
+      const second = await openRepositories(cp.orm).developers.ensure({ email: 'grace@example.test', name: 'Someone else' });
+      expect(second).to.deep.equal(first);
+      expect(await query(cp.url, 'select id from developers')).to.have.length(1);
+    });
+
+    it('ensure and findByEmail ignore the case of the email', async function () {
+      const first = await repos.developers.ensure({ email: 'Linus@Example.TEST', name: null });
+      const second = await openRepositories(cp.orm).developers.ensure({ email: 'linus@example.test', name: null });
+      expect(second.id).to.equal(first.id);
+      expect(second.email).to.equal('Linus@Example.TEST');
+      expect((await repos.developers.findByEmail('LINUS@EXAMPLE.TEST'))?.id).to.equal(first.id);
+      expect(await query(cp.url, 'select id from developers')).to.have.length(1);
+    });
+
+    it('ensure from several requests at once yields one developer', async function () {
+      const results = await Promise.all(
+        ['Race@example.test', 'race@example.test', 'RACE@example.test', 'race@EXAMPLE.test'].map((email) =>
+          openRepositories(cp.orm).developers.ensure({ email, name: null }),
+        ),
+      );
+      expect(new Set(results.map((result) => result.id)).size).to.equal(1);
+      expect(await query(cp.url, 'select id from developers')).to.have.length(1);
+    });
+
+    it('findByEmail returns null for an unknown email', async function () {
+      await repos.developers.ensure({ email: 'known@example.test', name: null });
+      expect(await repos.developers.findByEmail('unknown@example.test')).to.equal(null);
+    });
+  });
+
+  describe('WorkspaceRepository', function () {
+    it('create returns the workspace and makes its owner a member', async function () {
+      const owner = await developer();
+      const slug = uniqueSlug();
+      const workspace = await repos.workspaces.create({ name: 'Acme', slug, ownerId: owner.id });
+      expect(workspace).to.include({ name: 'Acme', slug, billingCustomerId: null });
+      expect(workspace.created).to.be.instanceOf(Date);
+      const members = await query(cp.url, 'select developer_id, role from workspace_members where workspace_id = $1', [workspace.id]);
+      expect(members).to.deep.equal([{ developer_id: owner.id, role: 'owner' }]);
+    });
+
+    it('create on a taken slug is a ConflictError workspace_slug_taken and stores nothing', async function () {
+      const [first, second] = [await developer(), await developer()];
+      const slug = uniqueSlug();
+      const original = await repos.workspaces.create({ name: 'First', slug, ownerId: first.id });
+
+      await expectConflict(openRepositories(cp.orm).workspaces.create({ name: 'Second', slug, ownerId: second.id }), 'workspace_slug_taken');
+      await expectConflict(repos.workspaces.create({ name: 'Again', slug, ownerId: first.id }), 'workspace_slug_taken');
+
+      expect(await query(cp.url, 'select id from workspaces')).to.deep.equal([{ id: original.id }]);
+      expect(await query(cp.url, 'select developer_id from workspace_members')).to.deep.equal([{ developer_id: first.id }]);
+      expect(await openRepositories(cp.orm).workspaces.listForDeveloper(second.id)).to.deep.equal([]);
+    });
+
+    it('the same request can create another workspace after a slug conflict', async function () {
+      // createWorkspace retries with a suffixed slug on the same repositories.
+      const owner = await developer();
+      const slug = uniqueSlug();
+      await repos.workspaces.create({ name: 'Taken', slug, ownerId: owner.id });
+      await expectConflict(repos.workspaces.create({ name: 'Retry', slug, ownerId: owner.id }), 'workspace_slug_taken');
+      const retried = await repos.workspaces.create({ name: 'Retry', slug: `${slug}-x`, ownerId: owner.id });
+      expect(retried.slug).to.equal(`${slug}-x`);
+      const slugs = (await openRepositories(cp.orm).workspaces.listForDeveloper(owner.id)).map((workspace) => workspace.slug);
+      expect(slugs).to.have.members([slug, `${slug}-x`]);
+    });
+
+    it('listForDeveloper returns only the workspaces the developer belongs to, oldest first', async function () {
+      const [alice, bob, carol] = [await developer(), await developer(), await developer()];
+      const a1 = await repos.workspaces.create({ name: 'A1', slug: uniqueSlug('a'), ownerId: alice.id });
+      const b1 = await repos.workspaces.create({ name: 'B1', slug: uniqueSlug('b'), ownerId: bob.id });
+      const a2 = await repos.workspaces.create({ name: 'A2', slug: uniqueSlug('a'), ownerId: alice.id });
+
+      const listed = await openRepositories(cp.orm).workspaces.listForDeveloper(alice.id);
+      expect(listed.map((workspace) => workspace.id)).to.have.members([a1.id, a2.id]).and.have.length(2);
+      const order = [...listed].sort((x, y) => x.created.getTime() - y.created.getTime() || x.id.localeCompare(y.id));
+      expect(listed.map((workspace) => workspace.id)).to.deep.equal(order.map((workspace) => workspace.id));
+      expect(listed.find((workspace) => workspace.id === a1.id)).to.deep.equal(a1);
+
+      expect((await openRepositories(cp.orm).workspaces.listForDeveloper(bob.id)).map((workspace) => workspace.id)).to.deep.equal([b1.id]);
+      expect(await openRepositories(cp.orm).workspaces.listForDeveloper(carol.id)).to.deep.equal([]);
+    });
+
+    it('findBySlugForDeveloper returns the workspace to a member and null to anyone else', async function () {
+      const [member, outsider] = [await developer(), await developer()];
+      const slug = uniqueSlug();
+      const workspace = await repos.workspaces.create({ name: 'Private', slug, ownerId: member.id });
+
+      expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(slug, member.id)).to.deep.equal(workspace);
+      expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(slug, outsider.id)).to.equal(null);
+      expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(uniqueSlug('none'), member.id)).to.equal(null);
+    });
+  });
+
+  describe('DatabaseRepository', function () {
+    async function workspaceOf(ownerId?: string) {
+      const owner = ownerId ?? (await developer()).id;
+      return openRepositories(cp.orm).workspaces.create({ name: 'W', slug: uniqueSlug(), ownerId: owner });
+    }
+
+    it('create stores a REQUESTED database with a physical name derived from its id', async function () {
+      const workspace = await workspaceOf();
+      const id = randomUUID();
+      const database = await repos.databases.create({ id, workspace, name: 'app', region: 'AWS_EU_CENTRAL_1' });
+      expect(database).to.include({ id, name: 'app', region: 'AWS_EU_CENTRAL_1', status: 'REQUESTED', deleted: null });
+      expect(database.physicalName).to.equal(physicalDatabaseName(id));
+      expect(database.workspace).to.deep.equal(workspace);
+      const [row] = await query(cp.url, 'select status, attempts, last_error, next_attempt_at, dropped from databases where id = $1', [id]);
+      expect(row).to.deep.equal({ status: 'REQUESTED', attempts: 0, last_error: null, next_attempt_at: null, dropped: null });
+    });
+
+    it('create on a name live in the workspace is a ConflictError database_name_taken', async function () {
+      const workspace = await workspaceOf();
+      const first = await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+      await expectConflict(
+        openRepositories(cp.orm).databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_EU_CENTRAL_1' }),
+        'database_name_taken',
+      );
+      expect(await query(cp.url, 'select id from databases')).to.deep.equal([{ id: first.id }]);
+    });
+
+    it('the same request keeps working after a name conflict', async function () {
+      const workspace = await workspaceOf();
+      await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+      await expectConflict(repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' }), 'database_name_taken');
+      const other = await repos.databases.create({ id: randomUUID(), workspace, name: 'other', region: 'AWS_US_WEST_2' });
+      expect((await repos.databases.listLive(workspace)).map((database) => database.name)).to.have.members(['app', 'other']);
+      expect(other.status).to.equal('REQUESTED');
+    });
+
+    it('the same name is fine in another workspace', async function () {
+      const owner = (await developer()).id;
+      const [one, two] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const a = await repos.databases.create({ id: randomUUID(), workspace: one, name: 'shared', region: 'AWS_US_WEST_2' });
+      const b = await repos.databases.create({ id: randomUUID(), workspace: two, name: 'shared', region: 'AWS_US_WEST_2' });
+      expect(a.physicalName).not.to.equal(b.physicalName);
+      expect((await openRepositories(cp.orm).databases.findLiveByName(one, 'shared'))?.id).to.equal(a.id);
+      expect((await openRepositories(cp.orm).databases.findLiveByName(two, 'shared'))?.id).to.equal(b.id);
+    });
+
+    it('markDeleted hides the database and frees its name', async function () {
+      const workspace = await workspaceOf();
+      const old = await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+      await repos.databases.markDeleted(old);
+
+      const fresh = openRepositories(cp.orm);
+      expect(await fresh.databases.findLiveByName(workspace, 'app')).to.equal(null);
+      expect(await fresh.databases.listLive(workspace)).to.deep.equal([]);
+      const again = await fresh.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+      expect((await openRepositories(cp.orm).databases.findLiveByName(workspace, 'app'))?.id).to.equal(again.id);
+
+      const rows = await query(cp.url, 'select id, deleted is not null as deleted from databases order by created, id');
+      expect(rows).to.have.deep.members([
+        { id: old.id, deleted: true },
+        { id: again.id, deleted: false },
+      ]);
+    });
+
+    it('markDeleted keeps the first deletion time and ignores a database of another workspace', async function () {
+      const owner = (await developer()).id;
+      const [home, elsewhere] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const database = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'app', region: 'AWS_US_WEST_2' });
+
+      await repos.databases.markDeleted({ ...database, workspace: elsewhere });
+      expect(await query(cp.url, 'select deleted from databases where id = $1', [database.id])).to.deep.equal([{ deleted: null }]);
+
+      await repos.databases.markDeleted(database);
+      const [{ deleted }] = await query(cp.url, 'select deleted from databases where id = $1', [database.id]);
+      expect(deleted).to.be.instanceOf(Date);
+      await openRepositories(cp.orm).databases.markDeleted(database);
+      expect(await query(cp.url, 'select deleted from databases where id = $1', [database.id])).to.deep.equal([{ deleted }]);
+    });
+
+    it('listLive returns the live databases of that workspace only', async function () {
+      const owner = (await developer()).id;
+      const [mine, theirs] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const a = await repos.databases.create({ id: randomUUID(), workspace: mine, name: 'a', region: 'AWS_US_WEST_2' });
+      const b = await repos.databases.create({ id: randomUUID(), workspace: mine, name: 'b', region: 'AZURE_EASTUS' });
+      const gone = await repos.databases.create({ id: randomUUID(), workspace: mine, name: 'gone', region: 'AWS_US_WEST_2' });
+      await repos.databases.create({ id: randomUUID(), workspace: theirs, name: 'c', region: 'AWS_US_WEST_2' });
+      await repos.databases.markDeleted(gone);
+
+      const listed = await openRepositories(cp.orm).databases.listLive(mine);
+      expect(listed.map((database) => database.id)).to.have.members([a.id, b.id]).and.have.length(2);
+      expect(listed.every((database) => database.workspace.id === mine.id && database.deleted === null)).to.equal(true);
+    });
+
+    it('rename changes the name, and the new name is found', async function () {
+      const workspace = await workspaceOf();
+      const database = await repos.databases.create({ id: randomUUID(), workspace, name: 'before', region: 'AWS_US_WEST_2' });
+      const renamed = await openRepositories(cp.orm).databases.rename(database, 'after');
+      expect(renamed).to.include({ id: database.id, name: 'after', physicalName: database.physicalName });
+
+      const fresh = openRepositories(cp.orm);
+      expect(await fresh.databases.findLiveByName(workspace, 'before')).to.equal(null);
+      expect((await fresh.databases.findLiveByName(workspace, 'after'))?.id).to.equal(database.id);
+    });
+
+    it('rename onto a live name of the workspace is a ConflictError database_name_taken and changes nothing', async function () {
+      const workspace = await workspaceOf();
+      await repos.databases.create({ id: randomUUID(), workspace, name: 'one', region: 'AWS_US_WEST_2' });
+      const two = await repos.databases.create({ id: randomUUID(), workspace, name: 'two', region: 'AWS_US_WEST_2' });
+
+      await expectConflict(openRepositories(cp.orm).databases.rename(two, 'one'), 'database_name_taken');
+      await expectConflict(repos.databases.rename(two, 'one'), 'database_name_taken');
+
+      expect(await query(cp.url, 'select name from databases where id = $1', [two.id])).to.deep.equal([{ name: 'two' }]);
+      // The request's repositories still work after the failed flush.
+      expect((await repos.databases.rename(two, 'three')).name).to.equal('three');
+    });
+
+    it('rename onto the name of a deleted database, or of a database in another workspace, is fine', async function () {
+      const owner = (await developer()).id;
+      const [home, other] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const deleted = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'old', region: 'AWS_US_WEST_2' });
+      await repos.databases.markDeleted(deleted);
+      await repos.databases.create({ id: randomUUID(), workspace: other, name: 'elsewhere', region: 'AWS_US_WEST_2' });
+      const database = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'current', region: 'AWS_US_WEST_2' });
+
+      expect((await openRepositories(cp.orm).databases.rename(database, 'old')).name).to.equal('old');
+      expect((await openRepositories(cp.orm).databases.rename(database, 'elsewhere')).name).to.equal('elsewhere');
+    });
+  });
+
+  describe('SigningKeyRepository', function () {
+    const T = Date.parse('2030-01-01T00:00:00.000Z');
+    const at = (minutes: number) => new Date(T + minutes * 60_000);
+
+    function key(kid: string, dates: { created: Date; retires?: Date | null; expires?: Date | null }) {
+      return {
+        kid,
+        alg: 'ES256',
+        publicJwk: { kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, kid },
+        privateJwk: { kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, d: `secret-${kid}`, kid },
+        created: dates.created,
+        retires: dates.retires ?? null,
+        expires: dates.expires ?? null,
+      };
+    }
+
+    function keys() {
+      return new MikroSigningKeyRepository(cp.orm.em.fork());
+    }
+
+    function publicPart(record: ReturnType<typeof key>): SigningKeyRecord {
+      return { kid: record.kid, alg: record.alg, publicJwk: record.publicJwk, created: record.created, retires: record.retires, expires: record.expires };
+    }
+
+    it('insert stores the record as given', async function () {
+      const record = key('k1', { created: at(-10), retires: at(10), expires: at(20) });
+      await keys().insert(record);
+      expect(await keys().listVerifying(at(0))).to.deep.equal([publicPart(record)]);
+      const [row] = await query(cp.url, 'select private_jwk from signing_keys where kid = $1', ['k1']);
+      expect(row.private_jwk).to.deep.equal(record.privateJwk);
+    });
+
+    it('insert refuses a second key with the same kid', async function () {
+      await keys().insert(key('dup', { created: at(0) }));
+      let failed = false;
+      await keys()
+        .insert(key('dup', { created: at(1) }))
+        .catch(() => (failed = true));
+      expect(failed).to.equal(true);
+      expect(await keys().listVerifying(at(0))).to.have.length(1);
+    });
+
+    it('listVerifying returns the keys not yet expired, newest first, never with their private half', async function () {
+      await keys().insert(key('expired', { created: at(-30), retires: at(-20), expires: at(-1) }));
+      await keys().insert(key('expires-now', { created: at(-25), retires: at(-20), expires: at(0) }));
+      await keys().insert(key('retired', { created: at(-20), retires: at(-5), expires: at(60) }));
+      await keys().insert(key('current', { created: at(-10) }));
+      await keys().insert(key('future', { created: at(5) }));
+
+      const verifying = await keys().listVerifying(at(0));
+      expect(verifying.map((record) => record.kid)).to.deep.equal(['future', 'current', 'retired']);
+      for (const record of verifying) {
+        expect(record).not.to.have.property('privateJwk');
+        expect(JSON.stringify(record)).not.to.include('secret-');
+      }
+      expect((await keys().listVerifying(at(-2))).map((record) => record.kid)).to.deep.equal(['future', 'current', 'retired', 'expires-now', 'expired']);
+    });
+
+    it('findSigning returns the newest key that still signs, with its private half', async function () {
+      const old = key('old', { created: at(-30) });
+      const current = key('current', { created: at(-10), retires: at(10), expires: at(20) });
+      await keys().insert(old);
+      await keys().insert(current);
+
+      const signing = await keys().findSigning(at(0), at(0));
+      expect(signing).to.deep.equal(current);
+    });
+
+    it('findSigning skips retired keys, a key that retires exactly at `now` included', async function () {
+      const fallback = key('fallback', { created: at(-60) });
+      await keys().insert(fallback);
+      await keys().insert(key('retired', { created: at(-30), retires: at(-1), expires: at(60) }));
+      await keys().insert(key('retires-now', { created: at(-20), retires: at(0), expires: at(60) }));
+
+      expect((await keys().findSigning(at(0), at(0)))?.kid).to.equal('fallback');
+      expect((await keys().findSigning(at(-1), at(0)))?.kid).to.equal('retires-now');
+      expect((await keys().findSigning(at(-2), at(0)))?.kid).to.equal('retires-now');
+    });
+
+    it('findSigning ignores keys created after `createdBy`, a key created exactly then included', async function () {
+      await keys().insert(key('published', { created: at(-10) }));
+      await keys().insert(key('edge', { created: at(-5) }));
+      await keys().insert(key('unpublished', { created: at(-1) }));
+
+      expect((await keys().findSigning(at(0), at(0)))?.kid).to.equal('unpublished');
+      expect((await keys().findSigning(at(0), at(-5)))?.kid).to.equal('edge');
+      expect((await keys().findSigning(at(0), at(-6)))?.kid).to.equal('published');
+      expect(await keys().findSigning(at(0), at(-11))).to.equal(null);
+    });
+
+    it('findSigning returns null when no key signs', async function () {
+      expect(await keys().findSigning(at(0), at(0))).to.equal(null);
+      await keys().insert(key('retired', { created: at(-10), retires: at(-1) }));
+      expect(await keys().findSigning(at(0), at(0))).to.equal(null);
+    });
+
+    it('the private half is returned by findSigning only', async function () {
+      const record = key('only', { created: at(-1) });
+      await keys().insert(record);
+      const repository = keys();
+      const verifying = await repository.listVerifying(at(0));
+      const signing = await repository.findSigning(at(0), at(0));
+      const verifyingAgain = await repository.listVerifying(at(0));
+
+      expect(signing?.privateJwk).to.deep.equal(record.privateJwk);
+      expect(verifying).to.deep.equal([publicPart(record)]);
+      expect(verifyingAgain).to.deep.equal([publicPart(record)]);
+      expect(verifyingAgain[0]).not.to.have.property('privateJwk');
+    });
+  });
+});

@@ -1,0 +1,348 @@
+import { expect } from 'chai';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import type { Clock, ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
+// Integration test: the reconciler runs with the real control-plane store over a real PostgreSQL.
+import { MikroProvisioningStore, openRepositories } from '@platform/persistence';
+import {
+  createTestControlPlane,
+  databaseExists,
+  eventually,
+  startTestPostgres,
+  withAdminClient,
+  type TestControlPlane,
+  type TestPostgres,
+} from '@platform/testing';
+import { BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
+import { PgClusterDirectory } from './cluster-driver.js';
+import { Reconciler, type ReconcilerOptions } from './reconciler.js';
+
+const TOKENS = { issuer: 'http://oauth.test', audience: 'http://api.test' };
+const SERVED: readonly Region[] = ['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1'];
+
+interface Row {
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  deleted: Date | null;
+  dropped: Date | null;
+}
+
+class FakeClock implements Clock {
+  private current = Date.now();
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let release!: () => void;
+  const promise = new Promise<void>((resolveIt) => {
+    release = resolveIt;
+  });
+  return { promise, resolve: release };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((wake) => setTimeout(wake, ms));
+}
+
+/** A log that keeps what it is told, so tests can read it. */
+function memoryLog() {
+  const info: { obj: any; msg: string }[] = [];
+  const error: { obj: any; msg: string }[] = [];
+  return {
+    info,
+    error,
+    log: {
+      info: (obj: object, msg: string) => void info.push({ obj, msg }),
+      error: (obj: object, msg: string) => void error.push({ obj, msg }),
+    },
+  };
+}
+
+/** Delegates to real clusters, but holds createDatabase at a gate the test opens. */
+function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: () => void): ClusterDirectory {
+  return {
+    regions: () => inner.regions(),
+    forRegion(region: Region): ClusterDriver {
+      const driver = inner.forRegion(region);
+      return {
+        createDatabase: async (name) => {
+          entered();
+          await gate;
+          await driver.createDatabase(name);
+        },
+        installBuiltInSchema: (name) => driver.installBuiltInSchema(name),
+        verifyDatabase: (name) => driver.verifyDatabase(name),
+        dropDatabase: (name) => driver.dropDatabase(name),
+        listDatabases: (prefix) => driver.listDatabases(prefix),
+        connectionUrl: (name) => driver.connectionUrl(name),
+        close: () => driver.close(),
+      };
+    },
+  };
+}
+
+describe('Reconciler', function () {
+  let postgres: TestPostgres;
+  let cp: TestControlPlane;
+  let clusters: PgClusterDirectory;
+  let clock: FakeClock;
+  let store: MikroProvisioningStore;
+  let workspace: Workspace;
+  const reconcilers: Reconciler[] = [];
+  const physicalNames: string[] = [];
+
+  before(async function () {
+    postgres = await startTestPostgres();
+  });
+
+  beforeEach(async function () {
+    cp = await createTestControlPlane(postgres, TOKENS);
+    clusters = new PgClusterDirectory(SERVED, {
+      AWS_US_WEST_2: postgres.adminUrl,
+      AWS_EU_CENTRAL_1: postgres.adminUrl,
+      AZURE_EASTUS: postgres.adminUrl,
+    });
+    clock = new FakeClock();
+    store = new MikroProvisioningStore(cp.orm, clock);
+    const developer = await cp.newDeveloper();
+    workspace = await openRepositories(cp.orm).workspaces.create({
+      name: 'Reconciled',
+      slug: `rec-${randomBytes(4).toString('hex')}`,
+      ownerId: developer.id,
+    });
+  });
+
+  afterEach(async function () {
+    await Promise.all(reconcilers.splice(0).map((reconciler) => reconciler.stop()));
+    await clusters?.close();
+    const names = physicalNames.splice(0);
+    await withAdminClient(postgres.adminUrl, async (client) => {
+      for (const name of names) await client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`);
+    });
+    if (cp) {
+      await cp.close();
+      // The migrator leaves a schema snapshot named after the control-plane database.
+      rmSync(resolve(`.snapshot-${new URL(cp.url).pathname.slice(1)}.json`), { force: true });
+    }
+  });
+
+  after(async function () {
+    await postgres?.stop();
+  });
+
+  function reconciler(options: Partial<ReconcilerOptions> = {}): Reconciler {
+    const created = new Reconciler({ store, clusters, intervalMs: 25, log: memoryLog().log, ...options });
+    reconcilers.push(created);
+    return created;
+  }
+
+  async function requestDatabase(region: Region = 'AWS_US_WEST_2'): Promise<Database> {
+    const database = await openRepositories(cp.orm).databases.create({
+      id: randomUUID(),
+      workspace,
+      name: `db_${randomBytes(4).toString('hex')}`,
+      region,
+    });
+    physicalNames.push(database.physicalName);
+    return database;
+  }
+
+  async function row(id: string): Promise<Row> {
+    const client = new pg.Client({ connectionString: cp.url });
+    await client.connect();
+    try {
+      const result = await client.query<Row>('select status, attempts, last_error, deleted, dropped from databases where id = $1', [id]);
+      return result.rows[0];
+    } finally {
+      await client.end();
+    }
+  }
+
+  function untilStatus(id: string, status: string): Promise<Row> {
+    return eventually(async () => {
+      const found = await row(id);
+      return found.status === status ? found : undefined;
+    }, 15_000, `database ${id} to be ${status}`);
+  }
+
+  async function schemaSteps(physicalName: string): Promise<number[]> {
+    const url = new URL(postgres.adminUrl);
+    url.pathname = `/${physicalName}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      const result = await client.query<{ version: number }>(
+        `select version from platform.schema_steps where to_regclass('platform.schema_steps') is not null order by version`,
+      );
+      return result.rows.map((found) => found.version);
+    } catch (error) {
+      if ((error as { code?: string }).code === '42P01') return [];
+      throw error;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('after start(), moves a REQUESTED database to READY with its PostgreSQL database', async function () {
+    const logs = memoryLog();
+    const database = await requestDatabase();
+    reconciler({ log: logs.log }).start();
+
+    const ready = await untilStatus(database.id, 'READY');
+    expect(ready).to.deep.include({ attempts: 0, last_error: null, deleted: null });
+    expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
+    expect(await schemaSteps(database.physicalName)).to.deep.equal([BUILT_IN_SCHEMA_VERSION]);
+    expect(logs.error).to.deep.equal([]);
+    expect(logs.info.filter((entry) => entry.msg === 'database advanced').map((entry) => entry.obj.status)).to.deep.equal(['BUILT', 'READY']);
+  });
+
+  it('picks up a database requested after start when nudged', async function () {
+    const running = reconciler({ intervalMs: 60_000 });
+    running.start();
+    const first = await requestDatabase();
+    running.nudge();
+    await untilStatus(first.id, 'READY');
+
+    const second = await requestDatabase('AWS_EU_CENTRAL_1');
+    running.nudge();
+    await untilStatus(second.id, 'READY');
+    expect(await databaseExists(postgres.adminUrl, second.physicalName)).to.equal(true);
+  });
+
+  it('a crash after CREATE DATABASE leaves the row REQUESTED; once the fault is gone it converges to READY', async function () {
+    const logs = memoryLog();
+    let faulty = true;
+    const faults: string[] = [];
+    const database = await requestDatabase();
+    reconciler({
+      log: logs.log,
+      faultPoint: (step) => {
+        faults.push(step);
+        if (faulty && step === 'after_create_database') throw new Error(`fault injected at ${step}`);
+      },
+    }).start();
+
+    const failed = await eventually(async () => {
+      const found = await row(database.id);
+      return found.attempts >= 1 ? found : undefined;
+    }, 15_000, 'the injected fault to be recorded');
+    expect(failed).to.deep.include({ status: 'REQUESTED', attempts: 1, last_error: 'fault injected at after_create_database' });
+    expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
+    expect(await schemaSteps(database.physicalName)).to.deep.equal([]);
+    expect(logs.error.map((entry) => entry.msg)).to.deep.equal(['provisioning step failed; it will be retried']);
+
+    faulty = false;
+    clock.advance(60_000);
+    const ready = await untilStatus(database.id, 'READY');
+    expect(ready).to.deep.include({ attempts: 0, last_error: null });
+    expect(faults).to.deep.equal(['after_create_database', 'after_create_database']);
+    expect(await schemaSteps(database.physicalName)).to.deep.equal([BUILT_IN_SCHEMA_VERSION]);
+    expect(logs.error).to.have.length(1);
+  });
+
+  it('a database whose steps fail does not block the others', async function () {
+    const logs = memoryLog();
+    // Served by the store but not by the clusters: every step on it fails.
+    const unserved = await requestDatabase('AZURE_EASTUS');
+    const served = await requestDatabase();
+    reconciler({ log: logs.log }).start();
+
+    await untilStatus(served.id, 'READY');
+    const stuck = await row(unserved.id);
+    expect(stuck.status).to.equal('REQUESTED');
+    expect(stuck.attempts).to.be.at.least(1);
+    expect(stuck.last_error).to.include('AZURE_EASTUS');
+    expect(logs.error.length).to.be.at.least(1);
+    expect(await databaseExists(postgres.adminUrl, unserved.physicalName)).to.equal(false);
+  });
+
+  it('dropNow drops a deleted database, ending its open sessions', async function () {
+    const database = await requestDatabase();
+    const builder = reconciler();
+    builder.start();
+    await untilStatus(database.id, 'READY');
+    await builder.stop();
+
+    const url = new URL(postgres.adminUrl);
+    url.pathname = `/${database.physicalName}`;
+    const session = new pg.Client({ connectionString: url.toString() });
+    session.on('error', () => {});
+    await session.connect();
+
+    try {
+      await openRepositories(cp.orm).databases.markDeleted(database);
+      const logs = memoryLog();
+      // A reconciler that was never started still drops on request.
+      await reconciler({ log: logs.log }).dropNow(database.id);
+
+      expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(false);
+      const dropped = await row(database.id);
+      expect(dropped.deleted).to.be.instanceOf(Date);
+      expect(dropped.dropped).to.be.instanceOf(Date);
+      expect(logs.error).to.deep.equal([]);
+      expect(logs.info.map((entry) => entry.msg)).to.deep.equal(['database dropped']);
+    } finally {
+      await session.end().catch(() => {});
+    }
+  });
+
+  it('dropNow logs a failed drop instead of throwing, and leaves it to be retried', async function () {
+    const database = await requestDatabase('AZURE_EASTUS');
+    await openRepositories(cp.orm).databases.markDeleted(database);
+    const logs = memoryLog();
+
+    await reconciler({ log: logs.log }).dropNow(database.id);
+
+    expect(logs.error.map((entry) => entry.msg)).to.deep.equal(['drop failed; it will be retried']);
+    expect(logs.error[0].obj.databaseId).to.equal(database.id);
+    expect(await row(database.id)).to.deep.include({ dropped: null, attempts: 1 });
+  });
+
+  it('stop() resolves, and nothing is provisioned after it', async function () {
+    const running = reconciler();
+    running.start();
+    const first = await requestDatabase();
+    running.nudge();
+    await untilStatus(first.id, 'READY');
+
+    await running.stop();
+    const later = await requestDatabase();
+    running.nudge();
+    // Many reconcile intervals pass; a stopped reconciler must not touch the new row.
+    await sleep(500);
+    expect(await row(later.id)).to.deep.include({ status: 'REQUESTED', attempts: 0 });
+    expect(await databaseExists(postgres.adminUrl, later.physicalName)).to.equal(false);
+  });
+
+  it('stop() waits for the step in progress, which commits, and starts no further step', async function () {
+    const gate = deferred();
+    const entered = deferred();
+    const database = await requestDatabase();
+    const running = reconciler({ clusters: gatedClusters(clusters, gate.promise, entered.resolve) });
+    running.start();
+    await entered.promise;
+
+    let stopped = false;
+    const stopping = running.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(200);
+    expect(stopped, 'stop() resolved while a step was still running').to.equal(false);
+
+    gate.resolve();
+    await stopping;
+    expect(await row(database.id)).to.deep.include({ status: 'BUILT', attempts: 0 });
+    await sleep(300);
+    expect((await row(database.id)).status).to.equal('BUILT');
+  });
+});
