@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, KeySet } from '@platform/auth';
 import { systemClock } from '@platform/domain';
-import { createHttpApp, managementRoutes, type ApiScope } from '@platform/http';
+import { createHttpApp, managementRoutes, serve, type ApiScope } from '@platform/http';
 import {
   MikroProvisioningStore,
   MikroSigningKeyRepository,
@@ -20,8 +19,6 @@ export interface RunningApi {
   /** Stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
   close(): Promise<void>;
 }
-
-const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Opens the control plane, builds the management API, starts the provisioner and listens. */
 export async function startApi(config: ApiConfig, options: { logger?: Logger } = {}): Promise<RunningApi> {
@@ -69,28 +66,17 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     },
   });
 
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.api.port, config.api.host, () => resolve());
-  });
+  const serving = await serve(app, { host: config.api.host, port: config.api.port });
   reconciler.start();
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  logger.info({ url }, 'api listening');
+  logger.info({ url: serving.url }, 'api listening');
 
   let closing: Promise<void> | null = null;
   return {
-    url,
-    server,
+    url: serving.url,
+    server: serving.server,
     close: () =>
       (closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-        await closed;
-        clearTimeout(timer);
+        await serving.close();
         await reconciler.stop();
         await clusters.close();
         await orm.close();

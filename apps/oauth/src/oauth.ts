@@ -1,10 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import type { PlatformConfig } from '@platform/config';
 import { JwtTokenVerifier, KeySet } from '@platform/auth';
 import { systemClock } from '@platform/domain';
-import { createHttpApp, tokenServiceRoutes, type TokenServiceScope } from '@platform/http';
+import { createHttpApp, serve, tokenServiceRoutes, type TokenServiceScope } from '@platform/http';
 import { MikroSigningKeyRepository, openOrm, pingControlPlane } from '@platform/persistence';
 
 export interface RunningTokenService {
@@ -34,25 +33,15 @@ export async function startTokenService(config: PlatformConfig, options: { logge
       servers: [{ url: config.oauth.issuer, description: 'token service' }],
     },
   });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.oauth.port, config.oauth.host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.address}:${address.port}`;
-  logger.info({ url }, 'token service listening');
+  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port });
+  logger.info({ url: serving.url }, 'token service listening');
   let closing: Promise<void> | null = null;
   return {
-    url,
-    server,
+    url: serving.url,
+    server: serving.server,
     close: () =>
       (closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
-        await closed;
-        clearTimeout(timer);
+        await serving.close();
         await orm.close();
       })()),
   };
