@@ -7,3 +7,4 @@ export * from './model.js';
 export * from './ports.js';
 export * from './use-cases/workspaces.js';
 export * from './use-cases/databases.js';
+export * from './tenant-context.js';
