@@ -1,9 +1,12 @@
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { JwtTokenVerifier, KeySet } from '@platform/auth';
+import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, MemoryLoginThrottle, ScryptPasswordHasher } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, managementRoutes, serve, type ApiScope } from '@platform/http';
 import {
+  CachedDatabaseLocator,
+  DataPlanePools,
+  PgDataPlane,
   MikroProvisioningStore,
   MikroSigningKeyRepository,
   openOrm,
@@ -29,8 +32,25 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const tokenVerifier = new JwtTokenVerifier(keys, {
     issuer: config.oauth.issuer,
     audience: config.api.publicBaseUrl,
+    userAudience: config.api.publicApiUrl,
     clock: systemClock,
   });
+  const userTokens = new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock });
+  const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
+  const dataPlane = new PgDataPlane(pools, (database) => dataPlaneUrl(config.clusterUrls[database.region], database.physicalName));
+  const locator = new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs });
+  const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
+  const throttle = new MemoryLoginThrottle({
+    clock: systemClock,
+    limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },
+    windowSeconds: config.login.windowSeconds,
+  });
+  const secureCookie = new URL(config.api.publicApiUrl).protocol === 'https:';
+  const sessions = {
+    ttlSeconds: config.sessionTtlSeconds,
+    cookieName: secureCookie ? '__Secure-auth.session-token' : 'auth.session-token',
+    secureCookie,
+  };
   const reconciler = new Reconciler({
     store: new MikroProvisioningStore(orm, systemClock),
     clusters,
@@ -44,6 +64,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     logger,
     tokenVerifier,
     validateResponses: config.validateResponses,
+    allowedOrigins: config.allowedOrigins,
+    sessionCookieName: sessions.cookieName,
     openScope: () => ({
       get repos() {
         const repos = openRepositories(orm);
@@ -52,6 +74,12 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
       },
       clusters,
       provisioner: reconciler,
+      locator,
+      dataPlane,
+      hasher,
+      userTokens,
+      throttle,
+      sessions,
       publicApiUrl: config.api.publicApiUrl,
       controlPlaneReady: () => pingControlPlane(orm),
     }),
@@ -79,10 +107,18 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
         await serving.close();
         await reconciler.stop();
         await clusters.close();
+        await pools.close();
         await orm.close();
         logger.info('api stopped');
       })()),
   };
+}
+
+/** The data plane is reached with the cluster's administrative URL, on the database's own name. */
+function dataPlaneUrl(clusterUrl: string, physicalName: string): string {
+  const url = new URL(clusterUrl);
+  url.pathname = `/${physicalName}`;
+  return url.toString();
 }
 
 /** PLATFORM_FAULT_POINT=<step>: the process kills itself at that provisioning step (tests of recovery). */

@@ -41,6 +41,18 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/regions',
       '/workspaces/{workspaceSlug}/databases',
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users/login',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users/{userId}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users/{userId}/link',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/users/login',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/users/logout',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/users/me',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/users/{userId}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/users/{userId}/tenants',
+      '/v2/databases/{database}/tenants/{tenantId}/users',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);

@@ -2,8 +2,14 @@ export { KeySet, SIGNING_ALG, type KeySetOptions } from './key-set.js';
 export {
   ACCESS_TOKEN_TYPE,
   DEVELOPER_TOKEN_KIND,
+  USER_TOKEN_KIND,
+  USER_TOKEN_MAX_AGE,
   JwtTokenVerifier,
+  JwtUserTokenIssuer,
   issueDeveloperToken,
   type IssuedToken,
   type TokenSettings,
-} from './developer-token.js';
+  type VerifierSettings,
+} from './tokens.js';
+export { ScryptPasswordHasher } from './password-hasher.js';
+export { MemoryLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';

@@ -92,6 +92,12 @@ export class KeySet {
     return found.key;
   }
 
+  /** Whether a key this process has loaded still verifies now (no I/O: for cached tokens). */
+  stillVerifies(kid: string): boolean {
+    const found = this.verifying.get(kid);
+    return found !== undefined && (!found.record.expires || found.record.expires > this.options.clock.now());
+  }
+
   /** The public keys as a JSON Web Key Set, for /.well-known/jwks.json. */
   async publicJwks(): Promise<{ keys: JWK[] }> {
     await this.reload();

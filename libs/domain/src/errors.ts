@@ -43,6 +43,15 @@ export class ForbiddenError extends DomainError {
   }
 }
 
+export class RateLimitedError extends DomainError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'Too many failed attempts; try again later',
+  ) {
+    super('rate_limited', 'too_many_attempts', message);
+  }
+}
+
 export class NotFoundError extends DomainError {
   constructor(code: string, message: string) {
     super('not_found', code, message);

@@ -8,3 +8,7 @@ export * from './ports.js';
 export * from './use-cases/workspaces.js';
 export * from './use-cases/databases.js';
 export * from './tenant-context.js';
+export * from './data-plane.js';
+export * from './authorization.js';
+export * from './use-cases/tenants.js';
+export * from './use-cases/users.js';

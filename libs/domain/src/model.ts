@@ -37,7 +37,43 @@ export interface DeveloperPrincipal {
   scopes: readonly string[];
 }
 
-export type Principal = DeveloperPrincipal;
+/** A user of one platform database, signed in through one session. */
+export interface UserPrincipal {
+  kind: 'user';
+  userId: string;
+  databaseId: string;
+  /** The server-side session the token belongs to: revoking it ends the token at once. */
+  sessionId: string;
+}
+
+export type Principal = DeveloperPrincipal | UserPrincipal;
+
+export interface Tenant {
+  id: string;
+  name: string | null;
+  created: Date;
+  updated: Date;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  picture: string | null;
+  emailVerified: Date | null;
+  created: Date;
+  updated: Date;
+}
+
+/** What a successful login or sign-up hands back (SPEC LoginUserResponse, plus the session). */
+export interface LoginResult {
+  user: User;
+  tenantIds: string[];
+  token: { jwt: string; maxAge: number; type: 'ACCESS_TOKEN' };
+  session: { token: string; maxAge: number };
+}
 
 /** The physical database name for a platform database id: stable, unique, never user-chosen. */
 export function physicalDatabaseName(databaseId: string): string {

@@ -4,7 +4,16 @@ import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { StructError, validate, type Struct } from 'superstruct';
-import { NotFoundError, UnauthenticatedError, ValidationError, type Principal, type TokenVerifier } from '@platform/domain';
+import {
+  ForbiddenError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthenticatedError,
+  ValidationError,
+  requireDeveloper,
+  type Principal,
+  type TokenVerifier,
+} from '@platform/domain';
 import { describeStructError, toApiError } from './api-error.js';
 import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
 import { isRouteResult, type Route } from './route.js';
@@ -20,6 +29,10 @@ export interface HttpAppOptions<TScope> {
   validateResponses?: boolean;
   /** The largest JSON body accepted. */
   jsonLimit?: string;
+  /** Origins whose pages may send cookie-authenticated requests. */
+  allowedOrigins?: readonly string[];
+  /** The session cookie's name (`auth.session-token`, `__Secure-` prefixed under https). */
+  sessionCookieName?: string;
 }
 
 export interface RequestState {
@@ -102,6 +115,7 @@ function errorMapper() {
       ctx.status = body.statusCode;
       ctx.body = body;
       ctx.set('Cache-Control', 'no-store');
+      if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
       if (body.statusCode === 401) ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
     }
   };
@@ -111,6 +125,24 @@ function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {
   const [error, result] = validate(value, struct);
   if (error) throw new ValidationError('validation_failed', describeStructError(where, error as StructError));
   return result as T;
+}
+
+/** Browsers send Origin on cross-site POSTs; a request naming a foreign origin is refused. */
+function assertSameSite(ctx: Context, allowed: readonly string[]): void {
+  const origin = ctx.get('origin');
+  const referer = ctx.get('referer');
+  let from: string | null = null;
+  if (origin) from = origin;
+  else if (referer) {
+    try {
+      from = new URL(referer).origin;
+    } catch {
+      from = 'invalid';
+    }
+  }
+  if (from !== null && !allowed.includes(from)) {
+    throw new ForbiddenError('cross_site_request', 'Cookie-authenticated requests must come from an allowed origin');
+  }
 }
 
 async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Principal> {
@@ -124,7 +156,15 @@ async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Prin
 function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<TScope>, parseJson: Middleware) {
   const handler = async (ctx: Context) => {
     const state = ctx.state as RequestState;
-    const caller = route.auth === 'none' ? (undefined as unknown as Principal) : await authenticate(ctx, options.tokenVerifier);
+    let caller = undefined as unknown as Principal;
+    let sessionToken: string | undefined;
+    if (route.auth === 'developer' || route.auth === 'bearer') {
+      caller = await authenticate(ctx, options.tokenVerifier);
+      if (route.auth === 'developer') requireDeveloper(caller);
+    } else if (route.auth === 'session') {
+      assertSameSite(ctx, options.allowedOrigins ?? []);
+      sessionToken = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token') || undefined;
+    }
     const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
     const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;
     let body: unknown;
@@ -136,7 +176,16 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
       if (hasBody) await parseJson(ctx, async () => {});
       body = check('body', route.body, hasBody ? ctx.request.body : undefined);
     }
-    const result = await route.handler({ params, query, body, caller, scope: options.openScope(), requestId: state.requestId });
+    const result = await route.handler({
+      params,
+      query,
+      body,
+      caller,
+      sessionToken,
+      clientAddress: ctx.ip,
+      scope: options.openScope(),
+      requestId: state.requestId,
+    });
     const { status, body: responseBody, headers } = isRouteResult(result)
       ? result
       : { status: undefined, body: result, headers: undefined };

@@ -2,15 +2,23 @@ import type { Struct } from 'superstruct';
 import type { Principal } from '@platform/domain';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-/** `none`: anyone; `developer`: a valid developer bearer token. */
-export type RouteAuth = 'none' | 'developer';
+/**
+ * `none`: anyone. `developer`: a developer bearer token. `bearer`: a developer or a user bearer
+ * token (the use case decides what each may do). `session`: the session cookie, from an allowed
+ * origin (cross-site requests are refused).
+ */
+export type RouteAuth = 'none' | 'developer' | 'bearer' | 'session';
 
 export interface RouteInput<TScope, P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** Set on routes whose auth is not `none`. */
+  /** Set on routes with `developer` or `bearer` auth. */
   caller: Principal;
+  /** The session cookie's token, on routes with `session` auth. */
+  sessionToken: string | undefined;
+  /** The client's address (the socket's; no proxy headers are trusted). */
+  clientAddress: string;
   /** Per-request dependencies (repositories over a forked EntityManager, services). */
   scope: TScope;
   requestId: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertDatabaseName } from '../database-name.js';
 import { NotFoundError, ValidationError } from '../errors.js';
-import type { Database, DeveloperPrincipal, Workspace } from '../model.js';
+import type { Database, Principal, Workspace } from '../model.js';
 import type { ClusterDirectory, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import type { Region } from '../regions.js';
 import { getWorkspace } from './workspaces.js';
@@ -19,7 +19,7 @@ export interface ProvisioningDeps {
 /** Persists the database in REQUESTED and wakes the provisioner, which does the real work. */
 export async function createDatabase(
   deps: DatabaseDeps & ProvisioningDeps,
-  caller: DeveloperPrincipal,
+  caller: Principal,
   workspaceSlug: string,
   input: { name: string; region: Region },
 ): Promise<Database> {
@@ -36,14 +36,14 @@ export async function createDatabase(
   return database;
 }
 
-export async function listDatabases(deps: DatabaseDeps, caller: DeveloperPrincipal, workspaceSlug: string) {
+export async function listDatabases(deps: DatabaseDeps, caller: Principal, workspaceSlug: string) {
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
   return deps.databases.listLive(workspace);
 }
 
 export async function getDatabase(
   deps: DatabaseDeps,
-  caller: DeveloperPrincipal,
+  caller: Principal,
   workspaceSlug: string,
   name: string,
 ): Promise<Database> {
@@ -60,7 +60,7 @@ async function findDatabase(deps: DatabaseDeps, workspace: Workspace, name: stri
 /** Renames in the control plane only: the physical database keeps its name, so connections survive. */
 export async function renameDatabase(
   deps: DatabaseDeps,
-  caller: DeveloperPrincipal,
+  caller: Principal,
   workspaceSlug: string,
   name: string,
   newName: string,
@@ -78,7 +78,7 @@ export async function renameDatabase(
  */
 export async function deleteDatabase(
   deps: DatabaseDeps & ProvisioningDeps,
-  caller: DeveloperPrincipal,
+  caller: Principal,
   workspaceSlug: string,
   name: string,
 ): Promise<void> {
@@ -90,7 +90,7 @@ export async function deleteDatabase(
 /** The regions the platform serves, for a caller who belongs to the workspace. */
 export async function listRegions(
   deps: { workspaces: WorkspaceRepository; clusters: ClusterDirectory },
-  caller: DeveloperPrincipal,
+  caller: Principal,
   workspaceSlug: string,
 ): Promise<readonly Region[]> {
   await getWorkspace(deps, caller, workspaceSlug);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { Developer, DeveloperPrincipal, Workspace } from '../model.js';
+import { requireDeveloper } from '../authorization.js';
+import type { Developer, Principal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceRepository } from '../ports.js';
 import { assertWorkspaceSlug, slugFromName } from '../workspace-slug.js';
 
@@ -16,7 +17,7 @@ const NAME_MAX_LENGTH = 100;
  */
 export async function createWorkspace(
   deps: WorkspaceDeps,
-  caller: DeveloperPrincipal,
+  caller: Principal,
   input: { name: string; slug?: string },
 ): Promise<Workspace> {
   const name = input.name.trim();
@@ -25,26 +26,26 @@ export async function createWorkspace(
   }
   if (input.slug !== undefined) {
     assertWorkspaceSlug(input.slug);
-    return deps.workspaces.create({ name, slug: input.slug, ownerId: caller.developerId });
+    return deps.workspaces.create({ name, slug: input.slug, ownerId: requireDeveloper(caller).developerId });
   }
   const base = slugFromName(name);
   for (let attempt = 0; ; attempt++) {
     const slug = attempt === 0 ? base : `${base}-${randomBytes(4).toString('hex').slice(0, 6)}`;
     try {
-      return await deps.workspaces.create({ name, slug, ownerId: caller.developerId });
+      return await deps.workspaces.create({ name, slug, ownerId: requireDeveloper(caller).developerId });
     } catch (error) {
       if (!(error instanceof ConflictError) || attempt >= 3) throw error;
     }
   }
 }
 
-export function listWorkspaces(deps: WorkspaceDeps, caller: DeveloperPrincipal): Promise<Workspace[]> {
-  return deps.workspaces.listForDeveloper(caller.developerId);
+export function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
+  return deps.workspaces.listForDeveloper(requireDeveloper(caller).developerId);
 }
 
 /** A workspace the caller does not belong to answers exactly like one that does not exist. */
-export async function getWorkspace(deps: WorkspaceDeps, caller: DeveloperPrincipal, slug: string): Promise<Workspace> {
-  const workspace = await deps.workspaces.findBySlugForDeveloper(slug, caller.developerId);
+export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug: string): Promise<Workspace> {
+  const workspace = await deps.workspaces.findBySlugForDeveloper(slug, requireDeveloper(caller).developerId);
   if (!workspace) throw new NotFoundError('workspace_not_found', `Workspace '${slug}' not found`);
   return workspace;
 }
@@ -58,7 +59,7 @@ export async function bootstrapDeveloper(
   input: { email: string; name: string | null; workspaceName: string; workspaceSlug: string },
 ): Promise<{ developer: Developer; workspace: Workspace }> {
   const developer = await deps.developers.ensure({ email: input.email, name: input.name });
-  const caller: DeveloperPrincipal = { kind: 'developer', developerId: developer.id, scopes: [] };
+  const caller: Principal = { kind: 'developer', developerId: developer.id, scopes: [] };
   const existing = await deps.workspaces.findBySlugForDeveloper(input.workspaceSlug, developer.id);
   const workspace =
     existing ?? (await createWorkspace(deps, caller, { name: input.workspaceName, slug: input.workspaceSlug }));

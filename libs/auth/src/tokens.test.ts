@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK } from 'jose';
-import { UnauthenticatedError, type Clock, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
-import { ACCESS_TOKEN_TYPE, JwtTokenVerifier, issueDeveloperToken } from './developer-token.js';
+import { UnauthenticatedError, type Clock, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
+import { ACCESS_TOKEN_TYPE, JwtTokenVerifier, issueDeveloperToken } from './tokens.js';
 import { KeySet, SIGNING_ALG } from './key-set.js';
 
 type StoredKey = SigningKeyRecord & { privateJwk: Record<string, unknown> };
@@ -52,6 +52,12 @@ class FakeClock implements Clock {
   advance(seconds: number): void {
     this.time += seconds * 1000;
   }
+}
+
+/** The principal, which must be a developer's. */
+function developer(principal: Principal): DeveloperPrincipal {
+  if (principal.kind !== 'developer') throw new Error(`expected a developer principal, got ${principal.kind}`);
+  return principal;
 }
 
 const ISSUER = 'https://auth.example.test';
@@ -126,7 +132,7 @@ describe('developer tokens', () => {
 
     it('verifies a token without scopes to an empty scope list', async () => {
       const { token } = await issue({ scopes: [] });
-      expect((await verifier.verify(token)).scopes).to.deep.equal([]);
+      expect(developer(await verifier.verify(token)).scopes).to.deep.equal([]);
     });
 
     it('sets the RFC 9068 header and claims', async () => {
@@ -161,7 +167,7 @@ describe('developer tokens', () => {
     it('refuses an expired token with invalid_token', async () => {
       const { token } = await issue({ ttlSeconds: 60 });
       clock.advance(30);
-      expect((await verifier.verify(token)).developerId).to.equal('dev-1');
+      expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
       clock.advance(60);
       await expectInvalidToken(verifier.verify(token));
     });
@@ -281,7 +287,7 @@ describe('developer tokens', () => {
       const oldKid = repository.rows[0].kid;
       const before = await issue({ developerId: 'dev-old' });
       expect(decodeProtectedHeader(before.token).kid).to.equal(oldKid);
-      expect((await verifier.verify(before.token)).developerId).to.equal('dev-old');
+      expect(developer(await verifier.verify(before.token)).developerId).to.equal('dev-old');
 
       clock.advance(1);
       const newKid = await keySet.rotate();
@@ -289,8 +295,8 @@ describe('developer tokens', () => {
       const after = await issue({ developerId: 'dev-new' });
       expect(decodeProtectedHeader(after.token).kid).to.equal(newKid);
 
-      expect((await verifier.verify(before.token)).developerId).to.equal('dev-old');
-      expect((await verifier.verify(after.token)).developerId).to.equal('dev-new');
+      expect(developer(await verifier.verify(before.token)).developerId).to.equal('dev-old');
+      expect(developer(await verifier.verify(after.token)).developerId).to.equal('dev-new');
     });
 
     it('publishes a rotated key before it signs, so other replicas verify its tokens', async () => {
@@ -305,7 +311,7 @@ describe('developer tokens', () => {
       clock.advance(11);
       const fromOther = await sign();
       expect(decodeProtectedHeader(fromOther.token).kid).to.equal(newKid);
-      expect((await verifier.verify(fromOther.token)).developerId).to.equal('dev-9');
+      expect(developer(await verifier.verify(fromOther.token)).developerId).to.equal('dev-9');
     });
 
     it('no longer verifies a token of a key whose expiry has passed', async () => {
@@ -315,7 +321,7 @@ describe('developer tokens', () => {
       await keySet.rotate();
       const { token } = await issueDeveloperToken(keySet, settings(), { developerId: 'dev-1', clientId: 'c', scopes: [], ttlSeconds: 3600 });
       const old = await signWithKid(oldKid);
-      expect((await verifier.verify(old)).developerId).to.equal('dev-old');
+      expect(developer(await verifier.verify(old)).developerId).to.equal('dev-old');
 
       clock.advance(11 * 60);
       // The key is cached: the set itself must notice the expiry.
@@ -323,7 +329,7 @@ describe('developer tokens', () => {
       // A fresh process reads the set without the expired key.
       await expectInvalidToken(new JwtTokenVerifier(new KeySet({ repository, clock }), settings()).verify(old));
       // The current key still verifies.
-      expect((await verifier.verify(token)).developerId).to.equal('dev-1');
+      expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
     });
 
     it('does not verify a key that had already expired when the set was first read', async () => {

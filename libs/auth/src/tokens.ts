@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { UnauthenticatedError, type Clock, type Principal, type TokenVerifier, type UserTokenIssuer } from '@platform/domain';
+import { SIGNING_ALG, type KeySet } from './key-set.js';
+
+/** The token's `typ` header (RFC 9068) and the claim that says whose token it is. */
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+export const DEVELOPER_TOKEN_KIND = 'developer';
+export const USER_TOKEN_KIND = 'user';
+/** SPEC: user tokens live 3600 s (`maxAge`). */
+export const USER_TOKEN_MAX_AGE = 3600;
+
+export interface TokenSettings {
+  /** `iss`: the token service's public URL. */
+  issuer: string;
+  /** `aud`: the management API's public base URL. */
+  audience: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresIn: number;
+  expiresAt: Date;
+}
+
+/** Signs a developer access token (RFC 9068 claims) with the current key of the set. */
+export async function issueDeveloperToken(
+  keys: KeySet,
+  settings: TokenSettings & { clock: Clock },
+  input: { developerId: string; clientId: string; scopes: readonly string[]; ttlSeconds: number },
+): Promise<IssuedToken> {
+  const { kid, key } = await keys.signingKey();
+  const issuedAt = Math.floor(settings.clock.now().getTime() / 1000);
+  const token = await new SignJWT({
+    client_id: input.clientId,
+    scope: input.scopes.join(' '),
+    kind: DEVELOPER_TOKEN_KIND,
+  })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setSubject(input.developerId)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + input.ttlSeconds)
+    .setJti(randomUUID())
+    .sign(key);
+  return { token, expiresIn: input.ttlSeconds, expiresAt: new Date((issuedAt + input.ttlSeconds) * 1000) };
+}
+
+/** Signs user access tokens for one platform database, bound to a server-side session. */
+export class JwtUserTokenIssuer implements UserTokenIssuer {
+  constructor(
+    private readonly keys: KeySet,
+    /** `aud` of user tokens: the {api_url}. */
+    private readonly settings: TokenSettings & { clock: Clock; maxAge?: number },
+  ) {}
+
+  async issue(input: { userId: string; databaseId: string; sessionId: string }): Promise<{ jwt: string; maxAge: number }> {
+    const { kid, key } = await this.keys.signingKey();
+    const maxAge = this.settings.maxAge ?? USER_TOKEN_MAX_AGE;
+    const issuedAt = Math.floor(this.settings.clock.now().getTime() / 1000);
+    const jwt = await new SignJWT({ kind: USER_TOKEN_KIND, db: input.databaseId, sid: input.sessionId })
+      .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
+      .setIssuer(this.settings.issuer)
+      .setAudience(this.settings.audience)
+      .setSubject(input.userId)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + maxAge)
+      .setJti(randomUUID())
+      .sign(key);
+    return { jwt, maxAge };
+  }
+}
+
+export interface VerifierSettings {
+  issuer: string;
+  /** `aud` of developer tokens: the {base_url}. */
+  audience: string;
+  /** `aud` of user tokens: the {api_url}; the same as `audience` unless configured apart. */
+  userAudience?: string;
+  clock: Clock;
+  clockToleranceSeconds?: number;
+  /** Verified tokens remembered (until they expire) so a hot path verifies a signature once. */
+  cacheSize?: number;
+}
+
+/**
+ * Verifies bearer tokens locally: signature by a key of the set (ES256 only, so `alg: none` and
+ * algorithm confusion fail), `typ`, issuer, audience for the token's kind, expiry. Every failure
+ * reads the same to the client. A verified token is cached until its expiry; what can end it
+ * sooner (a revoked session, a removed membership) is checked by the query that serves the request.
+ */
+export class JwtTokenVerifier implements TokenVerifier {
+  private readonly cache = new Map<string, { principal: Principal; expires: number; kid: string }>();
+
+  constructor(
+    private readonly keys: KeySet,
+    private readonly settings: VerifierSettings,
+  ) {}
+
+  async verify(token: string): Promise<Principal> {
+    const now = this.settings.clock.now().getTime();
+    const hit = this.cache.get(token);
+    if (hit) {
+      if (hit.expires > now && this.keys.stillVerifies(hit.kid)) return hit.principal;
+      this.cache.delete(token);
+    }
+    const { principal, expires, kid } = await this.verifyUncached(token);
+    if (this.cache.size >= (this.settings.cacheSize ?? 10_000)) this.cache.clear();
+    this.cache.set(token, { principal, expires, kid });
+    return principal;
+  }
+
+  private async verifyUncached(token: string): Promise<{ principal: Principal; expires: number; kid: string }> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw invalidToken();
+    }
+    if (!kid) throw invalidToken();
+    const key = await this.keys.verificationKey(kid);
+    if (!key) throw invalidToken();
+    const userAudience = this.settings.userAudience ?? this.settings.audience;
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: [SIGNING_ALG],
+        issuer: this.settings.issuer,
+        audience: [this.settings.audience, userAudience],
+        typ: ACCESS_TOKEN_TYPE,
+        currentDate: this.settings.clock.now(),
+        clockTolerance: this.settings.clockToleranceSeconds ?? 5,
+        requiredClaims: ['sub', 'exp', 'iat'],
+      });
+      const audiences = ([] as string[]).concat(payload.aud ?? []);
+      const expires = (payload.exp as number) * 1000;
+      if (typeof payload.sub !== 'string') throw invalidToken();
+      if (payload.kind === DEVELOPER_TOKEN_KIND && audiences.includes(this.settings.audience)) {
+        const scope = typeof payload.scope === 'string' ? payload.scope : '';
+        return { principal: { kind: 'developer', developerId: payload.sub, scopes: scope.split(' ').filter(Boolean) }, expires, kid };
+      }
+      if (payload.kind === USER_TOKEN_KIND && audiences.includes(userAudience) && typeof payload.db === 'string' && typeof payload.sid === 'string') {
+        return { principal: { kind: 'user', userId: payload.sub, databaseId: payload.db, sessionId: payload.sid }, expires, kid };
+      }
+      throw invalidToken();
+    } catch (error) {
+      if (error instanceof errors.JOSEError || error instanceof UnauthenticatedError) throw invalidToken();
+      throw error;
+    }
+  }
+}
+
+function invalidToken(): UnauthenticatedError {
+  return new UnauthenticatedError('The access token is missing, invalid or expired', 'invalid_token');
+}

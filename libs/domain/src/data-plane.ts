@@ -1,0 +1,97 @@
+import type { Database, Tenant, User } from './model.js';
+
+/** Tenants of one platform database. */
+export interface TenantRepository {
+  /** ConflictError `tenant_id_taken` when the id is in use. */
+  create(input: { id?: string; name: string | null }): Promise<Tenant>;
+  list(): Promise<Tenant[]>;
+  /**
+   * The tenants a user belongs to, in one round trip that also checks the user's session: a
+   * revoked session or a removed membership takes effect at once.
+   */
+  listForUser(userId: string, sessionId: string): Promise<{ sessionValid: boolean; tenants: Tenant[] }>;
+  find(id: string): Promise<Tenant | null>;
+  rename(id: string, name: string | null): Promise<Tenant | null>;
+  /** Soft-deletes the tenant and removes its memberships; false when there was none. */
+  delete(id: string): Promise<boolean>;
+}
+
+export interface UserPatch {
+  name?: string | null;
+  givenName?: string | null;
+  familyName?: string | null;
+  picture?: string | null;
+}
+
+export interface NewUser extends UserPatch {
+  email: string;
+  passwordHash: string;
+}
+
+/** Users of one platform database and their tenant memberships. */
+export interface UserRepository {
+  /** Creates the user with a password (and membership, when given) at once; ConflictError `email_taken`. */
+  create(input: NewUser, tenantId?: string): Promise<User>;
+  find(id: string): Promise<User | null>;
+  /** For password login only: the user and their password hash, by email (case-insensitive). */
+  findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null>;
+  update(id: string, patch: UserPatch): Promise<User | null>;
+  listMembers(tenantId: string): Promise<User[]>;
+  tenantIds(userId: string): Promise<string[]>;
+  /** Adds the membership; false when it already existed. */
+  link(tenantId: string, userId: string): Promise<boolean>;
+  /** Removes the membership; false when there was none. */
+  unlink(tenantId: string, userId: string): Promise<boolean>;
+  /** Whether the two users share at least one tenant. */
+  shareTenant(userId: string, otherUserId: string): Promise<boolean>;
+  /**
+   * In one round trip: whether the session is live for the user, and whether the user belongs
+   * to the tenant.
+   */
+  access(userId: string, sessionId: string, tenantId: string): Promise<{ sessionValid: boolean; member: boolean }>;
+}
+
+/** Server-side sessions; the cookie carries a random token, the database only its digest. */
+export interface SessionRepository {
+  create(userId: string, ttlSeconds: number): Promise<{ id: string; token: string; expires: Date }>;
+  /** The live session a cookie token belongs to. */
+  findByToken(token: string): Promise<{ id: string; userId: string } | null>;
+  isLive(id: string, userId: string): Promise<boolean>;
+  revoke(id: string): Promise<void>;
+}
+
+export interface DataPlaneRepositories {
+  tenants: TenantRepository;
+  users: UserRepository;
+  sessions: SessionRepository;
+}
+
+/** Reaches the built-in tables inside each platform database. */
+export interface DataPlane {
+  open(database: Database): DataPlaneRepositories;
+}
+
+/** Finds a database without a developer (for user tokens and sign-in), possibly from a cache. */
+export interface DatabaseLocator {
+  findBySlugAndName(workspaceSlug: string, name: string): Promise<Database | null>;
+  findById(id: string): Promise<Database | null>;
+}
+
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(password: string, hash: string): Promise<boolean>;
+  /** Costs what `verify` costs and fails: used when there is no user, so timing tells nothing. */
+  verifyNothing(password: string): Promise<false>;
+}
+
+export interface UserTokenIssuer {
+  issue(input: { userId: string; databaseId: string; sessionId: string }): Promise<{ jwt: string; maxAge: number }>;
+}
+
+/** Slows repeated failed sign-ins down per key (an email, a client address), then forgets them. */
+export interface LoginThrottle {
+  /** Seconds to wait when one of the keys has failed too often lately, else null. */
+  retryAfter(keys: string[]): number | null;
+  recordFailure(keys: string[]): void;
+  recordSuccess(keys: string[]): void;
+}

@@ -1,0 +1,228 @@
+import { ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import type { LoginThrottle, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import type { LoginResult, Principal, Tenant, User } from '../model.js';
+import { requireUser } from '../authorization.js';
+import {
+  accessDatabase,
+  accessTenant,
+  locateForSignIn,
+  sessionEnded,
+  type DataPlaneDeps,
+  type DatabaseAccess,
+  type TenantPath,
+} from './tenants.js';
+
+export interface SignInDeps extends DataPlaneDeps {
+  hasher: PasswordHasher;
+  tokens: UserTokenIssuer;
+  throttle: LoginThrottle;
+  sessionTtlSeconds: number;
+}
+
+export const PASSWORD_MIN_LENGTH = 8;
+/** Longer passwords are refused before hashing: hashing cost must not be the client's to choose. */
+export const PASSWORD_MAX_LENGTH = 256;
+
+export interface SignUpInput extends UserPatch {
+  email: string;
+  password: string;
+}
+
+function authenticationFailed(): UnauthenticatedError {
+  return new UnauthenticatedError('Email or password is incorrect', 'authentication_failed');
+}
+
+function userNotFound(id: string): NotFoundError {
+  return new NotFoundError('user_not_found', `User '${id}' not found`);
+}
+
+function assertPassword(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+    throw new ValidationError(
+      'invalid_password',
+      `Password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`,
+    );
+  }
+}
+
+async function startSession(deps: SignInDeps, access: DatabaseAccess, user: User): Promise<LoginResult> {
+  const session = await access.data.sessions.create(user.id, deps.sessionTtlSeconds);
+  const token = await deps.tokens.issue({ userId: user.id, databaseId: access.database.id, sessionId: session.id });
+  const tenantIds = await access.data.users.tenantIds(user.id);
+  return {
+    user,
+    tenantIds,
+    token: { jwt: token.jwt, maxAge: token.maxAge, type: 'ACCESS_TOKEN' },
+    session: { token: session.token, maxAge: deps.sessionTtlSeconds },
+  };
+}
+
+/** A user whose session is live, or a 401. */
+async function requireLiveSession(access: DatabaseAccess, caller: Principal): Promise<void> {
+  if (caller.kind === 'user' && !(await access.data.sessions.isLive(caller.sessionId, caller.userId))) throw sessionEnded();
+}
+
+/**
+ * Creates a user with a password as a member of the tenant and signs them in. A developer or a
+ * member of the tenant may do it (SPEC POST T/users).
+ */
+export async function signUp(deps: SignInDeps, caller: Principal, path: TenantPath, input: SignUpInput): Promise<LoginResult> {
+  assertPassword(input.password);
+  const access = await accessTenant(deps, caller, path);
+  const passwordHash = await deps.hasher.hash(input.password);
+  const user = await access.data.users.create({ ...input, passwordHash }, access.tenant.id);
+  return startSession(deps, access, user);
+}
+
+/**
+ * Password sign-in to a database, or to one tenant of it. Every failure (no such database or
+ * user, wrong password, not a member) costs one password verification and answers the same 401;
+ * repeated failures per email and per client address answer 429 for a while.
+ */
+export async function signIn(
+  deps: SignInDeps,
+  path: { workspaceSlug: string; databaseName: string; tenantId?: string },
+  credentials: { email: string; password: string },
+  clientAddress: string,
+): Promise<LoginResult> {
+  const emailKey = `email:${path.workspaceSlug}/${path.databaseName}:${credentials.email.trim().toLowerCase()}`;
+  const keys = [emailKey, `client:${clientAddress}`];
+  const wait = deps.throttle.retryAfter(keys);
+  if (wait !== null) throw new RateLimitedError(wait);
+
+  const fail = async (): Promise<never> => {
+    deps.throttle.recordFailure(keys);
+    throw authenticationFailed();
+  };
+  let access: DatabaseAccess;
+  try {
+    access = await locateForSignIn(deps, path.workspaceSlug, path.databaseName, authenticationFailed);
+  } catch (error) {
+    if (!(error instanceof UnauthenticatedError)) throw error;
+    await deps.hasher.verifyNothing(credentials.password);
+    return fail();
+  }
+  const found = await access.data.users.findCredentials(credentials.email.trim());
+  const passwordOk = found
+    ? await deps.hasher.verify(credentials.password, found.passwordHash)
+    : await deps.hasher.verifyNothing(credentials.password);
+  if (!found || !passwordOk) return fail();
+  if (path.tenantId !== undefined) {
+    const tenantIds = await access.data.users.tenantIds(found.user.id);
+    if (!tenantIds.includes(path.tenantId)) return fail();
+  }
+  deps.throttle.recordSuccess([emailKey]);
+  return startSession(deps, access, found.user);
+}
+
+/** Ends the caller's session: its cookie and every token issued with it stop working. */
+export async function signOut(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<void> {
+  const user = requireUser(caller);
+  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  await access.data.sessions.revoke(user.sessionId);
+}
+
+export async function listTenantUsers(deps: DataPlaneDeps, caller: Principal, path: TenantPath): Promise<User[]> {
+  const { data, tenant } = await accessTenant(deps, caller, path);
+  return data.users.listMembers(tenant.id);
+}
+
+/** A user outside the tenant does not exist here, even when they exist in the database. */
+export async function getTenantUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
+  const { data, tenant } = await accessTenant(deps, caller, path);
+  const members = await data.users.tenantIds(userId);
+  const user = members.includes(tenant.id) ? await data.users.find(userId) : null;
+  if (!user) throw userNotFound(userId);
+  return user;
+}
+
+/** Developers see every user; a user sees themselves and the users they share a tenant with. */
+async function visibleUser(access: DatabaseAccess, caller: Principal, userId: string): Promise<User> {
+  await requireLiveSession(access, caller);
+  const visible = caller.kind === 'developer' || caller.userId === userId || (await access.data.users.shareTenant(caller.userId, userId));
+  const user = visible ? await access.data.users.find(userId) : null;
+  if (!user) throw userNotFound(userId);
+  return user;
+}
+
+export async function getDatabaseUser(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string, userId: string): Promise<User> {
+  return visibleUser(await accessDatabase(deps, caller, workspaceSlug, databaseName), caller, userId);
+}
+
+/** Developers update any user; users only themselves (another visible user: 403). */
+export async function updateDatabaseUser(
+  deps: DataPlaneDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  databaseName: string,
+  userId: string,
+  patch: UserPatch,
+): Promise<User> {
+  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  await visibleUser(access, caller, userId);
+  if (caller.kind === 'user' && caller.userId !== userId) {
+    throw new ForbiddenError('not_your_profile', 'Users can only update their own profile');
+  }
+  const updated = await access.data.users.update(userId, patch);
+  if (!updated) throw userNotFound(userId);
+  return updated;
+}
+
+/** The signed-in user and the tenants they belong to. */
+export async function currentUser(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<{ user: User; tenantIds: string[] }> {
+  const user = requireUser(caller);
+  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  const { sessionValid, tenants } = await access.data.tenants.listForUser(user.userId, user.sessionId);
+  if (!sessionValid) throw sessionEnded();
+  const found = await access.data.users.find(user.userId);
+  if (!found) throw sessionEnded();
+  return { user: found, tenantIds: tenants.map((tenant) => tenant.id) };
+}
+
+/** Adds an existing user of the database to the tenant (a developer or a member may). */
+export async function linkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
+  const { data, tenant } = await accessTenant(deps, caller, path);
+  const user = await data.users.find(userId);
+  if (!user) throw userNotFound(userId);
+  await data.users.link(tenant.id, userId);
+  return user;
+}
+
+/** Removes a user from the tenant (a developer or a member may; a member may remove themselves). */
+export async function unlinkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<void> {
+  const { data, tenant } = await accessTenant(deps, caller, path);
+  if (!(await data.users.unlink(tenant.id, userId))) throw userNotFound(userId);
+}
+
+/** The tenants of a user: any user's for a developer, only their own for a user. */
+export async function listUserTenants(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string, userId: string): Promise<Tenant[]> {
+  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  await requireLiveSession(access, caller);
+  if (caller.kind === 'user' && caller.userId !== userId) throw userNotFound(userId);
+  if (!(await access.data.users.find(userId))) throw userNotFound(userId);
+  const ids = new Set(await access.data.users.tenantIds(userId));
+  return (await access.data.tenants.list()).filter((tenant) => ids.has(tenant.id));
+}
+
+/**
+ * The cookie-authenticated v2 create (SPEC POST /v2/databases/{database}/tenants/{tenantId}/users):
+ * a signed-in member of the tenant creates a user in it. The caller stays signed in as themselves.
+ */
+export async function createUserWithSession(
+  deps: SignInDeps,
+  sessionToken: string | undefined,
+  path: { databaseId: string; tenantId: string },
+  input: SignUpInput,
+): Promise<User> {
+  assertPassword(input.password);
+  const database = await deps.locator.findById(path.databaseId);
+  if (!sessionToken || !database || database.status !== 'READY') throw new UnauthenticatedError('A session cookie is required', 'invalid_session');
+  const data = deps.dataPlane.open(database);
+  const session = await data.sessions.findByToken(sessionToken);
+  if (!session) throw new UnauthenticatedError('The session is not valid', 'invalid_session');
+  const { sessionValid, member } = await data.users.access(session.userId, session.id, path.tenantId);
+  if (!sessionValid) throw sessionEnded();
+  if (!member) throw new NotFoundError('tenant_not_found', `Tenant '${path.tenantId}' not found`);
+  const passwordHash = await deps.hasher.hash(input.password);
+  return data.users.create({ ...input, passwordHash }, path.tenantId);
+}
