@@ -43,6 +43,11 @@ async function start(): Promise<TestPlatform> {
     LOG_LEVEL: 'error',
     RECONCILE_INTERVAL_MS: '200',
     BUILD_HASH: 'abc1234',
+    // Cheaper hashes keep the suite fast; the cost is a setting, the code path is the same.
+    PASSWORD_HASH_LOGN: '10',
+    // Every test signs in from 127.0.0.1: the per-client limit must not trip across the suite.
+    // Tests of throttling start an API of their own with low limits.
+    LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
   };
   const api = await startApi(loadApiConfig(env));
   return { postgres, controlPlane, api, request: httpClient(api.url), env };
