@@ -1,11 +1,16 @@
 import type { Clock, LoginThrottle } from '@platform/domain';
 
+interface Entry {
+  count: number;
+  windowEnds: number;
+}
+
 export interface LoginThrottleOptions {
   clock: Clock;
   /** Failures per key within the window before sign-ins for that key wait. */
   limits: { email: number; client: number };
   windowSeconds: number;
-  /** Keys remembered at most; the oldest are forgotten first. */
+  /** Keys of each kind remembered at most; the oldest are forgotten first. */
   maxKeys?: number;
 }
 
@@ -16,7 +21,12 @@ export interface LoginThrottleOptions {
  * times higher (a shared store is the next step when replicas multiply).
  */
 export class MemoryLoginThrottle implements LoginThrottle {
-  private readonly failures = new Map<string, { count: number; windowEnds: number }>();
+  // One bounded map per kind of key: a flood of client addresses cannot evict email counters.
+  private readonly byKind = { email: new Map<string, Entry>(), client: new Map<string, Entry>() };
+
+  private mapOf(key: string): Map<string, Entry> {
+    return key.startsWith('client:') ? this.byKind.client : this.byKind.email;
+  }
 
   constructor(private readonly options: LoginThrottleOptions) {}
 
@@ -24,7 +34,7 @@ export class MemoryLoginThrottle implements LoginThrottle {
     const now = this.options.clock.now().getTime();
     let wait = 0;
     for (const key of keys) {
-      const entry = this.failures.get(key);
+      const entry = this.mapOf(key).get(key);
       if (!entry || entry.windowEnds <= now) continue;
       if (entry.count >= this.limitOf(key)) wait = Math.max(wait, Math.ceil((entry.windowEnds - now) / 1000));
     }
@@ -34,22 +44,23 @@ export class MemoryLoginThrottle implements LoginThrottle {
   recordFailure(keys: string[]): void {
     const now = this.options.clock.now().getTime();
     for (const key of keys) {
-      const entry = this.failures.get(key);
+      const entry = this.mapOf(key).get(key);
       if (entry && entry.windowEnds > now) {
         entry.count++;
       } else {
-        if (this.failures.size >= (this.options.maxKeys ?? 100_000)) {
-          const oldest = this.failures.keys().next().value;
-          if (oldest !== undefined) this.failures.delete(oldest);
+        const failures = this.mapOf(key);
+        failures.delete(key);
+        if (failures.size >= (this.options.maxKeys ?? 100_000)) {
+          const oldest = failures.keys().next().value;
+          if (oldest !== undefined) failures.delete(oldest);
         }
-        this.failures.delete(key);
-        this.failures.set(key, { count: 1, windowEnds: now + this.options.windowSeconds * 1000 });
+        failures.set(key, { count: 1, windowEnds: now + this.options.windowSeconds * 1000 });
       }
     }
   }
 
   recordSuccess(keys: string[]): void {
-    for (const key of keys) this.failures.delete(key);
+    for (const key of keys) this.mapOf(key).delete(key);
   }
 
   private limitOf(key: string): number {

@@ -116,7 +116,8 @@ function errorMapper() {
       ctx.body = body;
       ctx.set('Cache-Control', 'no-store');
       if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
-      if (body.statusCode === 401) ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
+      // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
+      if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
     }
   };
 }
@@ -164,6 +165,8 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
     } else if (route.auth === 'session') {
       assertSameSite(ctx, options.allowedOrigins ?? []);
       sessionToken = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token') || undefined;
+      // Without a cookie the caller is anonymous: refuse before reading the body.
+      if (!sessionToken) throw new UnauthenticatedError('A session cookie is required', 'invalid_session');
     }
     const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
     const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;

@@ -1,3 +1,58 @@
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from '@platform/domain';
+
+// Both names are spliced into SQL text below: refuse anything that would need quoting.
+if (!/^[a-z_][a-z0-9_]{0,62}$/.test(TENANT_APP_ROLE)) throw new Error(`unexpected tenant role name '${TENANT_APP_ROLE}'`);
+if (!/^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/.test(TENANT_CONTEXT_SETTING)) {
+  throw new Error(`unexpected tenant setting name '${TENANT_CONTEXT_SETTING}'`);
+}
+
+/** The policy every tenant-aware table gets. */
+const TENANT_POLICY = 'tenant_isolation';
+/** Schemas whose tables are never made tenant-aware: the platform's own, and the system's. */
+const UNTOUCHED_SCHEMAS = `('auth', 'platform', 'pg_catalog', 'information_schema')`;
+
+/** The current tenant as text; NULL when the setting is unset or empty (missing_ok: never an error). */
+const CURRENT_TENANT = `nullif(current_setting('${TENANT_CONTEXT_SETTING}', true), '')`;
+/**
+ * The policy's USING and WITH CHECK expressions. A uuid column is compared as uuid (letter case
+ * does not matter, and a setting that is not a uuid fails with 22P02 instead of matching nothing);
+ * any other type as text. Because of the `is null` arm the policy alone cannot use an index on
+ * tenant_id: queries should still filter on tenant_id themselves.
+ */
+const UUID_TENANT_CHECK = `${CURRENT_TENANT} is null or tenant_id = ${CURRENT_TENANT}::uuid`;
+const TEXT_TENANT_CHECK = `${CURRENT_TENANT} is null or tenant_id::text = ${CURRENT_TENANT}`;
+
+/**
+ * PL/pgSQL statements that make the table whose oid is in `relation` tenant-aware, if it is an
+ * ordinary (or partitioned) table outside the untouched schemas with a live `tenant_id` column:
+ * the policy first, then RLS enabled and forced (so the owner is subject to it too), each only when
+ * missing. The ALTER TABLE below fires the event trigger again, within this call: the policy is
+ * created first, so that nested call finds nothing left to do; and whatever could have changed in
+ * between is checked right before it is changed, never from a state read earlier.
+ */
+function secureTableStatements(relation: string): string {
+  return `
+    select n.nspname, c.relname, c.relrowsecurity, c.relforcerowsecurity, a.atttypid = 'uuid'::regtype::oid as is_uuid
+      into target
+      from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant_id' and a.attnum > 0 and not a.attisdropped
+     where c.oid = ${relation}
+       and c.relkind in ('r', 'p')
+       and n.nspname not in ${UNTOUCHED_SCHEMAS};
+    if found then
+      if not exists (select from pg_policy where polrelid = ${relation} and polname = '${TENANT_POLICY}') then
+        execute format('create policy ${TENANT_POLICY} on %I.%I using (%s) with check (%s)',
+          target.nspname, target.relname,
+          case when target.is_uuid then $check$${UUID_TENANT_CHECK}$check$ else $check$${TEXT_TENANT_CHECK}$check$ end,
+          case when target.is_uuid then $check$${UUID_TENANT_CHECK}$check$ else $check$${TEXT_TENANT_CHECK}$check$ end);
+      end if;
+      if not (target.relrowsecurity and target.relforcerowsecurity) then
+        execute format('alter table %I.%I enable row level security, force row level security', target.nspname, target.relname);
+      end if;
+    end if;`;
+}
+
 /**
  * The tables every platform database starts with, as ordered steps. Each database records the
  * steps it has in `platform.schema_steps`, so a later release adds a step and the provisioner
@@ -56,6 +111,94 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
         revoked timestamptz
       );
       create index sessions_user on auth.sessions (user_id);
+    `,
+  },
+  {
+    /*
+     * Tenant isolation. The setting `platform.tenant_id` (TENANT_CONTEXT_SETTING) carries the
+     * current tenant's id; set it per transaction (`select set_config('platform.tenant_id', $1,
+     * true)`, i.e. SET LOCAL, so it never outlives the transaction on a pooled connection). Every
+     * table with a `tenant_id` column, outside the auth and platform schemas, gets row-level
+     * security, enabled and forced (so its owner is subject too), with the policy
+     * `tenant_isolation`:
+     *   - setting unset or empty: every row is visible and writable (administration);
+     *   - setting set: only rows whose tenant_id equals it are visible, updated or deleted, and a
+     *     row written (insert or update) must carry it, or the statement fails with 42501.
+     * Superusers and BYPASSRLS roles are never subject to RLS: queries meant to be isolated run as
+     * `platform_tenant_app` (TENANT_APP_ROLE, via SET LOCAL ROLE), a cluster-wide role with
+     * neither. An event trigger applies this to tables created or altered later, whoever runs the
+     * DDL: its function runs with the caller's rights, which suffice, since only a table's owner
+     * (or a superuser) can create or alter it. The loop at the end covers the tables that exist.
+     */
+    version: 2,
+    sql: `
+      -- Cluster-wide, so another database may have created it; two may be provisioned at once,
+      -- and the loser of that race gets unique_violation when the winner commits.
+      do $role$
+      begin
+        if not exists (select from pg_roles where rolname = '${TENANT_APP_ROLE}') then
+          create role ${TENANT_APP_ROLE} nologin nosuperuser nobypassrls nocreatedb nocreaterole;
+        end if;
+      exception when duplicate_object or unique_violation then
+        null;
+      end
+      $role$;
+      -- Isolation rests on these two attributes: put them back if someone changed them.
+      do $role$
+      begin
+        if exists (select from pg_roles where rolname = '${TENANT_APP_ROLE}' and (rolsuper or rolbypassrls)) then
+          alter role ${TENANT_APP_ROLE} nosuperuser nobypassrls;
+        end if;
+      end
+      $role$;
+
+      grant usage, create on schema public to ${TENANT_APP_ROLE};
+      grant usage on schema users to ${TENANT_APP_ROLE};
+      grant select, references on public.tenants to ${TENANT_APP_ROLE};
+      grant select on users.users, users.tenant_users to ${TENANT_APP_ROLE};
+      revoke all on all tables in schema auth, platform from ${TENANT_APP_ROLE};
+      revoke all on all sequences in schema auth, platform from ${TENANT_APP_ROLE};
+      revoke all on schema auth, platform from ${TENANT_APP_ROLE};
+
+      create function platform.enforce_tenant_isolation() returns event_trigger
+        language plpgsql
+        -- Runs with the caller's rights: pin the search path so no object of theirs is picked up.
+        set search_path = pg_catalog, pg_temp
+      as $function$
+      declare
+        command record;
+        target record;
+      begin
+        for command in
+          select distinct objid from pg_event_trigger_ddl_commands() where classid = 'pg_class'::regclass
+        loop
+          ${secureTableStatements('command.objid')}
+        end loop;
+      end
+      $function$;
+      revoke all on function platform.enforce_tenant_isolation() from public;
+      comment on function platform.enforce_tenant_isolation() is
+        'Gives tables with a tenant_id column row-level security on the setting ${TENANT_CONTEXT_SETTING}';
+
+      create event trigger enforce_tenant_isolation on ddl_command_end
+        when tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE')
+        execute function platform.enforce_tenant_isolation();
+
+      -- The tables that already exist (users.tenant_users among them, and any customer table of a
+      -- database upgraded from step 1).
+      do $existing$
+      declare
+        existing record;
+        target record;
+      begin
+        for existing in
+          select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace
+           where c.relkind in ('r', 'p') and n.nspname not in ${UNTOUCHED_SCHEMAS}
+        loop
+          ${secureTableStatements('existing.oid')}
+        end loop;
+      end
+      $existing$;
     `,
   },
 ];

@@ -15,7 +15,7 @@ import {
   type TestControlPlane,
   type TestPostgres,
 } from '@platform/testing';
-import { BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
+import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
 import { PgClusterDirectory } from './cluster-driver.js';
 import { Reconciler, type ReconcilerOptions } from './reconciler.js';
 
@@ -201,7 +201,7 @@ describe('Reconciler', function () {
     const ready = await untilStatus(database.id, 'READY');
     expect(ready).to.deep.include({ attempts: 0, last_error: null, deleted: null });
     expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
-    expect(await schemaSteps(database.physicalName)).to.deep.equal([BUILT_IN_SCHEMA_VERSION]);
+    expect(await schemaSteps(database.physicalName)).to.deep.equal(BUILT_IN_SCHEMA_STEPS.map((step) => step.version));
     expect(logs.error).to.deep.equal([]);
     expect(logs.info.filter((entry) => entry.msg === 'database advanced').map((entry) => entry.obj.status)).to.deep.equal(['BUILT', 'READY']);
   });
@@ -246,7 +246,7 @@ describe('Reconciler', function () {
     const ready = await untilStatus(database.id, 'READY');
     expect(ready).to.deep.include({ attempts: 0, last_error: null });
     expect(faults).to.deep.equal(['after_create_database', 'after_create_database']);
-    expect(await schemaSteps(database.physicalName)).to.deep.equal([BUILT_IN_SCHEMA_VERSION]);
+    expect(await schemaSteps(database.physicalName)).to.deep.equal(BUILT_IN_SCHEMA_STEPS.map((step) => step.version));
     expect(logs.error).to.have.length(1);
   });
 

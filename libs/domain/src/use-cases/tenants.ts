@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, UnauthenticatedError, ConflictError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator } from '../data-plane.js';
 import type { Database, Principal, Tenant, UserPrincipal } from '../model.js';
 import type { DatabaseRepository, WorkspaceRepository } from '../ports.js';
@@ -81,10 +81,13 @@ export async function accessTenant(
   return { ...access, tenant };
 }
 
-function cleanName(name: string | null | undefined): string | null {
-  if (name === null || name === undefined) return null;
+/** A tenant name is trimmed and must keep at least one character. */
+function cleanName(name: string): string {
   const trimmed = name.trim();
-  return trimmed.length === 0 ? null : trimmed.slice(0, TENANT_NAME_MAX);
+  if (trimmed.length === 0 || trimmed.length > TENANT_NAME_MAX) {
+    throw new ValidationError('invalid_tenant_name', `Tenant name must be 1 to ${TENANT_NAME_MAX} characters, not only spaces`);
+  }
+  return trimmed;
 }
 
 /** A developer sees every tenant; a user only the tenants they belong to. */
@@ -104,9 +107,14 @@ export async function createTenant(
   databaseName: string,
   input: { name: string; id?: string },
 ): Promise<Tenant> {
+  const name = cleanName(input.name);
   const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  // Choosing an id would let a user probe which tenant ids exist (409): developers only.
+  if (caller.kind === 'user' && input.id !== undefined) {
+    throw new ForbiddenError('developer_token_required', 'Only a developer can choose a tenant id');
+  }
   if (caller.kind === 'user' && !(await access.data.sessions.isLive(caller.sessionId, caller.userId))) throw sessionEnded();
-  const tenant = await access.data.tenants.create({ id: input.id, name: cleanName(input.name) });
+  const tenant = await access.data.tenants.create({ id: input.id, name });
   if (caller.kind === 'user') await access.data.users.link(tenant.id, caller.userId);
   return tenant;
 }
@@ -118,8 +126,9 @@ export async function getTenant(deps: DataPlaneDeps, caller: Principal, path: Te
 export type TenantPath = { workspaceSlug: string; databaseName: string; tenantId: string };
 
 export async function renameTenant(deps: DataPlaneDeps, caller: Principal, path: TenantPath, name: string): Promise<Tenant> {
+  const cleaned = cleanName(name);
   const { data, tenant } = await accessTenant(deps, caller, path);
-  const renamed = await data.tenants.rename(tenant.id, cleanName(name));
+  const renamed = await data.tenants.rename(tenant.id, cleaned);
   if (!renamed) throw tenantNotFound(path.tenantId);
   return renamed;
 }

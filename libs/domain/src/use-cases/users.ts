@@ -214,7 +214,6 @@ export async function createUserWithSession(
   path: { databaseId: string; tenantId: string },
   input: SignUpInput,
 ): Promise<User> {
-  assertPassword(input.password);
   const database = await deps.locator.findById(path.databaseId);
   if (!sessionToken || !database || database.status !== 'READY') throw new UnauthenticatedError('A session cookie is required', 'invalid_session');
   const data = deps.dataPlane.open(database);
@@ -223,6 +222,7 @@ export async function createUserWithSession(
   const { sessionValid, member } = await data.users.access(session.userId, session.id, path.tenantId);
   if (!sessionValid) throw sessionEnded();
   if (!member) throw new NotFoundError('tenant_not_found', `Tenant '${path.tenantId}' not found`);
+  assertPassword(input.password);
   const passwordHash = await deps.hasher.hash(input.password);
   return data.users.create({ ...input, passwordHash }, path.tenantId);
 }
