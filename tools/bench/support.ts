@@ -1,0 +1,137 @@
+// Shared by the benchmarks in this folder: the API as a separate process on a free loopback port,
+// a provisioned database to work on, a time limit, and small statistics. Nothing here listens
+// beyond 127.0.0.1.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { eventually, freePort, httpClient, type TestControlPlane } from '@platform/testing';
+
+export const audience = 'http://bench.test';
+export const issuer = 'http://bench-oauth.test';
+
+export type Request = ReturnType<typeof httpClient>;
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface ApiProcess {
+  url: string;
+  request: Request;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts apps/api as its own process against the control plane, on a free loopback port, with
+ * `env` on top of this process's environment (an `undefined` value removes a variable).
+ */
+export async function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>): Promise<ApiProcess> {
+  const port = await freePort();
+  const merged: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: controlPlane.url,
+    API_HOST: '127.0.0.1',
+    API_PORT: String(port),
+    PUBLIC_BASE_URL: audience,
+    OAUTH_ISSUER: issuer,
+  };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { env: merged, stdio: ['ignore', 'inherit', 'inherit'] });
+  track(child);
+  const url = `http://127.0.0.1:${port}`;
+  const request = httpClient(url);
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode}`);
+    return (await request('GET', '/healthz').catch(() => undefined))?.status === 200 || undefined;
+  }, 30_000, 'the API');
+  return { url, request, stop: () => stopChild(child) };
+}
+
+const children = new Set<ChildProcess>();
+
+/** Remembers a child process so that the time limit can end it. */
+export function track(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Ends the run if it takes longer than `seconds`: the children started here are killed, `cleanup`
+ * gets a few seconds (to stop PostgreSQL), and the process exits with a failure. Ctrl-C does the same.
+ */
+export function timeLimit(seconds: number, cleanup: () => Promise<void>): () => void {
+  const abort = (why: string) => {
+    console.error(`\n${why}: stopping`);
+    for (const child of children) child.kill('SIGKILL');
+    const forced = setTimeout(() => process.exit(1), 15_000);
+    forced.unref();
+    void cleanup().finally(() => process.exit(1));
+  };
+  const timer = setTimeout(() => abort(`time limit of ${seconds} s reached`), seconds * 1000);
+  timer.unref();
+  const onSignal = () => abort('interrupted');
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    clearTimeout(timer);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+/** Expects a status, or fails with what the server said. */
+export function expectStatus(response: { status: number; text: string }, status: number, what: string): void {
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status}: ${response.text}`);
+}
+
+/** A workspace and a READY database in it, made by a new developer through the API. */
+export async function provisionDatabase(
+  controlPlane: TestControlPlane,
+  request: Request,
+  names: { workspace: string; database: string },
+): Promise<{ developerToken: string; databasePath: string }> {
+  const { token } = await controlPlane.newDeveloper({ ttlSeconds: 3600 });
+  expectStatus(await request('POST', '/workspaces', { token, json: { name: names.workspace, slug: names.workspace } }), 201, 'create workspace');
+  const databasePath = `/workspaces/${names.workspace}/databases/${names.database}`;
+  expectStatus(
+    await request('POST', `/workspaces/${names.workspace}/databases`, { token, json: { databaseName: names.database, region: 'AWS_US_WEST_2' } }),
+    201,
+    'create database',
+  );
+  await eventually(async () => ((await request('GET', databasePath, { token })).body?.status === 'READY' ? true : undefined), 60_000, 'database READY');
+  return { developerToken: token, databasePath };
+}
+
+/** Creates a tenant as the developer; answers its id. */
+export async function createTenant(request: Request, token: string, databasePath: string, name: string): Promise<string> {
+  const created = await request('POST', `${databasePath}/tenants`, { token, json: { name } });
+  expectStatus(created, 201, `create tenant ${name}`);
+  return created.body.id as string;
+}
+
+/** Creates a user with a password in a tenant, as the developer; answers the user's id. */
+export async function createUser(request: Request, token: string, tenantPath: string, credentials: { email: string; password: string }): Promise<string> {
+  const created = await request('POST', `${tenantPath}/users`, { token, json: credentials });
+  expectStatus(created, 201, `create user ${credentials.email}`);
+  return created.body.id as string;
+}
