@@ -40,6 +40,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const dataPlane = new PgDataPlane(pools, (database) => dataPlaneUrl(config.clusterUrls[database.region], database.physicalName));
   const locator = new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs });
   const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
+  // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
+  void hasher.verifyNothing('');
   const throttle = new MemoryLoginThrottle({
     clock: systemClock,
     limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },

@@ -89,6 +89,14 @@ describe('sign-in throttling', function () {
       expect(after.body.id).to.equal(victim.id);
     });
 
+    it('lets no more than the limit of concurrent guesses through to the password check', async function () {
+      const victim = await createUser(p, owner.token, T);
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => login(owner.D, victim.email, `guess ${i}`)));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 401)).to.have.length(3);
+      expect(statuses.filter((status) => status === 429)).to.have.length(9);
+    });
+
     it('counts the failures of one database only', async function () {
       const email = uniqueEmail();
       const here = await createUser(p, owner.token, T, { email });

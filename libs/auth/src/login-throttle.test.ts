@@ -136,4 +136,23 @@ describe('MemoryLoginThrottle', function () {
     expect(subject.retryAfter(['email:b'])).to.equal(null);
     for (const key of ['email:c', 'email:d', 'email:e']) expect(subject.retryAfter([key]), key).to.not.equal(null);
   });
+
+  it('acquire counts an attempt when it starts, so concurrent attempts cannot all pass', function () {
+    const subject = throttle();
+    const answers = Array.from({ length: 5 }, () => subject.acquire([EMAIL, CLIENT]));
+    expect(answers.slice(0, 3)).to.deep.equal([null, null, null]);
+    expect(answers.slice(3)).to.deep.equal([WINDOW, WINDOW]);
+  });
+
+  it('a success forgets the email and gives the client its attempt back', function () {
+    const subject = throttle({ limits: { email: 3, client: 3 } });
+    expect(subject.acquire([EMAIL, CLIENT])).to.equal(null);
+    expect(subject.acquire([EMAIL, CLIENT])).to.equal(null);
+    subject.recordSuccess([EMAIL, CLIENT]);
+    // The client has 1 of its 3 attempts used, the email none: two more pass, the third waits.
+    expect(subject.acquire([OTHER_EMAIL, CLIENT])).to.equal(null);
+    expect(subject.acquire([OTHER_EMAIL, CLIENT])).to.equal(null);
+    expect(subject.acquire([OTHER_EMAIL, CLIENT])).to.equal(WINDOW);
+    expect(subject.retryAfter([EMAIL, OTHER_CLIENT])).to.equal(null);
+  });
 });

@@ -15,7 +15,8 @@ export interface LoginThrottleOptions {
 }
 
 /**
- * Counts failed sign-ins per key (`email:...`, `client:...`) in a fixed window. Past the limit a
+ * Counts sign-in attempts per key (`email:...`, `client:...`) in a fixed window, from the moment
+ * they start (`acquire`); a success takes its attempt back, so what remains counts failures. Past the limit a
  * key waits until its window ends; nothing locks an account for good. Kept in this process's
  * memory: with several replicas each counts its own share, so the effective limit is that many
  * times higher (a shared store is the next step when replicas multiply).
@@ -59,8 +60,20 @@ export class MemoryLoginThrottle implements LoginThrottle {
     }
   }
 
+  acquire(keys: string[]): number | null {
+    const wait = this.retryAfter(keys);
+    if (wait === null) this.recordFailure(keys);
+    return wait;
+  }
+
+  /** A success forgets its email keys and gives its client keys back the attempt `acquire` counted. */
   recordSuccess(keys: string[]): void {
-    for (const key of keys) this.mapOf(key).delete(key);
+    for (const key of keys) {
+      const entry = this.mapOf(key).get(key);
+      if (!entry) continue;
+      if (key.startsWith('client:') && entry.count > 1) entry.count--;
+      else this.mapOf(key).delete(key);
+    }
   }
 
   private limitOf(key: string): number {

@@ -88,10 +88,14 @@ export interface UserTokenIssuer {
   issue(input: { userId: string; databaseId: string; sessionId: string }): Promise<{ jwt: string; maxAge: number }>;
 }
 
-/** Slows repeated failed sign-ins down per key (an email, a client address), then forgets them. */
+/**
+ * Slows repeated failed sign-ins down per key (an email, a client address), then forgets them.
+ * An attempt counts when it starts, so concurrent guesses cannot all slip in before the slow
+ * password check records them.
+ */
 export interface LoginThrottle {
-  /** Seconds to wait when one of the keys has failed too often lately, else null. */
-  retryAfter(keys: string[]): number | null;
-  recordFailure(keys: string[]): void;
+  /** Counts an attempt for every key, or answers the seconds to wait when a key is over its limit. */
+  acquire(keys: string[]): number | null;
+  /** A successful attempt: email keys are forgotten, client keys get their attempt back. */
   recordSuccess(keys: string[]): void;
 }

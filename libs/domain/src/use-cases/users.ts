@@ -87,11 +87,10 @@ export async function signIn(
 ): Promise<LoginResult> {
   const emailKey = `email:${path.workspaceSlug}/${path.databaseName}:${credentials.email.trim().toLowerCase()}`;
   const keys = [emailKey, `client:${clientAddress}`];
-  const wait = deps.throttle.retryAfter(keys);
+  const wait = deps.throttle.acquire(keys);
   if (wait !== null) throw new RateLimitedError(wait);
 
   const fail = async (): Promise<never> => {
-    deps.throttle.recordFailure(keys);
     throw authenticationFailed();
   };
   let access: DatabaseAccess;
@@ -111,7 +110,7 @@ export async function signIn(
     const tenantIds = await access.data.users.tenantIds(found.user.id);
     if (!tenantIds.includes(path.tenantId)) return fail();
   }
-  deps.throttle.recordSuccess([emailKey]);
+  deps.throttle.recordSuccess(keys);
   return startSession(deps, access, found.user);
 }
 

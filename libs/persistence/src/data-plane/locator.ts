@@ -25,11 +25,6 @@ export class CachedDatabaseLocator implements DatabaseLocator {
     return this.cached(`id:${id}`, { id, deleted: null });
   }
 
-  /** Forgets a database at once (this process deleted or renamed it). */
-  forget(database: Database): void {
-    for (const [key, entry] of this.cache) if (entry.database.id === database.id) this.cache.delete(key);
-  }
-
   private async cached(key: string, where: object): Promise<Database | null> {
     const hit = this.cache.get(key);
     if (hit && hit.expires > Date.now()) return hit.database;

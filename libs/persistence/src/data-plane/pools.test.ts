@@ -97,6 +97,32 @@ describe('DataPlanePools', function () {
     expect(c.ending, 'c was the least recently used').to.equal(true);
   });
 
+  it('past maxPools, keeps a busy pool open (a request is using it) and evicts it once idle', async function () {
+    const subject = pools({ maxPools: 1 });
+    const busy = subject.pool(url('busy_a'));
+    const client = await busy.connect();
+    const other = subject.pool(url('busy_b'));
+    await works(other);
+    expect(busy.ending, 'a pool with a connection checked out is not ended').to.equal(false);
+    expect((await client.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+    client.release();
+    subject.pool(url('busy_c'));
+    expect(busy.ending, 'idle now, it is the least recently used').to.equal(true);
+  });
+
+  it('ends a pool once when the idle sweep and forget() meet', async function () {
+    const subject = pools({ idleMs: 20 });
+    const pool = subject.pool(url('twice'));
+    await works(pool);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await subject.forget(url('twice'));
+    await subject.forget(url('twice'));
+    // The sweep runs after this on its own timer; a second end() would reject and crash the process.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(pool.ended).to.equal(true);
+    expect(subject.size).to.equal(0);
+  });
+
   it('forget() ends and removes one pool; the next request opens a new one', async function () {
     const subject = pools();
     const a = subject.pool(url('forget_a'));

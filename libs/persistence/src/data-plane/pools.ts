@@ -3,7 +3,7 @@ import pg from 'pg';
 export interface DataPlanePoolOptions {
   /** Connections per database. */
   connectionsPerDatabase?: number;
-  /** Open pools at most; the least recently used idle one closes first. */
+  /** Open pools at most (exceeded only while every pool is busy); the least recently used idle one closes first. */
   maxPools?: number;
   /** A pool unused this long is closed. */
   idleMs?: number;
@@ -16,14 +16,14 @@ interface Entry {
 
 /**
  * One small pg pool per active platform database, bounded in number: a platform with thousands of
- * databases holds connections only to the ones in use.
+ * databases holds connections only to the ones in use. Idle pools close after `idleMs`.
  */
 export class DataPlanePools {
   private readonly pools = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: DataPlanePoolOptions = {}) {
-    this.sweeper = setInterval(() => void this.closeIdle(), Math.min(this.idleMs, 30_000));
+    this.sweeper = setInterval(() => this.closeIdle(), Math.min(this.idleMs, 30_000));
     this.sweeper.unref();
   }
 
@@ -55,34 +55,41 @@ export class DataPlanePools {
   /** Closes a database's pool, e.g. before it is dropped. */
   async forget(url: string): Promise<void> {
     const entry = this.pools.get(url);
-    if (!entry) return;
-    this.pools.delete(url);
-    await entry.pool.end();
+    if (entry) await this.end(url, entry);
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    const entries = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(entries.map((entry) => entry.pool.end()));
+    await Promise.all([...this.pools].map(([url, entry]) => this.end(url, entry)));
   }
 
+  /**
+   * Closes least recently used pools beyond the limit, but only idle ones: a pool with queries
+   * in flight or waiting stays (the limit is exceeded for a moment rather than a request broken).
+   */
   private evictOverflow(): void {
     const max = this.options.maxPools ?? 100;
     for (const [url, entry] of this.pools) {
       if (this.pools.size < max) break;
-      this.pools.delete(url);
-      void entry.pool.end();
+      if (isIdle(entry.pool)) this.end(url, entry);
     }
   }
 
-  private async closeIdle(): Promise<void> {
+  private closeIdle(): void {
     const cutoff = Date.now() - this.idleMs;
     for (const [url, entry] of [...this.pools]) {
-      if (entry.lastUsed < cutoff && entry.pool.waitingCount === 0 && entry.pool.totalCount === entry.pool.idleCount) {
-        this.pools.delete(url);
-        await entry.pool.end();
-      }
+      if (entry.lastUsed < cutoff && isIdle(entry.pool)) this.end(url, entry);
     }
   }
+
+  /** Ends a pool once, and only while it is still the one registered for its URL. */
+  private end(url: string, entry: Entry): Promise<void> {
+    if (this.pools.get(url) !== entry) return Promise.resolve();
+    this.pools.delete(url);
+    return entry.pool.end().catch(() => {});
+  }
+}
+
+function isIdle(pool: pg.Pool): boolean {
+  return pool.waitingCount === 0 && pool.totalCount === pool.idleCount;
 }

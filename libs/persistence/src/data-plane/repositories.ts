@@ -3,6 +3,8 @@ import pg from 'pg';
 import {
   ConflictError,
   NotFoundError,
+  TENANT_APP_ROLE,
+  TENANT_CONTEXT_SETTING,
   type DataPlane,
   type DataPlaneRepositories,
   type Database,
@@ -24,7 +26,7 @@ function isUniqueViolation(error: unknown, constraint?: string): boolean {
 
 /** What the repositories need of a pool. */
 interface Queryable {
-  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
   connect(): Promise<pg.PoolClient>;
 }
 
@@ -36,7 +38,8 @@ function translate(error: unknown): never {
 
 function guard(pool: pg.Pool): Queryable {
   return {
-    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => pool.query<R>(text, values).catch(translate),
+    query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) =>
+      (typeof text === 'string' ? pool.query<R>(text, values) : pool.query<R>(text)).catch(translate),
     connect: () => pool.connect().catch(translate),
   };
 }
@@ -56,6 +59,19 @@ async function inTransaction<T>(pool: Queryable, fn: (client: pg.PoolClient) => 
   }
 }
 
+/**
+ * Runs `fn` in one tenant's context: as the role row-level security applies to, with the tenant
+ * setting set for this transaction only (SET LOCAL), so a pooled connection never carries a
+ * tenant into its next use.
+ */
+async function inTenantContext<T>(pool: Queryable, tenantId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query(`set local role ${TENANT_APP_ROLE}`);
+    await client.query('select set_config($1, $2, true)', [TENANT_CONTEXT_SETTING, tenantId]);
+    return fn(client);
+  });
+}
+
 /** A session's id is the digest of its cookie token: the database never holds a usable token. */
 export function sessionIdOf(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
@@ -64,6 +80,12 @@ export function sessionIdOf(token: string): string {
 const LIVE_SESSION = `exists (
   select 1 from auth.sessions s join users.users su on su.id = s.user_id and su.deleted is null
   where s.id = $2 and s.user_id = $1 and s.revoked is null and s.expires > now())`;
+
+const LIST_FOR_USER = `select live.ok as session_valid, ${TENANT_COLUMNS}
+  from (select ${LIVE_SESSION} as ok) live
+  left join (users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null)
+    on live.ok and tu.user_id = $1
+  order by t.created, t.id`;
 
 class PgTenantRepository implements TenantRepository {
   constructor(private readonly pool: Queryable) {}
@@ -89,14 +111,12 @@ class PgTenantRepository implements TenantRepository {
   }
 
   async listForUser(userId: string, sessionId: string): Promise<{ sessionValid: boolean; tenants: Tenant[] }> {
-    const { rows } = await this.pool.query<TenantRow & { session_valid: boolean }>(
-      `select live.ok as session_valid, ${TENANT_COLUMNS}
-       from (select ${LIVE_SESSION} as ok) live
-       left join (users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null)
-         on live.ok and tu.user_id = $1
-       order by t.created, t.id`,
-      [userId, sessionId],
-    );
+    // The hot path of a user's reads: a named statement is planned once per connection.
+    const { rows } = await this.pool.query<TenantRow & { session_valid: boolean }>({
+      name: 'tenants_for_user',
+      text: LIST_FOR_USER,
+      values: [userId, sessionId],
+    });
     const sessionValid = rows[0]?.session_valid === true;
     return { sessionValid, tenants: sessionValid ? rows.filter((row) => row.id !== null).map(toTenant) : [] };
   }
@@ -193,12 +213,15 @@ class PgUserRepository implements UserRepository {
   }
 
   async listMembers(tenantId: string): Promise<User[]> {
-    const { rows } = await this.pool.query<UserRow>(
-      `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
-       where tu.tenant_id = $1 and u.deleted is null order by u.created, u.id`,
-      [tenantId],
-    );
-    return rows.map(toUser);
+    // Isolated twice: by the filter, and by row-level security on users.tenant_users.
+    return inTenantContext(this.pool, tenantId, async (client) => {
+      const { rows } = await client.query<UserRow>(
+        `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
+         where tu.tenant_id = $1 and u.deleted is null order by u.created, u.id`,
+        [tenantId],
+      );
+      return rows.map(toUser);
+    });
   }
 
   async tenantIds(userId: string): Promise<string[]> {
