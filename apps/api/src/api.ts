@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, MemoryLoginThrottle, ScryptPasswordHasher } from '@platform/auth';
+import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, MemoryLoginThrottle, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, managementRoutes, serve, type ApiScope } from '@platform/http';
 import {
@@ -47,6 +47,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },
     windowSeconds: config.login.windowSeconds,
   });
+  const secrets = new Sha256ClientSecrets();
   const secureCookie = new URL(config.api.publicApiUrl).protocol === 'https:';
   const sessions = {
     ttlSeconds: config.sessionTtlSeconds,
@@ -81,6 +82,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
       hasher,
       userTokens,
       throttle,
+      secrets,
       sessions,
       publicApiUrl: config.api.publicApiUrl,
       controlPlaneReady: () => pingControlPlane(orm),

@@ -53,6 +53,9 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/databases/{databaseName}/users/{userId}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/users/{userId}/tenants',
       '/v2/databases/{database}/tenants/{tenantId}/users',
+      '/workspaces/{workspaceSlug}/oauth-clients',
+      '/workspaces/{workspaceSlug}/oauth-clients/{clientId}',
+      '/workspaces/{workspaceSlug}/oauth-clients/{clientId}/secret',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);

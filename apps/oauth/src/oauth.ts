@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import type { PlatformConfig } from '@platform/config';
-import { JwtTokenVerifier, KeySet } from '@platform/auth';
-import { systemClock } from '@platform/domain';
+import { JwtTokenVerifier, KeySet, Sha256ClientSecrets, issueClientToken } from '@platform/auth';
+import { clientCredentialsGrant, systemClock } from '@platform/domain';
 import { createHttpApp, serve, tokenServiceRoutes, type TokenServiceScope } from '@platform/http';
-import { MikroSigningKeyRepository, openOrm, pingControlPlane } from '@platform/persistence';
+import { MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane } from '@platform/persistence';
 
 export interface RunningTokenService {
   url: string;
@@ -13,20 +13,38 @@ export interface RunningTokenService {
 }
 
 /**
- * The token service. Today it owns the signing key set (creating the first key) and publishes
- * it as JWKS; the OAuth grants arrive with their own issue.
+ * The token service: owns the signing key set (creating the first key), publishes it as JWKS
+ * with RFC 8414 metadata, and answers the client_credentials grant. More grants are to come.
  */
 export async function startTokenService(config: PlatformConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 4 });
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
   await keys.ensureSigningKey();
+  const secrets = new Sha256ClientSecrets();
   const app = createHttpApp<TokenServiceScope>({
     routes: tokenServiceRoutes,
     logger,
     // No operation of the token service takes a bearer token yet.
     tokenVerifier: new JwtTokenVerifier(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock }),
-    openScope: () => ({ jwks: () => keys.publicJwks(), controlPlaneReady: () => pingControlPlane(orm) }),
+    openScope: () => ({
+      issuer: config.oauth.issuer,
+      jwks: () => keys.publicJwks(),
+      controlPlaneReady: () => pingControlPlane(orm),
+      clientCredentials: async ({ clientId, clientSecret, scope }) => {
+        const { client, scopes } = await clientCredentialsGrant(
+          { clients: openRepositories(orm).clients, secrets },
+          { clientId, clientSecret },
+          scope,
+        );
+        const issued = await issueClientToken(
+          keys,
+          { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock },
+          { clientId: client.id, workspaceId: client.workspaceId, scopes, ttlSeconds: config.developerTokenTtlSeconds },
+        );
+        return { accessToken: issued.token, expiresIn: issued.expiresIn, scopes };
+      },
+    }),
     openapi: {
       title: 'Multi-tenant PostgreSQL platform token service',
       version: `0.1.0-${config.buildHash}`,

@@ -3,6 +3,8 @@ export {
   ACCESS_TOKEN_TYPE,
   DEVELOPER_TOKEN_KIND,
   USER_TOKEN_KIND,
+  CLIENT_TOKEN_KIND,
+  issueClientToken,
   USER_TOKEN_MAX_AGE,
   JwtTokenVerifier,
   JwtUserTokenIssuer,
@@ -13,3 +15,4 @@ export {
 } from './tokens.js';
 export { ScryptPasswordHasher } from './password-hasher.js';
 export { MemoryLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
+export { Sha256ClientSecrets } from './client-secrets.js';

@@ -7,6 +7,7 @@ import { SIGNING_ALG, type KeySet } from './key-set.js';
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 export const DEVELOPER_TOKEN_KIND = 'developer';
 export const USER_TOKEN_KIND = 'user';
+export const CLIENT_TOKEN_KIND = 'client';
 /** SPEC: user tokens live 3600 s (`maxAge`). */
 export const USER_TOKEN_MAX_AGE = 3600;
 
@@ -40,6 +41,26 @@ export async function issueDeveloperToken(
     .setIssuer(settings.issuer)
     .setAudience(settings.audience)
     .setSubject(input.developerId)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + input.ttlSeconds)
+    .setJti(randomUUID())
+    .sign(key);
+  return { token, expiresIn: input.ttlSeconds, expiresAt: new Date((issuedAt + input.ttlSeconds) * 1000) };
+}
+
+/** Signs a client's access token (client_credentials): RFC 9068 claims, `sub` = `client_id`. */
+export async function issueClientToken(
+  keys: KeySet,
+  settings: TokenSettings & { clock: Clock },
+  input: { clientId: string; workspaceId: string; scopes: readonly string[]; ttlSeconds: number },
+): Promise<IssuedToken> {
+  const { kid, key } = await keys.signingKey();
+  const issuedAt = Math.floor(settings.clock.now().getTime() / 1000);
+  const token = await new SignJWT({ client_id: input.clientId, scope: input.scopes.join(' '), kind: CLIENT_TOKEN_KIND, ws: input.workspaceId })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setSubject(input.clientId)
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + input.ttlSeconds)
     .setJti(randomUUID())
@@ -138,6 +159,10 @@ export class JwtTokenVerifier implements TokenVerifier {
       if (payload.kind === DEVELOPER_TOKEN_KIND && audiences.includes(this.settings.audience)) {
         const scope = typeof payload.scope === 'string' ? payload.scope : '';
         return { principal: { kind: 'developer', developerId: payload.sub, scopes: scope.split(' ').filter(Boolean) }, expires, kid };
+      }
+      if (payload.kind === CLIENT_TOKEN_KIND && audiences.includes(this.settings.audience) && typeof payload.ws === 'string') {
+        const scope = typeof payload.scope === 'string' ? payload.scope : '';
+        return { principal: { kind: 'client', clientId: payload.sub, workspaceId: payload.ws, scopes: scope.split(' ').filter(Boolean) }, expires, kid };
       }
       if (payload.kind === USER_TOKEN_KIND && audiences.includes(userAudience) && typeof payload.db === 'string' && typeof payload.sid === 'string') {
         return { principal: { kind: 'user', userId: payload.sub, databaseId: payload.db, sessionId: payload.sid }, expires, kid };

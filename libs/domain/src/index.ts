@@ -12,3 +12,4 @@ export * from './data-plane.js';
 export * from './authorization.js';
 export * from './use-cases/tenants.js';
 export * from './use-cases/users.js';
+export * from './use-cases/clients.js';

@@ -46,7 +46,29 @@ export interface UserPrincipal {
   sessionId: string;
 }
 
-export type Principal = DeveloperPrincipal | UserPrincipal;
+/** An OAuth client acting for its workspace (client_credentials): it reaches that workspace only. */
+export interface ClientPrincipal {
+  kind: 'client';
+  clientId: string;
+  workspaceId: string;
+  scopes: readonly string[];
+}
+
+export type Principal = DeveloperPrincipal | UserPrincipal | ClientPrincipal;
+
+/** The principals that manage workspaces and databases: developers and their workspaces' clients. */
+export type ManagementPrincipal = DeveloperPrincipal | ClientPrincipal;
+
+export type OAuthClientType = 'confidential' | 'public';
+
+export interface OAuthClient {
+  id: string;
+  workspaceId: string;
+  name: string;
+  type: OAuthClientType;
+  redirectUris: string[];
+  created: Date;
+}
 
 export interface Tenant {
   id: string;

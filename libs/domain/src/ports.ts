@@ -1,5 +1,5 @@
 import type { DatabaseStatus } from './database-status.js';
-import type { Database, Developer, Principal, Workspace } from './model.js';
+import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
 import type { Region } from './regions.js';
 
 export interface DeveloperRepository {
@@ -14,6 +14,7 @@ export interface WorkspaceRepository {
   listForDeveloper(developerId: string): Promise<Workspace[]>;
   /** The workspace only if the developer belongs to it. */
   findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null>;
+  findById(id: string): Promise<Workspace | null>;
 }
 
 export interface DatabaseRepository {
@@ -96,9 +97,20 @@ export interface SigningKeyRepository {
   insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void>;
 }
 
+export interface OAuthClientRepository {
+  create(input: { id: string; workspaceId: string; name: string; type: OAuthClientType; secretDigest: string | null; redirectUris: string[]; createdBy: string }): Promise<OAuthClient>;
+  listForWorkspace(workspaceId: string): Promise<OAuthClient[]>;
+  find(workspaceId: string, id: string): Promise<OAuthClient | null>;
+  /** For the token endpoint: a live client by id, with its secret's digest. */
+  findForAuthentication(id: string): Promise<{ client: OAuthClient; secretDigest: string | null } | null>;
+  setSecretDigest(workspaceId: string, id: string, digest: string): Promise<boolean>;
+  delete(workspaceId: string, id: string): Promise<boolean>;
+}
+
 /** The repositories of one unit of work (one request): they share one identity map. */
 export interface Repositories {
   developers: DeveloperRepository;
   workspaces: WorkspaceRepository;
   databases: DatabaseRepository;
+  clients: OAuthClientRepository;
 }

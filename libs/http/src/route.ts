@@ -3,7 +3,8 @@ import type { Principal } from '@platform/domain';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
- * `none`: anyone. `developer`: a developer bearer token. `bearer`: a developer or a user bearer
+ * `none`: anyone. `developer`: a developer's bearer token, or a token of a client of the
+ * workspace (client_credentials). `bearer`: any of those or a user bearer
  * token (the use case decides what each may do). `session`: the session cookie, from an allowed
  * origin (cross-site requests are refused).
  */
@@ -19,6 +20,8 @@ export interface RouteInput<TScope, P, Q, B> {
   sessionToken: string | undefined;
   /** The client's address (the socket's; no proxy headers are trusted). */
   clientAddress: string;
+  /** A request header ('' when absent). */
+  header(name: string): string;
   /** Per-request dependencies (repositories over a forked EntityManager, services). */
   scope: TScope;
   requestId: string;
@@ -46,6 +49,12 @@ export interface Route<TScope = unknown, P = any, Q = any, B = any> {
   params?: Struct<P, any>;
   query?: Struct<Q, any>;
   body?: Struct<B, any>;
+  /**
+   * The body is form-encoded (`application/x-www-form-urlencoded`) and handed over unvalidated as
+   * string fields (or undefined for another content type): for protocols, such as OAuth's token
+   * endpoint, whose errors have their own shape.
+   */
+  form?: boolean;
   /** The success status and its body (none for 204). */
   success: { status: number; description: string; schema?: Struct<any, any>; contentType?: string };
   /** Error statuses this operation documents; 400 and 500 are implied for every operation. */

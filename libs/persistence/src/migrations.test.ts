@@ -3,8 +3,9 @@ import { migrationsList } from './migrations/index.js';
 import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, query, startServer, type ScratchDatabase, type TestServer } from './test-support.test.js';
 
-const MIGRATION = 'Migration20261122000000_control_plane';
-const TABLES = ['databases', 'developers', 'signing_keys', 'workspace_members', 'workspaces'];
+/** Every migration, in order: a run on a fresh database applies all of them. */
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients'];
+const TABLES = ['databases', 'developers', 'oauth_clients', 'signing_keys', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
   let server: TestServer;
@@ -48,37 +49,37 @@ describe('migrateControlPlane', function () {
   });
 
   it('lists exactly the control-plane migration', function () {
-    expect(migrationsList.map((migration) => migration.name)).to.deep.equal([MIGRATION]);
+    expect(migrationsList.map((migration) => migration.name)).to.deep.equal(MIGRATIONS);
   });
 
   it('migrates through a pool of one connection (the lock and the migration share it)', async function () {
     const control = await orm(database.url, 1);
-    expect(await migrateControlPlane(control)).to.deep.equal([MIGRATION]);
+    expect(await migrateControlPlane(control)).to.deep.equal(MIGRATIONS);
     expect(await migrateControlPlane(control)).to.deep.equal([]);
     expect(await publicTables(database.url)).to.deep.equal(TABLES);
   });
 
   it('applies the migration once; a second call applies nothing', async function () {
     const control = await orm(database.url);
-    expect(await migrateControlPlane(control)).to.deep.equal([MIGRATION]);
+    expect(await migrateControlPlane(control)).to.deep.equal(MIGRATIONS);
     expect(await publicTables(database.url)).to.deep.equal(TABLES);
 
     expect(await migrateControlPlane(control)).to.deep.equal([]);
-    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+    expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
   });
 
   it('finds the migration applied by another process and applies nothing', async function () {
-    expect(await migrateControlPlane(await orm(database.url))).to.deep.equal([MIGRATION]);
+    expect(await migrateControlPlane(await orm(database.url))).to.deep.equal(MIGRATIONS);
     expect(await migrateControlPlane(await orm(database.url))).to.deep.equal([]);
-    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+    expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
   });
 
   it('lets two processes migrate a fresh database at once: both succeed, the migration runs once', async function () {
     const [first, second] = await Promise.all([orm(database.url), orm(database.url)]);
     const results = await Promise.all([migrateControlPlane(first), migrateControlPlane(second)]);
 
-    expect(results.flat()).to.deep.equal([MIGRATION]);
-    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+    expect(results.flat()).to.deep.equal(MIGRATIONS);
+    expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
     expect(await publicTables(database.url)).to.deep.equal(TABLES);
   });
 
@@ -86,8 +87,8 @@ describe('migrateControlPlane', function () {
     const control = await orm(database.url);
     const results = await Promise.all([migrateControlPlane(control), migrateControlPlane(control)]);
 
-    expect(results.flat()).to.deep.equal([MIGRATION]);
-    expect(await appliedMigrations(database.url)).to.deep.equal([MIGRATION]);
+    expect(results.flat()).to.deep.equal(MIGRATIONS);
+    expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
   });
 
   it('creates the partial indexes the repositories and the provisioner rely on', async function () {

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Repositories } from '@platform/domain';
 import { MikroDatabaseRepository } from './repositories/database.repository.js';
 import { MikroDeveloperRepository } from './repositories/developer.repository.js';
+import { MikroOAuthClientRepository } from './repositories/oauth-client.repository.js';
 import { MikroWorkspaceRepository } from './repositories/workspace.repository.js';
 
 /** Repositories over a fresh EntityManager fork: call once per request, never share across requests. */
@@ -11,6 +12,7 @@ export function openRepositories(orm: MikroORM): Repositories {
     developers: new MikroDeveloperRepository(em),
     workspaces: new MikroWorkspaceRepository(em),
     databases: new MikroDatabaseRepository(em),
+    clients: new MikroOAuthClientRepository(em),
   };
 }
 

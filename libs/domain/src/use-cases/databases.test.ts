@@ -31,6 +31,10 @@ class FixedWorkspaces implements WorkspaceRepository {
   async findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null> {
     return this.entries.find((e) => e.workspace.slug === slug && e.members.includes(developerId))?.workspace ?? null;
   }
+
+  async findById(id: string): Promise<Workspace | null> {
+    return this.entries.find((e) => e.workspace.id === id)?.workspace ?? null;
+  }
 }
 
 class InMemoryDatabases implements DatabaseRepository {

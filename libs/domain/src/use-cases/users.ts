@@ -138,7 +138,7 @@ export async function getTenantUser(deps: DataPlaneDeps, caller: Principal, path
 /** Developers see every user; a user sees themselves and the users they share a tenant with. */
 async function visibleUser(access: DatabaseAccess, caller: Principal, userId: string): Promise<User> {
   await requireLiveSession(access, caller);
-  const visible = caller.kind === 'developer' || caller.userId === userId || (await access.data.users.shareTenant(caller.userId, userId));
+  const visible = caller.kind !== 'user' || caller.userId === userId || (await access.data.users.shareTenant(caller.userId, userId));
   const user = visible ? await access.data.users.find(userId) : null;
   if (!user) throw userNotFound(userId);
   return user;

@@ -50,6 +50,10 @@ class InMemoryWorkspaces implements WorkspaceRepository {
     const workspace = this.workspaces.find((w) => w.slug === slug);
     return workspace && this.members.get(workspace.id)?.has(developerId) ? workspace : null;
   }
+
+  async findById(id: string): Promise<Workspace | null> {
+    return this.workspaces.find((w) => w.id === id) ?? null;
+  }
 }
 
 class InMemoryDevelopers implements DeveloperRepository {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { requireDeveloper } from '../authorization.js';
+import { requireDeveloper, requireManagement } from '../authorization.js';
 import type { Developer, Principal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceRepository } from '../ports.js';
 import { assertWorkspaceSlug, slugFromName } from '../workspace-slug.js';
@@ -39,13 +39,22 @@ export async function createWorkspace(
   }
 }
 
-export function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
-  return deps.workspaces.listForDeveloper(requireDeveloper(caller).developerId);
+export async function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
+  const manager = requireManagement(caller);
+  if (manager.kind === 'client') {
+    const own = await deps.workspaces.findById(manager.workspaceId);
+    return own ? [own] : [];
+  }
+  return deps.workspaces.listForDeveloper(manager.developerId);
 }
 
 /** A workspace the caller does not belong to answers exactly like one that does not exist. */
 export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug: string): Promise<Workspace> {
-  const workspace = await deps.workspaces.findBySlugForDeveloper(slug, requireDeveloper(caller).developerId);
+  const manager = requireManagement(caller);
+  const workspace =
+    manager.kind === 'client'
+      ? await deps.workspaces.findById(manager.workspaceId).then((own) => (own?.slug === slug ? own : null))
+      : await deps.workspaces.findBySlugForDeveloper(slug, manager.developerId);
   if (!workspace) throw new NotFoundError('workspace_not_found', `Workspace '${slug}' not found`);
   return workspace;
 }

@@ -1,4 +1,5 @@
 import type {
+  ClientSecrets,
   ClusterDirectory,
   DataPlane,
   DatabaseLocator,
@@ -21,6 +22,7 @@ export interface ApiScope {
   hasher: PasswordHasher;
   userTokens: UserTokenIssuer;
   throttle: LoginThrottle;
+  secrets: ClientSecrets;
   sessions: { ttlSeconds: number; cookieName: string; secureCookie: boolean };
   /** The public {api_url}, reported as a database's apiHost. */
   publicApiUrl: string;

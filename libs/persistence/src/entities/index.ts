@@ -1,7 +1,8 @@
 import { DatabaseEntity } from './database.entity.js';
 import { DeveloperEntity } from './developer.entity.js';
+import { OAuthClientEntity } from './oauth-client.entity.js';
 import { SigningKeyEntity } from './signing-key.entity.js';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity.js';
 
-export { DatabaseEntity, DeveloperEntity, SigningKeyEntity, WorkspaceEntity, WorkspaceMemberEntity };
-export const entities = [DeveloperEntity, WorkspaceEntity, WorkspaceMemberEntity, DatabaseEntity, SigningKeyEntity];
+export { DatabaseEntity, DeveloperEntity, OAuthClientEntity, SigningKeyEntity, WorkspaceEntity, WorkspaceMemberEntity };
+export const entities = [DeveloperEntity, WorkspaceEntity, WorkspaceMemberEntity, DatabaseEntity, SigningKeyEntity, OAuthClientEntity];

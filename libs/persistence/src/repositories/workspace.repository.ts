@@ -38,6 +38,11 @@ export class MikroWorkspaceRepository implements WorkspaceRepository {
     return memberships.map((member) => toWorkspace(member.workspace));
   }
 
+  async findById(id: string): Promise<Workspace | null> {
+    const row = await this.em.findOne(WorkspaceEntity, { id });
+    return row ? toWorkspace(row) : null;
+  }
+
   async findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null> {
     const member = await this.em.findOne(
       WorkspaceMemberEntity,

@@ -1,0 +1,132 @@
+import { requireDeveloper } from '../authorization.js';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import type { OAuthClient, OAuthClientType, Principal } from '../model.js';
+import type { OAuthClientRepository, WorkspaceRepository } from '../ports.js';
+import { getWorkspace } from './workspaces.js';
+
+export interface ClientDeps {
+  workspaces: WorkspaceRepository;
+  clients: OAuthClientRepository;
+  secrets: ClientSecrets;
+}
+
+/** High-entropy client secrets, stored as digests (a slow password hash is for passwords). */
+export interface ClientSecrets {
+  newClientId(): string;
+  generate(): { secret: string; digest: string };
+  /** Constant-time comparison of a presented secret with a stored digest. */
+  matches(secret: string, digest: string): boolean;
+}
+
+/** RFC 6749 section 5.2 errors of the token endpoint. */
+export class OAuthError extends DomainError {
+  constructor(
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope',
+    description: string,
+  ) {
+    super(error === 'invalid_client' ? 'unauthenticated' : 'validation', error, description);
+  }
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Redirect URIs are exact (no wildcards). Public clients (command-line tools) may only use
+ * loopback http (RFC 8252 section 7.3); confidential ones https, or loopback http for development.
+ */
+export function assertRedirectUris(type: OAuthClientType, uris: string[]): void {
+  for (const uri of uris) {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      throw new ValidationError('invalid_redirect_uri', `'${uri}' is not an absolute URL`);
+    }
+    if (url.hash) throw new ValidationError('invalid_redirect_uri', `'${uri}' must not have a fragment`);
+    const loopback = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname === '::1' ? '[::1]' : url.hostname);
+    if (type === 'public' && !loopback) {
+      throw new ValidationError('invalid_redirect_uri', `A public client's redirect URIs must be loopback http URLs; '${uri}' is not`);
+    }
+    if (type === 'confidential' && !loopback && url.protocol !== 'https:') {
+      throw new ValidationError('invalid_redirect_uri', `'${uri}' must use https (or be a loopback http URL)`);
+    }
+  }
+}
+
+/** Registers a client; a confidential one's secret is returned here and never again. */
+export async function registerClient(
+  deps: ClientDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  input: { name: string; type: OAuthClientType; redirectUris: string[] },
+): Promise<{ client: OAuthClient; secret: string | null }> {
+  const developer = requireDeveloper(caller);
+  assertRedirectUris(input.type, input.redirectUris);
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  const generated = input.type === 'confidential' ? deps.secrets.generate() : null;
+  const client = await deps.clients.create({
+    id: deps.secrets.newClientId(),
+    workspaceId: workspace.id,
+    name: input.name.trim(),
+    type: input.type,
+    secretDigest: generated?.digest ?? null,
+    redirectUris: [...new Set(input.redirectUris)],
+    createdBy: developer.developerId,
+  });
+  return { client, secret: generated?.secret ?? null };
+}
+
+export async function listClients(deps: ClientDeps, caller: Principal, workspaceSlug: string): Promise<OAuthClient[]> {
+  requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  return deps.clients.listForWorkspace(workspace.id);
+}
+
+function clientNotFound(id: string): NotFoundError {
+  return new NotFoundError('client_not_found', `Client '${id}' not found`);
+}
+
+/** A new secret replaces the old one at once. */
+export async function rotateClientSecret(
+  deps: ClientDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  clientId: string,
+): Promise<{ client: OAuthClient; secret: string }> {
+  requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  const client = await deps.clients.find(workspace.id, clientId);
+  if (!client) throw clientNotFound(clientId);
+  if (client.type !== 'confidential') throw new ValidationError('public_client', 'A public client has no secret');
+  const { secret, digest } = deps.secrets.generate();
+  if (!(await deps.clients.setSecretDigest(workspace.id, clientId, digest))) throw clientNotFound(clientId);
+  return { client, secret };
+}
+
+export async function deleteClient(deps: ClientDeps, caller: Principal, workspaceSlug: string, clientId: string): Promise<void> {
+  requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  if (!(await deps.clients.delete(workspace.id, clientId))) throw clientNotFound(clientId);
+}
+
+/**
+ * The client_credentials grant: authenticates a confidential client (every failure reads
+ * `invalid_client`) and returns what its token carries: its workspace and the granted scopes.
+ */
+export async function clientCredentialsGrant(
+  deps: { clients: OAuthClientRepository; secrets: ClientSecrets },
+  credentials: { clientId: string; clientSecret: string | undefined },
+  requestedScope: string | undefined,
+): Promise<{ client: OAuthClient; scopes: string[] }> {
+  const found = await deps.clients.findForAuthentication(credentials.clientId);
+  const digest = found?.secretDigest ?? null;
+  // Compare even without a client, so an unknown id and a wrong secret take the same time.
+  const matches = deps.secrets.matches(credentials.clientSecret ?? '', digest ?? '0'.repeat(43));
+  if (found && found.client.type === 'public' && credentials.clientSecret === undefined) {
+    throw new OAuthError('unauthorized_client', 'A public client cannot use the client_credentials grant');
+  }
+  if (!found || !digest || !matches) throw new OAuthError('invalid_client', 'Client authentication failed');
+  const scopes = (requestedScope ?? '').split(' ').filter(Boolean);
+  if (scopes.length > 0) throw new OAuthError('invalid_scope', 'No scopes are defined yet; omit `scope`');
+  return { client: found.client, scopes };
+}
