@@ -40,8 +40,8 @@ export function loadApiConfig(env: Env): ApiConfig {
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
     dataPlane: {
-      maxPools: readInteger(env, 'DATA_PLANE_MAX_POOLS', 100, { min: 1, max: 10_000 }),
-      connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', 5, { min: 1, max: 100 }),
+      maxPools: readInteger(env, 'DATA_PLANE_MAX_POOLS', 50, { min: 1, max: 10_000 }),
+      connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', 4, { min: 1, max: 100 }),
     },
   };
 }

@@ -248,3 +248,21 @@ describe('databases', function () {
     });
   });
 });
+
+describe('sign-in to a database deleted a moment ago', function () {
+  it('answers the same 401 as any other sign-in failure, not 404', async function () {
+    const p = await platform();
+    const { token, slug } = await developerWithWorkspace(p);
+    const name = uniqueDatabaseName();
+    await createDatabase(p, token, slug, name);
+    await waitForStatus(p, token, slug, name, 'READY');
+    const D = `/workspaces/${slug}/databases/${name}`;
+    const tenant = await p.request('POST', `${D}/tenants`, { token, json: { name: 'Soon gone' } });
+    const user = await p.request('POST', `${D}/tenants/${tenant.body.id}/users`, { token, json: { email: 'gone@example.test', password: 'correct horse' } });
+    expect(user.status, user.text).to.equal(201);
+    // Signing in caches the database's path; deleting it leaves that path cached for a few seconds.
+    expect((await p.request('POST', `${D}/users/login`, { json: { email: 'gone@example.test', password: 'correct horse' } })).status).to.equal(200);
+    expect((await p.request('DELETE', D, { token })).status).to.equal(204);
+    expectApiError(await p.request('POST', `${D}/users/login`, { json: { email: 'gone@example.test', password: 'correct horse' } }), 401, 'authentication_failed');
+  });
+});

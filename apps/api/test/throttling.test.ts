@@ -97,6 +97,14 @@ describe('sign-in throttling', function () {
       expect(statuses.filter((status) => status === 429)).to.have.length(9);
     });
 
+    it('counts failures per account too, so spellings of the email that PostgreSQL folds alike do not reset the count', async function () {
+      const victim = await createUser(p, owner.token, T, { email: `alice-${Date.now()}@example.test` });
+      for (let i = 0; i < 3; i++) expectApiError(await login(owner.D, victim.email, `wrong ${i}`), 401, 'authentication_failed');
+      // A capital dotted I: JavaScript lower-cases it to "i̇", PostgreSQL's lower() finds the same account.
+      const variant = victim.email.replace('alice', 'alİce');
+      expectThrottled(await login(owner.D, variant, victim.password));
+    });
+
     it('counts the failures of one database only', async function () {
       const email = uniqueEmail();
       const here = await createUser(p, owner.token, T, { email });

@@ -441,14 +441,30 @@ describe('users', function () {
       expect(await memberIds(T2)).to.include(outsider.id);
     });
 
-    it('lets a member link another user and unlink themselves', async function () {
+    it('lets a member unlink only themselves, and link nobody (they could pull in anyone whose id they know)', async function () {
       const member = await createUser(p, owner.token, T1);
+      const colleague = await createUser(p, owner.token, T1);
       const other = await createUser(p, owner.token, T2);
-      expect((await p.request('PUT', `${T1}/users/${other.id}/link`, { token: member.jwt })).status).to.equal(200);
-      expect(await memberIds(T1)).to.include(other.id);
+      expectApiError(await p.request('PUT', `${T1}/users/${other.id}/link`, { token: member.jwt }), 403, 'developer_token_required');
+      expect(await memberIds(T1)).not.to.include(other.id);
+      expectApiError(await p.request('GET', `${owner.D}/users/${other.id}`, { token: member.jwt }), 404, 'user_not_found');
+      expectApiError(await p.request('DELETE', `${T1}/users/${colleague.id}/link`, { token: member.jwt }), 403, 'developer_token_required');
+      expect(await memberIds(T1)).to.include(colleague.id);
       expect((await p.request('DELETE', `${T1}/users/${member.id}/link`, { token: member.jwt })).status).to.equal(204);
       expect(await memberIds(T1)).not.to.include(member.id);
       expectApiError(await p.request('GET', `${T1}/users`, { token: member.jwt }), 404, 'tenant_not_found');
+    });
+  });
+
+  describe('ids are case-insensitive', function () {
+    it('treats an upper-case tenant or user id as the same id', async function () {
+      const user = await createUser(p, owner.token, T1);
+      const upperT = `${owner.D}/tenants/${T1.split('/').pop()!.toUpperCase()}`;
+      const signedIn = await p.request('POST', `${upperT}/users/login`, { json: { email: user.email, password: user.password } });
+      expect(signedIn.status, signedIn.text).to.equal(200);
+      const renamed = await p.request('PUT', `${owner.D}/users/${user.id.toUpperCase()}`, { token: user.jwt, json: { name: 'Upper' } });
+      expect(renamed.status, renamed.text).to.equal(200);
+      expect((await p.request('GET', `${owner.D}/users/${user.id.toUpperCase()}/tenants`, { token: user.jwt })).status).to.equal(200);
     });
   });
 

@@ -131,7 +131,7 @@ function errorMapper() {
 }
 
 function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {
-  const [error, result] = validate(value, struct);
+  const [error, result] = validate(value, struct, { coerce: true });
   if (error) throw new ValidationError('validation_failed', describeStructError(where, error as StructError));
   return result as T;
 }

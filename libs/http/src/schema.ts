@@ -2,6 +2,7 @@ import {
   Struct,
   array as ssArray,
   boolean as ssBoolean,
+  coerce,
   enums as ssEnums,
   integer as ssInteger,
   nullable as ssNullable,
@@ -69,11 +70,14 @@ export function dateTime(description?: string): Struct<string, null> {
   return tag(ssString(), { type: 'string', format: 'date-time', ...(description ? { description } : {}) });
 }
 
+/** A UUID, lower-cased on the way in (UUIDs are case-insensitive; comparisons downstream are not). */
 export function uuid(description?: string): Struct<string, null> {
-  return tag(
-    refine(ssString(), 'uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value) || 'must be a UUID'),
-    { type: 'string', format: 'uuid', ...(description ? { description } : {}) },
-  );
+  const checked = refine(ssString(), 'uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value) || 'must be a UUID');
+  return tag(coerce(checked, ssString(), (value) => value.toLowerCase()), {
+    type: 'string',
+    format: 'uuid',
+    ...(description ? { description } : {}),
+  });
 }
 
 export function oneOf<const T extends readonly string[]>(values: T, description?: string) {

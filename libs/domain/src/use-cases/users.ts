@@ -101,7 +101,19 @@ export async function signIn(
     await deps.hasher.verifyNothing(credentials.password);
     return fail();
   }
-  const found = await access.data.users.findCredentials(credentials.email.trim());
+  let found: Awaited<ReturnType<typeof access.data.users.findCredentials>>;
+  try {
+    found = await access.data.users.findCredentials(credentials.email.trim());
+  } catch (error) {
+    // Deleted a moment ago (a cached path still led here): a sign-in failure like any other.
+    if (!(error instanceof NotFoundError)) throw error;
+    await deps.hasher.verifyNothing(credentials.password);
+    return fail();
+  }
+  // The email key follows the text sent; this one follows the account, whatever spelling of it.
+  const userKeys = found ? [`user:${access.database.id}:${found.user.id}`] : [];
+  const userWait = deps.throttle.acquire(userKeys);
+  if (userWait !== null) throw new RateLimitedError(userWait);
   const passwordOk = found
     ? await deps.hasher.verify(credentials.password, found.passwordHash)
     : await deps.hasher.verifyNothing(credentials.password);
@@ -110,7 +122,7 @@ export async function signIn(
     const tenantIds = await access.data.users.tenantIds(found.user.id);
     if (!tenantIds.includes(path.tenantId)) return fail();
   }
-  deps.throttle.recordSuccess(keys);
+  deps.throttle.recordSuccess([...keys, ...userKeys]);
   return startSession(deps, access, found.user);
 }
 
@@ -178,18 +190,25 @@ export async function currentUser(deps: DataPlaneDeps, caller: Principal, worksp
   return { user: found, tenantIds: tenants.map((tenant) => tenant.id) };
 }
 
-/** Adds an existing user of the database to the tenant (a developer or a member may). */
+/**
+ * Adds an existing user of the database to the tenant. Developers only: a member could otherwise
+ * pull any user they know the id of into their tenant, and so see them.
+ */
 export async function linkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
   const { data, tenant } = await accessTenant(deps, caller, path);
+  if (caller.kind === 'user') throw new ForbiddenError('developer_token_required', 'Only a developer can add a user to a tenant');
   const user = await data.users.find(userId);
   if (!user) throw userNotFound(userId);
   await data.users.link(tenant.id, userId);
   return user;
 }
 
-/** Removes a user from the tenant (a developer or a member may; a member may remove themselves). */
+/** Removes a user from the tenant: a developer may remove anyone, a member only themselves. */
 export async function unlinkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<void> {
   const { data, tenant } = await accessTenant(deps, caller, path);
+  if (caller.kind === 'user' && caller.userId !== userId) {
+    throw new ForbiddenError('developer_token_required', 'A member can only remove themselves from a tenant');
+  }
   if (!(await data.users.unlink(tenant.id, userId))) throw userNotFound(userId);
 }
 

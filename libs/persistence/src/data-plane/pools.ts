@@ -38,7 +38,13 @@ export class DataPlanePools {
       // Map order is recency order: move to the end.
       this.pools.delete(url);
     } else {
-      const pool = new pg.Pool({ connectionString: url, max: this.options.connectionsPerDatabase ?? 5, idleTimeoutMillis: 30_000 });
+      const pool = new pg.Pool({
+        connectionString: url,
+        max: this.options.connectionsPerDatabase ?? 4,
+        // Connections give themselves back soon, and waiting for one is bounded (then 503).
+        idleTimeoutMillis: 10_000,
+        connectionTimeoutMillis: 10_000,
+      });
       pool.on('error', () => {});
       entry = { pool, lastUsed: now };
       this.evictOverflow();
@@ -68,7 +74,7 @@ export class DataPlanePools {
    * in flight or waiting stays (the limit is exceeded for a moment rather than a request broken).
    */
   private evictOverflow(): void {
-    const max = this.options.maxPools ?? 100;
+    const max = this.options.maxPools ?? 50;
     for (const [url, entry] of this.pools) {
       if (this.pools.size < max) break;
       if (isIdle(entry.pool)) this.end(url, entry);

@@ -3,6 +3,7 @@ import pg from 'pg';
 import {
   ConflictError,
   NotFoundError,
+  UnavailableError,
   TENANT_APP_ROLE,
   TENANT_CONTEXT_SETTING,
   type DataPlane,
@@ -30,17 +31,25 @@ interface Queryable {
   connect(): Promise<pg.PoolClient>;
 }
 
-/** A database dropped while a cached path still led to it: answer as for a missing database. */
+/**
+ * A database dropped while a cached path still led to it answers as a missing one; a server out
+ * of connections, or a pool that waited too long for one, as busy (503) rather than broken.
+ */
 function translate(error: unknown): never {
-  if ((error as { code?: string }).code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
+  const { code, message } = error as { code?: string; message?: string };
+  if (code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
+  if (code === '53300' || /timeout exceeded when trying to connect/i.test(message ?? '')) {
+    throw new UnavailableError('database_busy', 'The database is busy; try again shortly', { cause: error });
+  }
   throw error;
 }
 
-function guard(pool: pg.Pool): Queryable {
+/** Looks the pool up on every call: a pool evicted between two queries of a request is replaced, never reused. */
+function guard(pool: () => pg.Pool): Queryable {
   return {
     query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) =>
-      (typeof text === 'string' ? pool.query<R>(text, values) : pool.query<R>(text)).catch(translate),
-    connect: () => pool.connect().catch(translate),
+      (typeof text === 'string' ? pool().query<R>(text, values) : pool().query<R>(text)).catch(translate),
+    connect: () => pool().connect().catch(translate),
   };
 }
 
@@ -313,7 +322,8 @@ export class PgDataPlane implements DataPlane {
   ) {}
 
   open(database: Database): DataPlaneRepositories {
-    const pool = guard(this.pools.pool(this.urlFor(database)));
+    const url = this.urlFor(database);
+    const pool = guard(() => this.pools.pool(url));
     return {
       tenants: new PgTenantRepository(pool),
       users: new PgUserRepository(pool),
