@@ -201,6 +201,21 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
       $existing$;
     `,
   },
+  {
+    // Step 3: the built-in tables the role may read follow the tenant context too: in a tenant's
+    // context it sees that tenant and its members only, not every tenant and user of the database.
+    // (The platform's own queries run as the owner, which row-level security does not bind.)
+    version: 3,
+    sql: `
+      alter table public.tenants enable row level security;
+      create policy ${TENANT_POLICY} on public.tenants for select
+        using (${CURRENT_TENANT} is null or id = ${CURRENT_TENANT}::uuid);
+      alter table users.users enable row level security;
+      create policy ${TENANT_POLICY} on users.users for select
+        using (${CURRENT_TENANT} is null or exists (
+          select 1 from users.tenant_users tu where tu.user_id = users.id and tu.tenant_id = ${CURRENT_TENANT}::uuid));
+    `,
+  },
 ];
 
 export const BUILT_IN_SCHEMA_VERSION = BUILT_IN_SCHEMA_STEPS[BUILT_IN_SCHEMA_STEPS.length - 1].version;

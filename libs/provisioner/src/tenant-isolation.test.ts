@@ -18,7 +18,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected the promise to reject');
 }
 
-describe('tenant isolation (built-in schema step 2)', function () {
+describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   let postgres: TestPostgres;
   const drivers: PgClusterDriver[] = [];
   const pools: pg.Pool[] = [];
@@ -266,7 +266,8 @@ describe('tenant isolation (built-in schema step 2)', function () {
         tenants: await values<number>(client, 'select count(*)::int from tenants'),
       };
     });
-    expect(seen).to.deep.equal({ emails: ['someone@example.com'], tenants: [2] });
+    // Readable, and referenceable, but in A's context only A (step 3): the user belongs to no tenant.
+    expect(seen).to.deep.equal({ emails: [], tenants: [1] });
 
     const privileges = await pool.query(
       `select has_schema_privilege($1, 'auth', 'USAGE') as auth, has_schema_privilege($1, 'platform', 'USAGE') as platform,
@@ -296,6 +297,27 @@ describe('tenant isolation (built-in schema step 2)', function () {
     ]);
   });
 
+  it('shows the role only the current tenant and its members among the built-in tenants and users', async function () {
+    const { pool } = await provisioned();
+    const { a, b } = await twoTenants(pool);
+    const [alice, bob] = await values(pool, `insert into users.users (email) values ('alice@a.test'), ('bob@b.test') returning id`);
+    await pool.query('insert into users.tenant_users (tenant_id, user_id) values ($1, $2), ($3, $4)', [a, alice, b, bob]);
+    await asTenant(pool, a, async (client) => {
+      expect(await values(client, 'select id from tenants')).to.deep.equal([a]);
+      expect(await values(client, 'select email from users.users')).to.deep.equal(['alice@a.test']);
+    });
+    await asTenant(pool, b, async (client) => {
+      expect(await values(client, 'select id from tenants')).to.deep.equal([b]);
+      expect(await values(client, 'select email from users.users')).to.deep.equal(['bob@b.test']);
+    });
+    await asTenant(pool, null, async (client) => {
+      expect((await values(client, 'select id from tenants order by name')).length).to.equal(2);
+      expect(await values(client, 'select email from users.users order by email')).to.deep.equal(['alice@a.test', 'bob@b.test']);
+    });
+    // The platform's own connection (the owner) is not bound by it.
+    expect((await values(pool, 'select id from tenants')).length).to.equal(2);
+  });
+
   it('upgrading a database from step 1 isolates the tables it already has', async function () {
     const name = physicalName();
     const driver = newDriver();
@@ -319,7 +341,7 @@ describe('tenant isolation (built-in schema step 2)', function () {
   });
 
   it('installs twice without change, and into several databases at once', async function () {
-    expect(ALL_STEPS).to.deep.equal([1, 2]);
+    expect(ALL_STEPS).to.deep.equal([1, 2, 3]);
     const { name, pool } = await provisioned();
     await newDriver().installBuiltInSchema(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);
