@@ -24,23 +24,19 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
-/** Signs a developer access token (RFC 9068 claims) with the current key of the set. */
-export async function issueDeveloperToken(
+/** Signs an RFC 9068 access token with the current key of the set: the one place tokens are made. */
+async function signAccessToken(
   keys: KeySet,
   settings: TokenSettings & { clock: Clock },
-  input: { developerId: string; clientId: string; scopes: readonly string[]; ttlSeconds: number },
+  input: { subject: string; claims: Record<string, unknown>; ttlSeconds: number },
 ): Promise<IssuedToken> {
   const { kid, key } = await keys.signingKey();
   const issuedAt = Math.floor(settings.clock.now().getTime() / 1000);
-  const token = await new SignJWT({
-    client_id: input.clientId,
-    scope: input.scopes.join(' '),
-    kind: DEVELOPER_TOKEN_KIND,
-  })
+  const token = await new SignJWT(input.claims)
     .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
     .setIssuer(settings.issuer)
     .setAudience(settings.audience)
-    .setSubject(input.developerId)
+    .setSubject(input.subject)
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + input.ttlSeconds)
     .setJti(randomUUID())
@@ -48,24 +44,30 @@ export async function issueDeveloperToken(
   return { token, expiresIn: input.ttlSeconds, expiresAt: new Date((issuedAt + input.ttlSeconds) * 1000) };
 }
 
-/** Signs a client's access token (client_credentials): RFC 9068 claims, `sub` = `client_id`. */
-export async function issueClientToken(
+/** Signs a developer access token (RFC 9068 claims) with the current key of the set. */
+export function issueDeveloperToken(
+  keys: KeySet,
+  settings: TokenSettings & { clock: Clock },
+  input: { developerId: string; clientId: string; scopes: readonly string[]; ttlSeconds: number },
+): Promise<IssuedToken> {
+  return signAccessToken(keys, settings, {
+    subject: input.developerId,
+    claims: { client_id: input.clientId, scope: input.scopes.join(' '), kind: DEVELOPER_TOKEN_KIND },
+    ttlSeconds: input.ttlSeconds,
+  });
+}
+
+/** Signs a client's access token (client_credentials): `sub` = `client_id`, `ws` = its workspace. */
+export function issueClientToken(
   keys: KeySet,
   settings: TokenSettings & { clock: Clock },
   input: { clientId: string; workspaceId: string; scopes: readonly string[]; ttlSeconds: number },
 ): Promise<IssuedToken> {
-  const { kid, key } = await keys.signingKey();
-  const issuedAt = Math.floor(settings.clock.now().getTime() / 1000);
-  const token = await new SignJWT({ client_id: input.clientId, scope: input.scopes.join(' '), kind: CLIENT_TOKEN_KIND, ws: input.workspaceId })
-    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
-    .setIssuer(settings.issuer)
-    .setAudience(settings.audience)
-    .setSubject(input.clientId)
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + input.ttlSeconds)
-    .setJti(randomUUID())
-    .sign(key);
-  return { token, expiresIn: input.ttlSeconds, expiresAt: new Date((issuedAt + input.ttlSeconds) * 1000) };
+  return signAccessToken(keys, settings, {
+    subject: input.clientId,
+    claims: { client_id: input.clientId, scope: input.scopes.join(' '), kind: CLIENT_TOKEN_KIND, ws: input.workspaceId },
+    ttlSeconds: input.ttlSeconds,
+  });
 }
 
 /** Signs user access tokens for one platform database, bound to a server-side session. */
@@ -77,19 +79,13 @@ export class JwtUserTokenIssuer implements UserTokenIssuer {
   ) {}
 
   async issue(input: { userId: string; databaseId: string; sessionId: string }): Promise<{ jwt: string; maxAge: number }> {
-    const { kid, key } = await this.keys.signingKey();
     const maxAge = this.settings.maxAge ?? USER_TOKEN_MAX_AGE;
-    const issuedAt = Math.floor(this.settings.clock.now().getTime() / 1000);
-    const jwt = await new SignJWT({ kind: USER_TOKEN_KIND, db: input.databaseId, sid: input.sessionId })
-      .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: ACCESS_TOKEN_TYPE })
-      .setIssuer(this.settings.issuer)
-      .setAudience(this.settings.audience)
-      .setSubject(input.userId)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + maxAge)
-      .setJti(randomUUID())
-      .sign(key);
-    return { jwt, maxAge };
+    const { token } = await signAccessToken(this.keys, this.settings, {
+      subject: input.userId,
+      claims: { kind: USER_TOKEN_KIND, db: input.databaseId, sid: input.sessionId },
+      ttlSeconds: maxAge,
+    });
+    return { jwt: token, maxAge };
   }
 }
 
