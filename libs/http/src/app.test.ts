@@ -36,7 +36,7 @@ const routes = [
     operationId: 'echo',
     summary: 'echoes',
     tags: ['test'],
-    auth: 'developer',
+    auth: 'management',
     body: record({ n: int() }),
     success: { status: 200, description: 'the body', schema: record({ n: int() }) },
     errors: [],

@@ -167,9 +167,9 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
     const state = ctx.state as RequestState;
     let caller = undefined as unknown as Principal;
     let sessionToken: string | undefined;
-    if (route.auth === 'developer' || route.auth === 'bearer') {
+    if (route.auth === 'management' || route.auth === 'bearer') {
       caller = await authenticate(ctx, options.tokenVerifier);
-      if (route.auth === 'developer') requireManagement(caller);
+      if (route.auth === 'management') requireManagement(caller);
     } else if (route.auth === 'session') {
       assertSameSite(ctx, options.allowedOrigins ?? []);
       sessionToken = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token') || undefined;

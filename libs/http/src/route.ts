@@ -3,12 +3,12 @@ import type { Principal } from '@platform/domain';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
- * `none`: anyone. `developer`: a developer's bearer token, or a token of a client of the
+ * `none`: anyone. `management`: a developer's bearer token, or a token of a client of the
  * workspace (client_credentials). `bearer`: any of those or a user bearer
  * token (the use case decides what each may do). `session`: the session cookie, from an allowed
  * origin (cross-site requests are refused).
  */
-export type RouteAuth = 'none' | 'developer' | 'bearer' | 'session';
+export type RouteAuth = 'none' | 'management' | 'bearer' | 'session';
 
 export interface RouteInput<TScope, P, Q, B> {
   params: P;
