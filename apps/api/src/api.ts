@@ -1,8 +1,7 @@
-import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, MemoryLoginThrottle, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock } from '@platform/domain';
-import { createHttpApp, managementRoutes, serve, type ApiScope } from '@platform/http';
+import { createHttpApp, managementRoutes, serve, type ApiScope, type Serving } from '@platform/http';
 import {
   CachedDatabaseLocator,
   DataPlanePools,
@@ -16,12 +15,8 @@ import {
 import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 
-export interface RunningApi {
-  url: string;
-  server: Server;
-  /** Stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
-  close(): Promise<void>;
-}
+/** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
+export type RunningApi = Serving;
 
 /** Opens the control plane, builds the management API, starts the provisioner and listens. */
 export async function startApi(config: ApiConfig, options: { logger?: Logger } = {}): Promise<RunningApi> {

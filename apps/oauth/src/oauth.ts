@@ -1,16 +1,11 @@
-import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import type { PlatformConfig } from '@platform/config';
 import { JwtTokenVerifier, KeySet, Sha256ClientSecrets, issueClientToken } from '@platform/auth';
 import { clientCredentialsGrant, systemClock } from '@platform/domain';
-import { createHttpApp, serve, tokenServiceRoutes, type TokenServiceScope } from '@platform/http';
+import { createHttpApp, serve, tokenServiceRoutes, type Serving, type TokenServiceScope } from '@platform/http';
 import { MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane } from '@platform/persistence';
 
-export interface RunningTokenService {
-  url: string;
-  server: Server;
-  close(): Promise<void>;
-}
+export type RunningTokenService = Serving;
 
 /**
  * The token service: owns the signing key set (creating the first key), publishes it as JWKS

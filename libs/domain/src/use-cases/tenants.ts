@@ -19,7 +19,7 @@ export interface DatabaseAccess {
 
 const TENANT_NAME_MAX = 255;
 
-export function tokenNotForDatabase(): UnauthenticatedError {
+function tokenNotForDatabase(): UnauthenticatedError {
   return new UnauthenticatedError('The token is not valid for this database', 'invalid_token');
 }
 

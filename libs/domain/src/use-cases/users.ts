@@ -90,16 +90,13 @@ export async function signIn(
   const wait = deps.throttle.acquire(keys);
   if (wait !== null) throw new RateLimitedError(wait);
 
-  const fail = async (): Promise<never> => {
-    throw authenticationFailed();
-  };
   let access: DatabaseAccess;
   try {
     access = await locateForSignIn(deps, path.workspaceSlug, path.databaseName, authenticationFailed);
   } catch (error) {
     if (!(error instanceof UnauthenticatedError)) throw error;
     await deps.hasher.verifyNothing(credentials.password);
-    return fail();
+    throw authenticationFailed();
   }
   let found: Awaited<ReturnType<typeof access.data.users.findCredentials>>;
   try {
@@ -108,7 +105,7 @@ export async function signIn(
     // Deleted a moment ago (a cached path still led here): a sign-in failure like any other.
     if (!(error instanceof NotFoundError)) throw error;
     await deps.hasher.verifyNothing(credentials.password);
-    return fail();
+    throw authenticationFailed();
   }
   // The email key follows the text sent; this one follows the account, whatever spelling of it.
   const userKeys = found ? [`user:${access.database.id}:${found.user.id}`] : [];
@@ -117,10 +114,10 @@ export async function signIn(
   const passwordOk = found
     ? await deps.hasher.verify(credentials.password, found.passwordHash)
     : await deps.hasher.verifyNothing(credentials.password);
-  if (!found || !passwordOk) return fail();
+  if (!found || !passwordOk) throw authenticationFailed();
   if (path.tenantId !== undefined) {
     const tenantIds = await access.data.users.tenantIds(found.user.id);
-    if (!tenantIds.includes(path.tenantId)) return fail();
+    if (!tenantIds.includes(path.tenantId)) throw authenticationFailed();
   }
   deps.throttle.recordSuccess([...keys, ...userKeys]);
   return startSession(deps, access, found.user);
