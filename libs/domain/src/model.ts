@@ -35,6 +35,10 @@ export interface DeveloperPrincipal {
   kind: 'developer';
   developerId: string;
   scopes: readonly string[];
+  /** Set when the token was issued to a workspace's own client: it reaches that workspace only. */
+  workspaceId?: string;
+  /** The refresh-token family the token came from; revoking the family ends the token. */
+  familyId?: string;
 }
 
 /** A user of one platform database, signed in through one session. */
