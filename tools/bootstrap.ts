@@ -1,11 +1,20 @@
-// First-run work shared by `npm start` and `npm run token`: the control plane's database
-// (embedded unless DATABASE_URL is set), its migrations, the signing key, and a developer with
-// a default workspace, so that a fresh clone has someone to hand a token to.
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { issueDeveloperToken, KeySet } from '@platform/auth';
-import { loadPlatformConfig, readPort, readString, type Env, type PlatformConfig } from '@platform/config';
-import { bootstrapDeveloper, systemClock } from '@platform/domain';
+// First-run work of `npm start`: the control plane's database (embedded unless DATABASE_URL is
+// set), its migrations, the signing key, and a developer with a default workspace and a client,
+// so that a fresh clone has someone to sign in and something to get a token with.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { KeySet, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
+import { loadPlatformConfig, loadSignInSettings, readPort, readString, type Env, type PlatformConfig } from '@platform/config';
+import {
+  API_SCOPES,
+  bootstrapDeveloper,
+  registerClient,
+  rotateClientSecret,
+  systemClock,
+  type DeveloperRepository,
+  type Principal,
+} from '@platform/domain';
 import {
   MikroSigningKeyRepository,
   migrateControlPlane,
@@ -44,28 +53,97 @@ export function runningEmbeddedUrl(env: Env): string | null {
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${settings.port}/${CONTROL_PLANE_DATABASE}`;
 }
 
-/** Migrates, ensures a signing key and the default developer, and mints a developer token. */
-export async function prepareControlPlane(config: PlatformConfig) {
+/** What `npm start` keeps for the local installation (mode 0600, in the git-ignored data folder). */
+export interface LocalCredentials {
+  /** The default developer, who can sign in on the token service's sign-in page. */
+  developer: { email: string; password: string };
+  /** A confidential client of the default workspace, for the client_credentials grant. */
+  client: { client_id: string; client_secret: string };
+}
+
+/** Next to the embedded PostgreSQL's folder: `.data/local-credentials.json` by default. */
+export function localCredentialsPath(env: Env): string {
+  return join(dirname(embeddedSettings(env).dir), 'local-credentials.json');
+}
+
+export function readLocalCredentials(env: Env): LocalCredentials | null {
+  const path = localCredentialsPath(env);
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as LocalCredentials;
+  } catch {
+    return null;
+  }
+}
+
+const LOCAL_CLIENT_NAME = 'Local command line (npm start)';
+
+/**
+ * Migrates, ensures a signing key, the default developer (with a password) and workspace, and
+ * a confidential client of that workspace whose secret is new at every start. Mints no token:
+ * tokens come from the token service.
+ */
+export async function prepareControlPlane(config: PlatformConfig, env: Env) {
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 2 });
   try {
     const applied = await migrateControlPlane(orm);
     const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
     await keys.ensureSigningKey();
-    const { developer, workspace } = await bootstrapDeveloper(openRepositories(orm), {
+    const repos = openRepositories(orm);
+    const { developer, workspace } = await bootstrapDeveloper(repos, {
       email: DEFAULT_DEVELOPER.email,
       name: DEFAULT_DEVELOPER.name,
       workspaceName: DEFAULT_WORKSPACE.name,
       workspaceSlug: DEFAULT_WORKSPACE.slug,
     });
-    const token = await issueDeveloperToken(
-      keys,
-      { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock },
-      { developerId: developer.id, clientId: 'platform-bootstrap', scopes: [], ttlSeconds: config.developerTokenTtlSeconds },
-    );
-    return { applied, developer, workspace, token };
+    const known = readLocalCredentials(env);
+    const password = await ensurePassword(repos.developers, developer.id, known?.developer.password, loadSignInSettings(env).passwordHashLogN);
+
+    const caller: Principal = { kind: 'developer', developerId: developer.id, scopes: API_SCOPES };
+    const clientDeps = { ...repos, secrets: new Sha256ClientSecrets() };
+    const existing = (await repos.clients.listForWorkspace(workspace.id)).find((client) => client.name === LOCAL_CLIENT_NAME);
+    const clientId =
+      existing?.id ?? (await registerClient(clientDeps, caller, workspace.slug, { name: LOCAL_CLIENT_NAME, type: 'confidential', redirectUris: [] })).client.id;
+    const { secret } = await rotateClientSecret(clientDeps, caller, workspace.slug, clientId);
+
+    const credentials: LocalCredentials = {
+      developer: { email: developer.email, password },
+      client: { client_id: clientId, client_secret: secret },
+    };
+    const path = localCredentialsPath(env);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(path, 0o600);
+    return { applied, developer, workspace, credentials, credentialsPath: path };
   } finally {
     await orm.close();
   }
+}
+
+/** Keeps the default developer's known password if it still verifies; otherwise sets a new one. */
+async function ensurePassword(developers: DeveloperRepository, developerId: string, known: string | undefined, logN: number): Promise<string> {
+  const hasher = new ScryptPasswordHasher(logN);
+  const current = await developers.findById(developerId);
+  const stored = current ? await developers.findCredentials(current.email) : null;
+  if (known && stored?.passwordHash && (await hasher.verify(known, stored.passwordHash))) return known;
+  const password = randomBytes(15).toString('base64url');
+  await developers.setPasswordHash(developerId, await hasher.hash(password));
+  return password;
+}
+
+/** A client_credentials token from the token service, as any client would get one. */
+export async function requestClientToken(issuer: string, client: LocalCredentials['client']): Promise<{ access_token: string; expires_in: number }> {
+  const response = await fetch(`${issuer}/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const body = (await response.json()) as { access_token: string; expires_in: number; error?: string; error_description?: string };
+  if (!response.ok) throw new Error(`the token service answered ${response.status}: ${body.error} ${body.error_description ?? ''}`);
+  return body;
 }
 
 export function loadConfigOrExit(env: Env): PlatformConfig {

@@ -1,17 +1,17 @@
-// `npm run token`: prints a fresh developer token for the default developer. Works against the
-// embedded PostgreSQL of a running `npm start`, or the control plane named by DATABASE_URL.
-import { loadConfigOrExit, prepareControlPlane, runningEmbeddedUrl } from './bootstrap.js';
+// `npm run token`: prints a fresh access token for the default workspace, from the running token
+// service's client_credentials grant, with the local client `npm start` set up.
+import { loadConfigOrExit, localCredentialsPath, readLocalCredentials, requestClientToken, runningEmbeddedUrl } from './bootstrap.js';
 
-const databaseUrl = process.env.DATABASE_URL || runningEmbeddedUrl(process.env);
-if (!databaseUrl) {
-  console.error('No control plane: run `npm start` first, or set DATABASE_URL.');
+const credentials = readLocalCredentials(process.env);
+if (!credentials) {
+  console.error(`No ${localCredentialsPath(process.env)}: run \`npm start\` first.`);
   process.exit(1);
 }
-const config = loadConfigOrExit({ ...process.env, DATABASE_URL: databaseUrl });
+// The control plane's URL is not needed here, but the configuration requires one.
+const config = loadConfigOrExit({ ...process.env, DATABASE_URL: process.env.DATABASE_URL || runningEmbeddedUrl(process.env) || 'postgres://unused/unused' });
 try {
-  const { token } = await prepareControlPlane(config);
-  console.log(token.token);
+  console.log((await requestClientToken(config.oauth.issuer, credentials.client)).access_token);
 } catch (error) {
-  console.error(`Could not reach the control plane (is \`npm start\` running?): ${(error as Error).message}`);
+  console.error(`Could not get a token from ${config.oauth.issuer} (is \`npm start\` running?): ${(error as Error).message}`);
   process.exit(1);
 }

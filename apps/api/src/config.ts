@@ -1,12 +1,21 @@
-import { ConfigError, loadPlatformConfig, readEnum, readInteger, readOptionalString, type Env, type PlatformConfig } from '@platform/config';
+import {
+  ConfigError,
+  loadPlatformConfig,
+  loadSignInSettings,
+  readEnum,
+  readInteger,
+  readOptionalString,
+  type Env,
+  type PlatformConfig,
+  type SignInSettings,
+} from '@platform/config';
 
-export interface ApiConfig extends PlatformConfig {
+export interface ApiConfig extends PlatformConfig, SignInSettings {
   /** Check every response against its schema (tests, development). */
   validateResponses: boolean;
-  /** scrypt cost of new password hashes (2^logN). */
-  passwordHashLogN: number;
   sessionTtlSeconds: number;
-  login: { maxFailuresPerEmail: number; maxFailuresPerClient: number; windowSeconds: number };
+  /** How often revoked refresh-token families are read: the bound on a revocation reaching this API. */
+  revocationPollMs: number;
   /** Origins whose pages may send cookie-authenticated requests. */
   allowedOrigins: string[];
   /** How long a READY database found by path or id is cached (the staleness bound). */
@@ -30,13 +39,9 @@ export function loadApiConfig(env: Env): ApiConfig {
   return {
     ...platform,
     validateResponses: readEnum(env, 'VALIDATE_RESPONSES', 'false', ['true', 'false']) === 'true',
-    passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
+    ...loadSignInSettings(env),
     sessionTtlSeconds: readInteger(env, 'SESSION_TTL', 7 * 24 * 3600, { min: 60, max: 90 * 24 * 3600 }),
-    login: {
-      maxFailuresPerEmail: readInteger(env, 'LOGIN_MAX_FAILURES_PER_EMAIL', 5, { min: 1, max: 1_000_000 }),
-      maxFailuresPerClient: readInteger(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 100, { min: 1, max: 1_000_000 }),
-      windowSeconds: readInteger(env, 'LOGIN_FAILURE_WINDOW', 900, { min: 1, max: 86_400 }),
-    },
+    revocationPollMs: readInteger(env, 'REVOCATION_POLL_MS', 5_000, { min: 100, max: 60_000 }),
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
     dataPlane: {

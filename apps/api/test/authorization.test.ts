@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { issueDeveloperToken } from '@platform/auth';
-import { systemClock } from '@platform/domain';
+import { API_SCOPES, systemClock } from '@platform/domain';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
 import { createDatabase, developerWithWorkspace, expectApiError } from './support/fixtures.js';
 
@@ -48,7 +48,7 @@ describe('authorization', function () {
     const publicJwk = jwks.keys.find((key) => key.kid === kid);
     const stranger = await generateKeyPair('ES256');
     const sign = (settings: { issuer: string; audience: string }, developerId = owner.developer.id) =>
-      issueDeveloperToken(p.controlPlane.keys, { ...settings, clock: systemClock }, { developerId, clientId: 'tests', scopes: [], ttlSeconds: 600 }).then((t) => t.token);
+      issueDeveloperToken(p.controlPlane.keys, { ...settings, clock: systemClock }, { developerId, clientId: 'tests', scopes: API_SCOPES, ttlSeconds: 600 }).then((t) => t.token);
     return {
       'alg none': `${base64url({ alg: 'none', typ: 'at+jwt', kid })}.${base64url(claims)}.`,
       'HS256 keyed with the public key': await new SignJWT(claims)

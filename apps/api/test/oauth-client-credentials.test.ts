@@ -165,7 +165,7 @@ describe('OAuth clients and the client_credentials grant', function () {
       const { status, body } = await token('GET', path);
       expect(status).to.equal(200);
       expect(body).to.include({ issuer, token_endpoint: `${issuer}/oauth2/token`, jwks_uri: `${issuer}/.well-known/jwks.json` });
-      expect(body.grant_types_supported).to.deep.equal(['client_credentials']);
+      expect(body.grant_types_supported).to.have.members(['authorization_code', 'refresh_token', 'client_credentials']);
     }
   });
 });

@@ -1,48 +1,94 @@
 import { pino, type Logger } from 'pino';
-import type { PlatformConfig } from '@platform/config';
-import { JwtTokenVerifier, KeySet, Sha256ClientSecrets, issueClientToken } from '@platform/auth';
-import { clientCredentialsGrant, systemClock } from '@platform/domain';
+import { JwtAccessTokens, JwtTokenVerifier, KeySet, MemoryLoginThrottle, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
+import {
+  authenticateClient,
+  authenticateDeveloper,
+  checkAuthorizationRequest,
+  clientCredentialsTokens,
+  exchangeAuthorizationCode,
+  introspectToken,
+  issueAuthorizationCode,
+  refreshTokens,
+  revokeToken,
+  signUpDeveloper,
+  systemClock,
+  type GrantDeps,
+} from '@platform/domain';
 import { createHttpApp, serve, tokenServiceRoutes, type Serving, type TokenServiceScope } from '@platform/http';
-import { MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane } from '@platform/persistence';
+import { MikroGrantStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane } from '@platform/persistence';
+import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
 
 /**
  * The token service: owns the signing key set (creating the first key), publishes it as JWKS
- * with RFC 8414 metadata, and answers the client_credentials grant. More grants are to come.
+ * with RFC 8414 metadata, signs developers in, and answers the authorization_code (PKCE),
+ * refresh_token and client_credentials grants, revocation and introspection.
  */
-export async function startTokenService(config: PlatformConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
+export async function startTokenService(config: OAuthConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
-  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 4 });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8 });
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
   await keys.ensureSigningKey();
   const secrets = new Sha256ClientSecrets();
+  const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
+  // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
+  void hasher.verifyNothing('');
+  const throttle = new MemoryLoginThrottle({
+    clock: systemClock,
+    limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },
+    windowSeconds: config.login.windowSeconds,
+  });
+  const tokens = new JwtAccessTokens(keys, {
+    issuer: config.oauth.issuer,
+    audience: config.api.publicBaseUrl,
+    clock: systemClock,
+    ttlSeconds: config.developerTokenTtlSeconds,
+  });
+  const grants = new MikroGrantStore(orm);
+  const settings = {
+    clock: systemClock,
+    codeTtlSeconds: config.codeTtlSeconds,
+    refreshTtlSeconds: config.refreshTokenTtlSeconds,
+    issuer: config.oauth.issuer,
+  };
+  /** Dependencies over a fresh unit of work: one per request. */
+  const deps = (): GrantDeps => {
+    const repos = openRepositories(orm);
+    return { clients: repos.clients, developers: repos.developers, workspaces: repos.workspaces, secrets, grants, tokens, settings };
+  };
+  const scope: TokenServiceScope = {
+    issuer: config.oauth.issuer,
+    jwks: () => keys.publicJwks(),
+    controlPlaneReady: () => pingControlPlane(orm),
+    authenticateClient: (credentials) => authenticateClient({ clients: openRepositories(orm).clients, secrets }, credentials),
+    clientCredentials: (client, requested) => clientCredentialsTokens({ tokens }, client, requested),
+    authorizationCode: (client, input) => exchangeAuthorizationCode(deps(), client, input),
+    refresh: (client, input) => refreshTokens(deps(), client, input),
+    revoke: (client, token, hint) => revokeToken({ grants, tokens }, client, token, hint),
+    introspect: (client, token) => introspectToken({ grants, tokens, settings }, client, token),
+    checkAuthorization: (params) => checkAuthorizationRequest({ clients: openRepositories(orm).clients, settings }, params),
+    signInAndAuthorize: async (request, credentials, clientAddress) => {
+      const { developers } = openRepositories(orm);
+      const developer = await authenticateDeveloper({ developers, hasher, throttle }, credentials, clientAddress);
+      return issueAuthorizationCode(deps(), request, developer);
+    },
+    signUp: async (input) => {
+      await signUpDeveloper({ developers: openRepositories(orm).developers, hasher, throttle }, input);
+    },
+  };
   const app = createHttpApp<TokenServiceScope>({
     routes: tokenServiceRoutes,
     logger,
-    // No operation of the token service takes a bearer token yet.
+    // No operation of the token service takes a bearer token: clients authenticate in the form.
     tokenVerifier: new JwtTokenVerifier(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock }),
-    openScope: () => ({
-      issuer: config.oauth.issuer,
-      jwks: () => keys.publicJwks(),
-      controlPlaneReady: () => pingControlPlane(orm),
-      clientCredentials: async ({ clientId, clientSecret, scope }) => {
-        const { client, scopes } = await clientCredentialsGrant(
-          { clients: openRepositories(orm).clients, secrets },
-          { clientId, clientSecret },
-          scope,
-        );
-        const issued = await issueClientToken(
-          keys,
-          { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock },
-          { clientId: client.id, workspaceId: client.workspaceId, scopes, ttlSeconds: config.developerTokenTtlSeconds },
-        );
-        return { accessToken: issued.token, expiresIn: issued.expiresIn, scopes };
-      },
-    }),
+    openScope: () => scope,
     openapi: {
       title: 'Multi-tenant PostgreSQL platform token service',
       version: `0.1.0-${config.buildHash}`,
+      description:
+        'OAuth 2.0 authorization server (RFC 6749, 7636, 8414, 7009, 7662, 9068) for the platform\'s management API. ' +
+        'Errors of the OAuth endpoints are RFC 6749 `{error, error_description}`.',
       servers: [{ url: config.oauth.issuer, description: 'token service' }],
     },
   });

@@ -8,6 +8,7 @@ export {
   USER_TOKEN_MAX_AGE,
   JwtTokenVerifier,
   JwtUserTokenIssuer,
+  JwtAccessTokens,
   issueDeveloperToken,
   type IssuedToken,
   type TokenSettings,

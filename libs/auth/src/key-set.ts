@@ -42,8 +42,12 @@ export class KeySet {
     await this.rotate();
   }
 
-  /** Adds a new signing key; older keys keep verifying until they expire. */
-  async rotate(): Promise<string> {
+  /**
+   * Adds a new signing key. With `retireOthers`, every older key stops signing when the new one
+   * starts (after the publish delay) and stops verifying `maxTokenSeconds` later, when the last
+   * token it signed has expired; without it, older keys go on as they were.
+   */
+  async rotate(retireOthers?: { maxTokenSeconds: number }): Promise<string> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
     const kid = randomUUID();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
@@ -57,6 +61,12 @@ export class KeySet {
       retires: null,
       expires: null,
     });
+    if (retireOthers) {
+      const retires = new Date(this.options.clock.now().getTime() + (this.options.publishDelaySeconds ?? 10) * 1000);
+      // A minute of slack for clock skew between replicas and the verifiers' tolerance.
+      const expires = new Date(retires.getTime() + (retireOthers.maxTokenSeconds + 60) * 1000);
+      await this.options.repository.retireAllExcept(kid, retires, expires);
+    }
     this.signing = null;
     this.loadedAt = 0;
     return kid;

@@ -27,6 +27,14 @@ class InMemorySigningKeys implements SigningKeyRepository {
     this.rows.push(structuredClone(record));
   }
 
+  async retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void> {
+    for (const row of this.rows) {
+      if (row.kid === kid) continue;
+      row.retires = row.retires && row.retires < retires ? row.retires : retires;
+      row.expires = row.expires && row.expires < expires ? row.expires : expires;
+    }
+  }
+
   /** What an operator would do in the database. */
   schedule(kid: string, dates: { retires?: Date | null; expires?: Date | null }): void {
     const row = this.rows.find((r) => r.kid === kid);
@@ -338,6 +346,40 @@ describe('developer tokens', () => {
       repository.schedule(oldKid, { expires: new Date(START - 1000) });
       const fresh = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
       await expectInvalidToken(fresh.verify(old));
+    });
+
+    it('rotate() with retirement: the old key signs until the new one is published, then verifies only while its tokens can live', async () => {
+      const oldKid = (await keySet.signingKey()).kid;
+      const oldToken = (await issue({ ttlSeconds: 600 })).token;
+      clock.advance(60);
+      const newKid = await keySet.rotate({ maxTokenSeconds: 600 });
+      // Other replicas have not loaded the new key yet: the old one goes on signing meanwhile.
+      expect((await keySet.signingKey()).kid).to.equal(oldKid);
+      clock.advance(11);
+      expect((await keySet.signingKey()).kid).to.equal(newKid);
+      expect(developer(await verifier.verify(oldToken)).developerId).to.equal('dev-1');
+      // Retired at +10 s; published for the longest token lifetime plus a minute of slack, then not.
+      const published = async () => (await new KeySet({ repository, clock }).publicJwks()).keys.map((key) => key.kid);
+      clock.advance(600 + 60 - 2);
+      expect(await published()).to.have.members([newKid, oldKid]);
+      clock.advance(2);
+      expect(await published()).to.deep.equal([newKid]);
+    });
+
+    it('refuses the token of a revoked refresh-token family, even when it was verified and cached before', async () => {
+      const revoked = new Set<string>();
+      const revocable = new JwtTokenVerifier(keySet, { ...settings(), revocations: { isRevoked: (id) => revoked.has(id) } });
+      const { token } = await issueDeveloperToken(keySet, settings(), {
+        developerId: 'dev-1',
+        clientId: 'cli',
+        scopes: ['api:read'],
+        ttlSeconds: 600,
+        familyId: 'family-1',
+        workspaceId: 'ws-1',
+      });
+      expect(await revocable.verify(token)).to.deep.include({ developerId: 'dev-1', familyId: 'family-1', workspaceId: 'ws-1' });
+      revoked.add('family-1');
+      await expectInvalidToken(revocable.verify(token));
     });
 
     it('stops signing with a retired key', async () => {

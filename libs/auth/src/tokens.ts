@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { UnauthenticatedError, type Clock, type Principal, type TokenVerifier, type UserTokenIssuer } from '@platform/domain';
+import {
+  UnauthenticatedError,
+  type AccessTokenClaims,
+  type AccessTokens,
+  type Clock,
+  type Principal,
+  type RevocationList,
+  type TokenVerifier,
+  type UserTokenIssuer,
+} from '@platform/domain';
 import { SIGNING_ALG, type KeySet } from './key-set.js';
 
 /** The token's `typ` header (RFC 9068) and the claim that says whose token it is. */
@@ -44,15 +53,31 @@ async function signAccessToken(
   return { token, expiresIn: input.ttlSeconds, expiresAt: new Date((issuedAt + input.ttlSeconds) * 1000) };
 }
 
-/** Signs a developer access token (RFC 9068 claims) with the current key of the set. */
+/**
+ * Signs a developer access token (RFC 9068 claims) with the current key of the set. `ws` binds
+ * it to one workspace (a workspace's own client); `sid` names its refresh-token family.
+ */
 export function issueDeveloperToken(
   keys: KeySet,
   settings: TokenSettings & { clock: Clock },
-  input: { developerId: string; clientId: string; scopes: readonly string[]; ttlSeconds: number },
+  input: {
+    developerId: string;
+    clientId: string;
+    scopes: readonly string[];
+    ttlSeconds: number;
+    workspaceId?: string | null;
+    familyId?: string;
+  },
 ): Promise<IssuedToken> {
   return signAccessToken(keys, settings, {
     subject: input.developerId,
-    claims: { client_id: input.clientId, scope: input.scopes.join(' '), kind: DEVELOPER_TOKEN_KIND },
+    claims: {
+      client_id: input.clientId,
+      scope: input.scopes.join(' '),
+      kind: DEVELOPER_TOKEN_KIND,
+      ...(input.workspaceId ? { ws: input.workspaceId } : {}),
+      ...(input.familyId ? { sid: input.familyId } : {}),
+    },
     ttlSeconds: input.ttlSeconds,
   });
 }
@@ -99,6 +124,8 @@ export interface VerifierSettings {
   clockToleranceSeconds?: number;
   /** Verified tokens remembered (until they expire) so a hot path verifies a signature once. */
   cacheSize?: number;
+  /** Refresh-token families revoked lately: their developer tokens stop working. */
+  revocations?: RevocationList;
 }
 
 /**
@@ -119,12 +146,20 @@ export class JwtTokenVerifier implements TokenVerifier {
     const now = this.settings.clock.now().getTime();
     const hit = this.cache.get(token);
     if (hit) {
-      if (hit.expires > now && this.keys.stillVerifies(hit.kid)) return hit.principal;
+      if (hit.expires > now && this.keys.stillVerifies(hit.kid)) return this.unlessRevoked(hit.principal);
       this.cache.delete(token);
     }
     const { principal, expires, kid } = await this.verifyUncached(token);
+    this.unlessRevoked(principal);
     if (this.cache.size >= (this.settings.cacheSize ?? 10_000)) this.cache.clear();
     this.cache.set(token, { principal, expires, kid });
+    return principal;
+  }
+
+  private unlessRevoked(principal: Principal): Principal {
+    if (principal.kind === 'developer' && principal.familyId && this.settings.revocations?.isRevoked(principal.familyId)) {
+      throw invalidToken();
+    }
     return principal;
   }
 
@@ -154,7 +189,14 @@ export class JwtTokenVerifier implements TokenVerifier {
       if (typeof payload.sub !== 'string') throw invalidToken();
       if (payload.kind === DEVELOPER_TOKEN_KIND && audiences.includes(this.settings.audience)) {
         const scope = typeof payload.scope === 'string' ? payload.scope : '';
-        return { principal: { kind: 'developer', developerId: payload.sub, scopes: scope.split(' ').filter(Boolean) }, expires, kid };
+        const principal: Principal = {
+          kind: 'developer',
+          developerId: payload.sub,
+          scopes: scope.split(' ').filter(Boolean),
+          ...(typeof payload.ws === 'string' ? { workspaceId: payload.ws } : {}),
+          ...(typeof payload.sid === 'string' ? { familyId: payload.sid } : {}),
+        };
+        return { principal, expires, kid };
       }
       if (payload.kind === CLIENT_TOKEN_KIND && audiences.includes(this.settings.audience) && typeof payload.ws === 'string') {
         const scope = typeof payload.scope === 'string' ? payload.scope : '';
@@ -173,4 +215,62 @@ export class JwtTokenVerifier implements TokenVerifier {
 
 function invalidToken(): UnauthenticatedError {
   return new UnauthenticatedError('The access token is missing, invalid or expired', 'invalid_token');
+}
+
+/**
+ * The token service's access tokens: developer tokens from the authorization_code and
+ * refresh_token grants, client tokens from client_credentials, and reading either back (for
+ * revocation and introspection).
+ */
+export class JwtAccessTokens implements AccessTokens {
+  constructor(
+    private readonly keys: KeySet,
+    private readonly settings: TokenSettings & { clock: Clock; ttlSeconds: number },
+  ) {}
+
+  async issueForDeveloper(input: {
+    developerId: string;
+    clientId: string;
+    scopes: readonly string[];
+    workspaceId: string | null;
+    familyId: string;
+  }): Promise<{ token: string; expiresIn: number }> {
+    const issued = await issueDeveloperToken(this.keys, this.settings, { ...input, ttlSeconds: this.settings.ttlSeconds });
+    return { token: issued.token, expiresIn: issued.expiresIn };
+  }
+
+  async issueForClient(input: { clientId: string; workspaceId: string; scopes: readonly string[] }): Promise<{ token: string; expiresIn: number }> {
+    const issued = await issueClientToken(this.keys, this.settings, { ...input, ttlSeconds: this.settings.ttlSeconds });
+    return { token: issued.token, expiresIn: issued.expiresIn };
+  }
+
+  async read(token: string): Promise<AccessTokenClaims | null> {
+    if (token.length > 8192) return null;
+    try {
+      const kid = decodeProtectedHeader(token).kid;
+      const key = kid ? await this.keys.verificationKey(kid) : null;
+      if (!key) return null;
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: [SIGNING_ALG],
+        issuer: this.settings.issuer,
+        typ: ACCESS_TOKEN_TYPE,
+        currentDate: this.settings.clock.now(),
+        requiredClaims: ['sub', 'exp', 'iat', 'client_id'],
+      });
+      if (typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') return null;
+      return {
+        subject: payload.sub,
+        clientId: payload.client_id,
+        scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
+        familyId: typeof payload.sid === 'string' && payload.kind === DEVELOPER_TOKEN_KIND ? payload.sid : null,
+        workspaceId: typeof payload.ws === 'string' ? payload.ws : null,
+        audience: ([] as string[]).concat(payload.aud ?? []),
+        issuedAt: new Date((payload.iat as number) * 1000),
+        expires: new Date((payload.exp as number) * 1000),
+      };
+    } catch (error) {
+      if (error instanceof errors.JOSEError) return null;
+      throw error;
+    }
+  }
 }

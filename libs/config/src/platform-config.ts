@@ -78,3 +78,21 @@ function displayHost(host: string): string {
   if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
 }
+
+/** Password sign-in settings: user sign-in on apps/api, developer sign-in on apps/oauth. */
+export interface SignInSettings {
+  /** scrypt cost of new password hashes (2^logN). */
+  passwordHashLogN: number;
+  login: { maxFailuresPerEmail: number; maxFailuresPerClient: number; windowSeconds: number };
+}
+
+export function loadSignInSettings(env: Env): SignInSettings {
+  return {
+    passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
+    login: {
+      maxFailuresPerEmail: readInteger(env, 'LOGIN_MAX_FAILURES_PER_EMAIL', 5, { min: 1, max: 1_000_000 }),
+      maxFailuresPerClient: readInteger(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 100, { min: 1, max: 1_000_000 }),
+      windowSeconds: readInteger(env, 'LOGIN_FAILURE_WINDOW', 900, { min: 1, max: 86_400 }),
+    },
+  };
+}

@@ -13,3 +13,6 @@ export * from './authorization.js';
 export * from './use-cases/tenants.js';
 export * from './use-cases/users.js';
 export * from './use-cases/clients.js';
+export * from './oauth-ports.js';
+export * from './use-cases/developers.js';
+export * from './use-cases/grants.js';

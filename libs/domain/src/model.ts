@@ -67,7 +67,8 @@ export type OAuthClientType = 'confidential' | 'public';
 
 export interface OAuthClient {
   id: string;
-  workspaceId: string;
+  /** null for the platform's own (first-party) clients, such as the command-line client. */
+  workspaceId: string | null;
   name: string;
   type: OAuthClientType;
   redirectUris: string[];

@@ -4,8 +4,34 @@ import type { Region } from './regions.js';
 
 export interface DeveloperRepository {
   findByEmail(email: string): Promise<Developer | null>;
+  findById(id: string): Promise<Developer | null>;
   /** Creates the developer, or returns the existing one with that email. */
   ensure(input: { email: string; name: string | null }): Promise<Developer>;
+  /** A new account with a password; ConflictError when the email (case-insensitively) is taken. */
+  createWithPassword(input: { email: string; name: string | null; passwordHash: string }): Promise<Developer>;
+  /** For sign-in: the developer and their password hash (null when they have none). */
+  findCredentials(email: string): Promise<{ developer: Developer; passwordHash: string | null } | null>;
+  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+}
+
+/** Owners manage the workspace's members; members use the workspace. */
+export type WorkspaceRole = 'owner' | 'member';
+
+/** A developer's membership of a workspace, with what the member list shows of the developer. */
+export interface WorkspaceMember {
+  developerId: string;
+  email: string;
+  name: string | null;
+  role: WorkspaceRole;
+  /** When the developer joined the workspace. */
+  added: Date;
+}
+
+/** Changes to one workspace's members, made while holding its membership lock (see `editMembers`). */
+export interface WorkspaceMemberEditor {
+  add(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember>;
+  setRole(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember>;
+  remove(developerId: string): Promise<void>;
 }
 
 export interface WorkspaceRepository {
@@ -15,6 +41,14 @@ export interface WorkspaceRepository {
   /** The workspace only if the developer belongs to it. */
   findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null>;
   findById(id: string): Promise<Workspace | null>;
+  /** The workspace's members, earliest first. */
+  listMembers(workspaceId: string): Promise<WorkspaceMember[]>;
+  /**
+   * Runs `edit` in one transaction that holds the workspace's membership lock, given the members
+   * as they are under that lock, so decisions such as "is this the last owner" cannot race.
+   * Nothing `edit` changed persists when it throws; NotFoundError when the workspace is gone.
+   */
+  editMembers<T>(workspaceId: string, edit: (members: WorkspaceMember[], editor: WorkspaceMemberEditor) => Promise<T>): Promise<T>;
 }
 
 export interface DatabaseRepository {
@@ -95,6 +129,8 @@ export interface SigningKeyRepository {
   /** The newest key created by `createdBy` that still signs at `now`, with its private half. */
   findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null>;
   insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void>;
+  /** Every key but `kid` stops signing at `retires` (if not sooner) and verifying at `expires`. */
+  retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void>;
 }
 
 export interface OAuthClientRepository {
@@ -104,6 +140,7 @@ export interface OAuthClientRepository {
   /** For the token endpoint: a live client by id, with its secret's digest. */
   findForAuthentication(id: string): Promise<{ client: OAuthClient; secretDigest: string | null } | null>;
   setSecretDigest(workspaceId: string, id: string, digest: string): Promise<boolean>;
+  /** Soft-deletes the client and revokes every refresh-token family issued to it. */
   delete(workspaceId: string, id: string): Promise<boolean>;
 }
 

@@ -11,6 +11,7 @@ import {
   UnauthenticatedError,
   ValidationError,
   requireManagement,
+  type ApiScope,
   type Principal,
   type TokenVerifier,
 } from '@platform/domain';
@@ -125,6 +126,7 @@ function errorMapper() {
       ctx.set('Cache-Control', 'no-store');
       if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
       // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
+      if (body.errorCode === 'insufficient_scope') ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
       if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
     }
   };
@@ -162,6 +164,18 @@ async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Prin
   return verifier.verify(match[1]);
 }
 
+/**
+ * Management tokens (a developer's, a client's) carry scopes: reading needs `api:read`,
+ * anything else `api:write`. User tokens come from signing in to a database and carry none.
+ */
+function requireScope(caller: Principal, method: string): void {
+  if (caller.kind === 'user') return;
+  const needed: ApiScope = method === 'GET' ? 'api:read' : 'api:write';
+  if (!caller.scopes.includes(needed)) {
+    throw new ForbiddenError('insufficient_scope', `This operation needs a token with the '${needed}' scope`);
+  }
+}
+
 function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<TScope>, parse: Middleware) {
   const handler = async (ctx: Context) => {
     const state = ctx.state as RequestState;
@@ -170,6 +184,7 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
     if (route.auth === 'management' || route.auth === 'bearer') {
       caller = await authenticate(ctx, options.tokenVerifier);
       if (route.auth === 'management') requireManagement(caller);
+      requireScope(caller, route.method);
     } else if (route.auth === 'session') {
       assertSameSite(ctx, options.allowedOrigins ?? []);
       sessionToken = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token') || undefined;
@@ -200,6 +215,7 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
       sessionToken,
       clientAddress: ctx.ip,
       header: (name: string) => ctx.get(name),
+      rawQuery: { ...ctx.query },
       scope: options.openScope(),
       requestId: state.requestId,
     });
@@ -212,7 +228,7 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
     }
     ctx.status = status ?? route.success.status;
     for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
-    if (ctx.status !== 204) ctx.body = responseBody;
+    if (ctx.status !== 204 && responseBody !== undefined) ctx.body = responseBody;
   };
   Object.defineProperty(handler, 'name', { value: route.operationId });
   return handler;

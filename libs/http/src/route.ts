@@ -22,6 +22,8 @@ export interface RouteInput<TScope, P, Q, B> {
   clientAddress: string;
   /** A request header ('' when absent). */
   header(name: string): string;
+  /** The query string's fields as sent (a repeated field is an array), for protocol routes that validate it themselves. */
+  rawQuery: Record<string, string | string[] | undefined>;
   /** Per-request dependencies (repositories over a forked EntityManager, services). */
   scope: TScope;
   requestId: string;

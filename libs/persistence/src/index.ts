@@ -6,3 +6,4 @@ export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgr
 export { DataPlanePools, type DataPlanePoolOptions } from './data-plane/pools.js';
 export { PgDataPlane, sessionIdOf } from './data-plane/repositories.js';
 export { CachedDatabaseLocator } from './data-plane/locator.js';
+export { MikroGrantStore, PolledRevocationList } from './repositories/grant.store.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { issueDeveloperToken, KeySet } from '@platform/auth';
-import { systemClock, type Clock } from '@platform/domain';
+import { API_SCOPES, systemClock, type Clock } from '@platform/domain';
 import { MikroSigningKeyRepository, migrateControlPlane, openOrm, openRepositories, type MikroORM } from '@platform/persistence';
 import { createScratchDatabase, dropScratchDatabase, type TestPostgres } from './postgres.js';
 
@@ -9,7 +9,7 @@ export interface TestControlPlane {
   orm: MikroORM;
   keys: KeySet;
   /** A new developer with a token that the API under test accepts. */
-  newDeveloper(options?: { ttlSeconds?: number; clock?: Clock }): Promise<{ id: string; email: string; token: string }>;
+  newDeveloper(options?: { ttlSeconds?: number; clock?: Clock; scopes?: readonly string[] }): Promise<{ id: string; email: string; token: string }>;
   close(): Promise<void>;
 }
 
@@ -33,7 +33,7 @@ export async function createTestControlPlane(
       const issued = await issueDeveloperToken(
         keys,
         { ...tokens, clock: options.clock ?? systemClock },
-        { developerId: developer.id, clientId: 'tests', scopes: [], ttlSeconds: options.ttlSeconds ?? 600 },
+        { developerId: developer.id, clientId: 'tests', scopes: options.scopes ?? API_SCOPES, ttlSeconds: options.ttlSeconds ?? 600 },
       );
       return { id: developer.id, email, token: issued.token };
     },

@@ -21,7 +21,15 @@ export interface ClientSecrets {
 /** RFC 6749 section 5.2 errors of the token endpoint. */
 export class OAuthError extends DomainError {
   constructor(
-    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope',
+    readonly error:
+      | 'invalid_request'
+      | 'invalid_client'
+      | 'invalid_grant'
+      | 'unauthorized_client'
+      | 'unsupported_grant_type'
+      | 'invalid_scope'
+      | 'access_denied'
+      | 'unsupported_response_type',
     description: string,
   ) {
     super(error === 'invalid_client' ? 'unauthenticated' : 'validation', error, description);
@@ -107,26 +115,4 @@ export async function deleteClient(deps: ClientDeps, caller: Principal, workspac
   requireDeveloper(caller);
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
   if (!(await deps.clients.delete(workspace.id, clientId))) throw clientNotFound(clientId);
-}
-
-/**
- * The client_credentials grant: authenticates a confidential client (every failure reads
- * `invalid_client`) and returns what its token carries: its workspace and the granted scopes.
- */
-export async function clientCredentialsGrant(
-  deps: { clients: OAuthClientRepository; secrets: ClientSecrets },
-  credentials: { clientId: string; clientSecret: string | undefined },
-  requestedScope: string | undefined,
-): Promise<{ client: OAuthClient; scopes: string[] }> {
-  const found = await deps.clients.findForAuthentication(credentials.clientId);
-  const digest = found?.secretDigest ?? null;
-  // Compare even without a client, so an unknown id and a wrong secret take the same time.
-  const matches = deps.secrets.matches(credentials.clientSecret ?? '', digest ?? '0'.repeat(43));
-  if (found && found.client.type === 'public' && credentials.clientSecret === undefined) {
-    throw new OAuthError('unauthorized_client', 'A public client cannot use the client_credentials grant');
-  }
-  if (!found || !digest || !matches) throw new OAuthError('invalid_client', 'Client authentication failed');
-  const scopes = (requestedScope ?? '').split(' ').filter(Boolean);
-  if (scopes.length > 0) throw new OAuthError('invalid_scope', 'No scopes are defined yet; omit `scope`');
-  return { client: found.client, scopes };
 }

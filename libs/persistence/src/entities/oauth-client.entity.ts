@@ -7,7 +7,7 @@ export const OAuthClientEntity = defineEntity({
   tableName: 'oauth_clients',
   properties: {
     id: p.string().primary(),
-    workspace: () => p.manyToOne(WorkspaceEntity).deleteRule('cascade'),
+    workspace: () => p.manyToOne(WorkspaceEntity).nullable().deleteRule('cascade'),
     name: p.string(),
     type: p.enum(['confidential', 'public'] as const),
     secretDigest: p.string().nullable().hidden().lazy(),

@@ -7,7 +7,7 @@ import { WorkspaceEntity } from '../entities/workspace.entity.js';
 function toClient(row: OAuthClientRow): OAuthClient {
   return {
     id: row.id,
-    workspaceId: row.workspace.id,
+    workspaceId: row.workspace?.id ?? null,
     name: row.name,
     type: row.type,
     redirectUris: [...row.redirectUris],
@@ -66,7 +66,16 @@ export class MikroOAuthClientRepository implements OAuthClientRepository {
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {
-    const updated = await this.em.nativeUpdate(OAuthClientEntity, { id, workspace: workspaceId, deleted: null }, { deleted: new Date() });
-    return updated > 0;
+    // One statement: the client goes, and so does every refresh-token family issued to it.
+    const rows = await this.em.execute<{ id: string }[]>(
+      `with gone as (
+         update oauth_clients set deleted = now() where id = ? and workspace_id = ? and deleted is null returning id
+       ), revoked as (
+         update token_families set revoked = now() where client_id in (select id from gone) and revoked is null
+       )
+       select id from gone`,
+      [id, workspaceId],
+    );
+    return rows.length > 0;
   }
 }

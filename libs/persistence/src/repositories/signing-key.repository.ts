@@ -39,4 +39,13 @@ export class MikroSigningKeyRepository implements SigningKeyRepository {
     em.create(SigningKeyEntity, { ...record });
     await em.flush();
   }
+
+  async retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void> {
+    await this.em.fork().execute(
+      `update signing_keys
+          set retires = least(coalesce(retires, ?), ?), expires = least(coalesce(expires, ?), ?)
+        where kid <> ?`,
+      [retires, retires, expires, expires, kid],
+    );
+  }
 }

@@ -1,0 +1,196 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { AuthorizationCodeGrant, CodeRedemption, GrantStore, RefreshTokenRecord, RevocationList, TokenFamily } from '@platform/domain';
+
+interface FamilyRow {
+  id: string;
+  client_id: string;
+  developer_id: string;
+  workspace_id: string | null;
+  scope: string;
+  created: Date | string;
+  revoked: Date | string | null;
+}
+
+const scopesOf = (text: string) => text.split(' ').filter(Boolean);
+const dateOrNull = (value: Date | string | null) => (value === null ? null : new Date(value));
+
+function toFamily(row: FamilyRow): TokenFamily {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    developerId: row.developer_id,
+    workspaceId: row.workspace_id,
+    scopes: scopesOf(row.scope),
+    created: new Date(row.created),
+    revoked: dateOrNull(row.revoked),
+  };
+}
+
+/**
+ * Codes, refresh tokens and their families in the control plane, in raw SQL: each step that
+ * must happen once (spending a code, rotating a refresh token) is one conditional statement, so
+ * concurrent requests cannot both succeed.
+ */
+export class MikroGrantStore implements GrantStore {
+  constructor(private readonly orm: MikroORM) {}
+
+  private execute<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.orm.em.getConnection().execute<T[]>(sql, params, 'all');
+  }
+
+  async saveCode(digest: string, grant: AuthorizationCodeGrant, now: Date): Promise<void> {
+    await this.execute(
+      `insert into authorization_codes
+         (digest, client_id, developer_id, workspace_id, redirect_uri, code_challenge, scope, created, expires)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [digest, grant.clientId, grant.developerId, grant.workspaceId, grant.redirectUri, grant.codeChallenge, grant.scopes.join(' '), now, grant.expires],
+    );
+    // Spent and expired codes are of no further use; keep the table small as codes are made.
+    await this.execute(`delete from authorization_codes where expires < ?`, [new Date(now.getTime() - 3_600_000)]);
+  }
+
+  async redeemCode(digest: string, clientId: string, familyId: string, now: Date): Promise<CodeRedemption> {
+    const rows = await this.execute<{
+      developer_id: string;
+      workspace_id: string | null;
+      redirect_uri: string;
+      code_challenge: string;
+      scope: string;
+      expires: Date | string;
+    }>(
+      `with spent as (
+         update authorization_codes set used = ?, family_id = ?
+         where digest = ? and client_id = ? and used is null and expires > ?
+         returning *
+       ), family as (
+         insert into token_families (id, client_id, developer_id, workspace_id, scope, created)
+         select family_id, client_id, developer_id, workspace_id, scope, used from spent
+       )
+       select * from spent`,
+      [now, familyId, digest, clientId, now],
+    );
+    if (rows.length === 1) {
+      const row = rows[0];
+      return {
+        outcome: 'redeemed',
+        familyId,
+        grant: {
+          clientId,
+          developerId: row.developer_id,
+          workspaceId: row.workspace_id,
+          redirectUri: row.redirect_uri,
+          codeChallenge: row.code_challenge,
+          scopes: scopesOf(row.scope),
+          expires: new Date(row.expires),
+        },
+      };
+    }
+    const prior = await this.execute<{ used: Date | null; family_id: string | null }>(
+      `select used, family_id from authorization_codes where digest = ? and client_id = ?`,
+      [digest, clientId],
+    );
+    if (prior.length === 1 && prior[0].used !== null) return { outcome: 'replayed', familyId: prior[0].family_id };
+    return { outcome: 'invalid' };
+  }
+
+  async saveRefreshToken(digest: string, input: { familyId: string; scopes: string[]; now: Date; expires: Date }): Promise<void> {
+    await this.execute(`insert into refresh_tokens (digest, family_id, scope, created, expires) values (?, ?, ?, ?, ?)`, [
+      digest,
+      input.familyId,
+      input.scopes.join(' '),
+      input.now,
+      input.expires,
+    ]);
+  }
+
+  async findRefreshToken(digest: string): Promise<RefreshTokenRecord | null> {
+    const rows = await this.execute<FamilyRow & { token_scope: string; token_created: Date | string; expires: Date | string; used: Date | string | null }>(
+      `select f.*, t.scope as token_scope, t.created as token_created, t.expires, t.used
+       from refresh_tokens t join token_families f on f.id = t.family_id
+       where t.digest = ?`,
+      [digest],
+    );
+    if (rows.length === 0) return null;
+    const row = rows[0];
+    return {
+      family: toFamily(row),
+      scopes: scopesOf(row.token_scope),
+      created: new Date(row.token_created),
+      expires: new Date(row.expires),
+      used: dateOrNull(row.used),
+    };
+  }
+
+  async useRefreshToken(digest: string, now: Date): Promise<boolean> {
+    const rows = await this.execute(`update refresh_tokens set used = ? where digest = ? and used is null returning digest`, [now, digest]);
+    return rows.length === 1;
+  }
+
+  async findFamily(id: string): Promise<TokenFamily | null> {
+    const rows = await this.execute<FamilyRow>(`select * from token_families where id = ?`, [id]);
+    return rows.length === 0 ? null : toFamily(rows[0]);
+  }
+
+  async revokeFamily(id: string): Promise<void> {
+    // Stamped by the database's clock, the one PolledRevocationList compares against.
+    await this.execute(`update token_families set revoked = now() where id = ? and revoked is null`, [id]);
+  }
+}
+
+/**
+ * What a resource server (apps/api) knows of revoked families: it reads the families revoked
+ * since its last look every `pollMs`, so a revocation takes effect there within that bound.
+ * Families revoked longer ago than `retainSeconds` (the longest access-token lifetime) are
+ * forgotten: every token of theirs has expired by then.
+ */
+export class PolledRevocationList implements RevocationList {
+  private revoked = new Map<string, number>();
+  private since = new Date(0);
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly options: { pollMs: number; retainSeconds: number; onError?: (error: unknown) => void },
+  ) {}
+
+  isRevoked(familyId: string): boolean {
+    return this.revoked.has(familyId);
+  }
+
+  /** Loads what is revoked now, then keeps polling until `stop`. */
+  async start(): Promise<void> {
+    this.since = new Date(Date.now() - this.options.retainSeconds * 1000);
+    await this.poll();
+    const tick = () => {
+      this.timer = setTimeout(() => {
+        this.poll()
+          .catch((error) => this.options.onError?.(error))
+          .finally(() => {
+            if (this.timer) tick();
+          });
+      }, this.options.pollMs);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  async poll(): Promise<void> {
+    // Overlap the window a little: a revocation committed late with an earlier timestamp is still seen.
+    const from = new Date(this.since.getTime() - 2_000);
+    const rows = await this.orm.em
+      .getConnection()
+      .execute<{ id: string; revoked: Date | string }[]>(`select id, revoked from token_families where revoked >= ? order by revoked`, [from], 'all');
+    for (const row of rows) {
+      const at = new Date(row.revoked).getTime();
+      this.revoked.set(row.id, at);
+      if (at > this.since.getTime()) this.since = new Date(at);
+    }
+    const horizon = Date.now() - this.options.retainSeconds * 1000;
+    for (const [id, at] of this.revoked) if (at < horizon) this.revoked.delete(id);
+  }
+}

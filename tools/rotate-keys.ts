@@ -1,0 +1,24 @@
+// `npm run keys:rotate`: adds a new signing key to the platform's key set. Every replica loads
+// it before it signs (it is published 10 s first); the old keys stop signing then and stop
+// verifying once the last token they signed has expired.
+import { KeySet, USER_TOKEN_MAX_AGE } from '@platform/auth';
+import { systemClock } from '@platform/domain';
+import { MikroSigningKeyRepository, openOrm } from '@platform/persistence';
+import { loadConfigOrExit, runningEmbeddedUrl } from './bootstrap.js';
+
+const databaseUrl = process.env.DATABASE_URL || runningEmbeddedUrl(process.env);
+if (!databaseUrl) {
+  console.error('No control plane: run `npm start` first, or set DATABASE_URL.');
+  process.exit(1);
+}
+const config = loadConfigOrExit({ ...process.env, DATABASE_URL: databaseUrl });
+const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 1 });
+try {
+  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
+  const maxTokenSeconds = Math.max(config.developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
+  const kid = await keys.rotate({ maxTokenSeconds });
+  console.log(`New signing key ${kid}: published now, signing in 10 s.`);
+  console.log(`Older keys stop signing then, and stop verifying ${maxTokenSeconds + 60} s later.`);
+} finally {
+  await orm.close();
+}
