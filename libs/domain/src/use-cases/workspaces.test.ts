@@ -1,9 +1,18 @@
 import { expect } from 'chai';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { Developer, DeveloperPrincipal, Workspace } from '../model.js';
-import type { DeveloperRepository, WorkspaceRepository } from '../ports.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+import type { ClientPrincipal, Developer, DeveloperPrincipal, Workspace } from '../model.js';
+import type { DeveloperRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole } from '../ports.js';
 import { isValidWorkspaceSlug } from '../workspace-slug.js';
-import { bootstrapDeveloper, createWorkspace, getWorkspace, listWorkspaces } from './workspaces.js';
+import {
+  addMember,
+  bootstrapDeveloper,
+  changeMemberRole,
+  createWorkspace,
+  getWorkspace,
+  listMembers,
+  listWorkspaces,
+  removeMember,
+} from './workspaces.js';
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -14,15 +23,23 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the promise to reject');
 }
 
-/** Workspaces in memory, with membership; `taken` slugs and `failWith` simulate the database. */
+/**
+ * Workspaces in memory, with membership; `taken` slugs and `failWith` simulate the database.
+ * `editMembers` runs one edit at a time and undoes an edit that throws, like the transaction and
+ * lock of the real repository.
+ */
 class InMemoryWorkspaces implements WorkspaceRepository {
   readonly workspaces: Workspace[] = [];
-  readonly members = new Map<string, Set<string>>();
+  /** Workspace id -> developer id -> role and when they joined. */
+  readonly members = new Map<string, Map<string, { role: WorkspaceRole; added: Date }>>();
   readonly attempts: { name: string; slug: string; ownerId: string }[] = [];
   readonly taken = new Set<string>();
   takenPattern: RegExp | null = null;
   failWith: Error | null = null;
   private nextId = 1;
+  private lock: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly developers?: InMemoryDevelopers) {}
 
   async create(input: { name: string; slug: string; ownerId: string }): Promise<Workspace> {
     this.attempts.push({ ...input });
@@ -38,7 +55,7 @@ class InMemoryWorkspaces implements WorkspaceRepository {
       created: new Date('2026-01-01T00:00:00Z'),
     };
     this.workspaces.push(workspace);
-    this.members.set(workspace.id, new Set([input.ownerId]));
+    this.members.set(workspace.id, new Map([[input.ownerId, { role: 'owner', added: new Date() }]]));
     return workspace;
   }
 
@@ -54,13 +71,57 @@ class InMemoryWorkspaces implements WorkspaceRepository {
   async findById(id: string): Promise<Workspace | null> {
     return this.workspaces.find((w) => w.id === id) ?? null;
   }
+
+  async listMembers(workspaceId: string): Promise<WorkspaceMember[]> {
+    return [...(this.members.get(workspaceId) ?? new Map()).entries()].map(([developerId, { role, added }]) => {
+      const developer = this.developers?.developers.find((d) => d.id === developerId);
+      return { developerId, email: developer?.email ?? `${developerId}@example.test`, name: developer?.name ?? null, role, added };
+    });
+  }
+
+  async editMembers<T>(workspaceId: string, edit: (members: WorkspaceMember[], editor: WorkspaceMemberEditor) => Promise<T>): Promise<T> {
+    const run = this.lock.then(async () => {
+      const current = this.members.get(workspaceId);
+      if (!current) throw new NotFoundError('workspace_not_found', 'Workspace not found');
+      const before = new Map(current);
+      const find = async (developerId: string) => (await this.listMembers(workspaceId)).find((m) => m.developerId === developerId)!;
+      const editor: WorkspaceMemberEditor = {
+        add: async (developerId, role) => {
+          current.set(developerId, { role, added: new Date() });
+          return find(developerId);
+        },
+        setRole: async (developerId, role) => {
+          current.set(developerId, { ...current.get(developerId)!, role });
+          return find(developerId);
+        },
+        remove: async (developerId) => {
+          current.delete(developerId);
+        },
+      };
+      try {
+        const members = await this.listMembers(workspaceId);
+        // Yield, so concurrent edits would interleave here if the lock did not hold them apart.
+        await new Promise((resolve) => setImmediate(resolve));
+        return await edit(members, editor);
+      } catch (error) {
+        this.members.set(workspaceId, before);
+        throw error;
+      }
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  roleOf(workspaceId: string, developerId: string): WorkspaceRole | undefined {
+    return this.members.get(workspaceId)?.get(developerId)?.role;
+  }
 }
 
-class InMemoryDevelopers implements DeveloperRepository {
+class InMemoryDevelopers implements Pick<DeveloperRepository, 'findByEmail' | 'ensure'> {
   readonly developers: Developer[] = [];
 
   async findByEmail(email: string): Promise<Developer | null> {
-    return this.developers.find((d) => d.email === email) ?? null;
+    return this.developers.find((d) => d.email.toLowerCase() === email.toLowerCase()) ?? null;
   }
 
   async ensure(input: { email: string; name: string | null }): Promise<Developer> {
@@ -74,6 +135,17 @@ class InMemoryDevelopers implements DeveloperRepository {
 
 const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
 const bob: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-bob', scopes: [] };
+
+function boundTo(developer: DeveloperPrincipal, workspace: Workspace): DeveloperPrincipal {
+  return { ...developer, workspaceId: workspace.id };
+}
+
+async function expectError(promise: Promise<unknown>, type: new (...args: any[]) => Error, code: string): Promise<Error> {
+  const error = await rejection(promise);
+  expect(error, code).to.be.instanceOf(type);
+  expect(error).to.have.property('code', code);
+  return error as Error;
+}
 
 describe('workspace use cases', () => {
   let workspaces: InMemoryWorkspaces;
@@ -228,6 +300,269 @@ describe('workspace use cases', () => {
       await createWorkspace({ workspaces }, bob, { name: 'Local', slug: 'local' });
       const error = await rejection(bootstrapDeveloper({ workspaces, developers: new InMemoryDevelopers() }, input));
       expect(error).to.be.instanceOf(ConflictError);
+    });
+  });
+
+  describe('a developer token bound to one workspace', () => {
+    it('lists that workspace only', async () => {
+      const a = await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      await createWorkspace({ workspaces }, alice, { name: 'Beta' });
+      expect(await listWorkspaces({ workspaces }, alice)).to.have.length(2);
+      expect(await listWorkspaces({ workspaces }, boundTo(alice, a))).to.deep.equal([a]);
+    });
+
+    it('lists nothing once its developer no longer belongs to that workspace', async () => {
+      const a = await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      await createWorkspace({ workspaces }, alice, { name: 'Beta' });
+      workspaces.members.get(a.id)!.delete(alice.developerId);
+      expect(await listWorkspaces({ workspaces }, boundTo(alice, a))).to.deep.equal([]);
+      await expectError(getWorkspace({ workspaces }, boundTo(alice, a), 'alpha'), NotFoundError, 'workspace_not_found');
+    });
+
+    it('gets that workspace, and answers any other like a missing one', async () => {
+      const a = await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      await createWorkspace({ workspaces }, alice, { name: 'Beta' });
+      const bound = boundTo(alice, a);
+      expect(await getWorkspace({ workspaces }, bound, 'alpha')).to.equal(a);
+      const other = await expectError(getWorkspace({ workspaces }, bound, 'beta'), NotFoundError, 'workspace_not_found');
+      const missing = await expectError(getWorkspace({ workspaces }, bound, 'gamma'), NotFoundError, 'workspace_not_found');
+      expect(other.message.replace('beta', 'X')).to.equal(missing.message.replace('gamma', 'X'));
+    });
+
+    it('reaches nothing when bound to a workspace its developer does not belong to', async () => {
+      const b = await createWorkspace({ workspaces }, bob, { name: 'Bobs' });
+      await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      const bound = boundTo(alice, b);
+      expect(await listWorkspaces({ workspaces }, bound)).to.deep.equal([]);
+      await expectError(getWorkspace({ workspaces }, bound, 'bobs'), NotFoundError, 'workspace_not_found');
+      await expectError(getWorkspace({ workspaces }, bound, 'alpha'), NotFoundError, 'workspace_not_found');
+    });
+
+    it('cannot create workspaces (ForbiddenError workspace_bound_token), before touching the repository', async () => {
+      const a = await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      workspaces.attempts.length = 0;
+      await expectError(createWorkspace({ workspaces }, boundTo(alice, a), { name: 'More' }), ForbiddenError, 'workspace_bound_token');
+      await expectError(createWorkspace({ workspaces }, boundTo(alice, a), { name: 'More', slug: 'more' }), ForbiddenError, 'workspace_bound_token');
+      expect(workspaces.attempts).to.deep.equal([]);
+    });
+
+    it('reaches the members of its own workspace only', async () => {
+      const a = await createWorkspace({ workspaces }, alice, { name: 'Alpha' });
+      await createWorkspace({ workspaces }, alice, { name: 'Beta' });
+      expect(await listMembers({ workspaces }, boundTo(alice, a), 'alpha')).to.have.length(1);
+      await expectError(listMembers({ workspaces }, boundTo(alice, a), 'beta'), NotFoundError, 'workspace_not_found');
+    });
+  });
+
+  describe('members', () => {
+    let developers: InMemoryDevelopers;
+    let workspace: Workspace;
+    let deps: { workspaces: InMemoryWorkspaces; developers: InMemoryDevelopers };
+
+    beforeEach(async () => {
+      developers = new InMemoryDevelopers();
+      for (const [id, email] of [
+        ['dev-alice', 'alice@example.test'],
+        ['dev-bob', 'Bob@Example.test'],
+        ['dev-carol', 'carol@example.test'],
+      ]) {
+        developers.developers.push({ id, email, name: id.slice(4), created: new Date() });
+      }
+      workspaces = new InMemoryWorkspaces(developers);
+      deps = { workspaces, developers };
+      workspace = await createWorkspace(deps, alice, { name: 'Acme', slug: 'acme' });
+    });
+
+    const roles = () => Object.fromEntries([...workspaces.members.get(workspace.id)!].map(([id, { role }]) => [id, role]));
+
+    describe('listMembers', () => {
+      it('lists the creator as the owner', async () => {
+        const members = await listMembers(deps, alice, 'acme');
+        expect(members).to.have.length(1);
+        expect(members[0]).to.include({ developerId: 'dev-alice', email: 'alice@example.test', role: 'owner' });
+      });
+
+      it('is open to the workspace’s own clients, and 404 to anyone outside', async () => {
+        const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
+        expect(await listMembers(deps, client, 'acme')).to.have.length(1);
+        await expectError(listMembers(deps, { ...client, workspaceId: 'ws-other' }, 'acme'), NotFoundError, 'workspace_not_found');
+        await expectError(listMembers(deps, bob, 'acme'), NotFoundError, 'workspace_not_found');
+      });
+    });
+
+    describe('addMember', () => {
+      it('adds an existing developer by email, case-insensitively, as a member by default', async () => {
+        const added = await addMember(deps, alice, 'acme', { email: 'BOB@example.TEST' });
+        expect(added).to.include({ developerId: 'dev-bob', email: 'Bob@Example.test', role: 'member' });
+        expect(await getWorkspace(deps, bob, 'acme')).to.equal(workspace);
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('adds an owner when asked', async () => {
+        expect((await addMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' })).role).to.equal('owner');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'owner' });
+      });
+
+      it('answers NotFoundError developer_not_found for an email without an account', async () => {
+        await expectError(addMember(deps, alice, 'acme', { email: 'nobody@example.test' }), NotFoundError, 'developer_not_found');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
+      });
+
+      it('answers ConflictError already_member for a member, and changes no role', async () => {
+        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await expectError(addMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' }), ConflictError, 'already_member');
+        await expectError(addMember(deps, alice, 'acme', { email: 'alice@example.test' }), ConflictError, 'already_member');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('refuses a member (ForbiddenError owner_required) before saying whether the email has an account', async () => {
+        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await expectError(addMember(deps, bob, 'acme', { email: 'carol@example.test' }), ForbiddenError, 'owner_required');
+        await expectError(addMember(deps, bob, 'acme', { email: 'nobody@example.test' }), ForbiddenError, 'owner_required');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('answers an outsider like a missing workspace', async () => {
+        await expectError(addMember(deps, bob, 'acme', { email: 'bob@example.test' }), NotFoundError, 'workspace_not_found');
+        await expectError(addMember(deps, bob, 'acme', { email: 'nobody@example.test' }), NotFoundError, 'workspace_not_found');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
+      });
+
+      it('refuses a client token of the workspace (developer_token_required)', async () => {
+        const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
+        await expectError(addMember(deps, client, 'acme', { email: 'bob@example.test' }), UnauthenticatedError, 'developer_token_required');
+        await expectError(changeMemberRole(deps, client, 'acme', 'dev-alice', 'member'), UnauthenticatedError, 'developer_token_required');
+        await expectError(removeMember(deps, client, 'acme', 'dev-alice'), UnauthenticatedError, 'developer_token_required');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
+      });
+    });
+
+    describe('changeMemberRole', () => {
+      beforeEach(async () => {
+        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
+      });
+
+      it('lets an owner promote a member and demote them again', async () => {
+        expect((await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner')).role).to.equal('owner');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'owner' });
+        expect((await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'member')).role).to.equal('member');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('refuses to demote the last owner (ConflictError last_owner)', async () => {
+        await expectError(changeMemberRole(deps, alice, 'acme', 'dev-alice', 'member'), ConflictError, 'last_owner');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('lets an owner step down while another owner remains', async () => {
+        await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner');
+        await changeMemberRole(deps, alice, 'acme', 'dev-alice', 'member');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'member', 'dev-bob': 'owner' });
+      });
+
+      it('keeps the role as it is when it does not change, the last owner’s included', async () => {
+        expect((await changeMemberRole(deps, alice, 'acme', 'dev-alice', 'owner')).role).to.equal('owner');
+        expect((await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'member')).role).to.equal('member');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('refuses a member, their own role included (ForbiddenError owner_required)', async () => {
+        await expectError(changeMemberRole(deps, bob, 'acme', 'dev-bob', 'owner'), ForbiddenError, 'owner_required');
+        await expectError(changeMemberRole(deps, bob, 'acme', 'dev-alice', 'member'), ForbiddenError, 'owner_required');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('answers NotFoundError member_not_found for a developer outside the workspace', async () => {
+        await expectError(changeMemberRole(deps, alice, 'acme', 'dev-carol', 'owner'), NotFoundError, 'member_not_found');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it('leaves an owner when two owners demote each other at once', async () => {
+        await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner');
+        const results = await Promise.allSettled([
+          changeMemberRole(deps, alice, 'acme', 'dev-bob', 'member'),
+          changeMemberRole(deps, bob, 'acme', 'dev-alice', 'member'),
+        ]);
+        const refused = results.filter((result) => result.status === 'rejected');
+        expect(refused).to.have.length(1);
+        const reason = (refused[0] as PromiseRejectedResult).reason;
+        // The second finds its caller demoted already: only owners change roles.
+        expect(reason).to.be.instanceOf(ForbiddenError);
+        expect(Object.values(roles()).filter((role) => role === 'owner')).to.have.length(1);
+      });
+
+      it('leaves an owner when two owners step down at once', async () => {
+        await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner');
+        const results = await Promise.allSettled([
+          changeMemberRole(deps, alice, 'acme', 'dev-alice', 'member'),
+          changeMemberRole(deps, bob, 'acme', 'dev-bob', 'member'),
+        ]);
+        const refused = results.filter((result) => result.status === 'rejected');
+        expect(refused).to.have.length(1);
+        expect((refused[0] as PromiseRejectedResult).reason).to.have.property('code', 'last_owner');
+        expect(Object.values(roles()).filter((role) => role === 'owner')).to.have.length(1);
+      });
+    });
+
+    describe('removeMember', () => {
+      beforeEach(async () => {
+        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await addMember(deps, alice, 'acme', { email: 'carol@example.test' });
+      });
+
+      it('lets an owner remove a member, whose workspace then vanishes', async () => {
+        await removeMember(deps, alice, 'acme', 'dev-bob');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-carol': 'member' });
+        await expectError(getWorkspace(deps, bob, 'acme'), NotFoundError, 'workspace_not_found');
+        expect(await listWorkspaces(deps, bob)).to.deep.equal([]);
+      });
+
+      it('lets a member leave', async () => {
+        await removeMember(deps, bob, 'acme', 'dev-bob');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-carol': 'member' });
+      });
+
+      it('refuses a member who removes someone else (ForbiddenError owner_required)', async () => {
+        await expectError(removeMember(deps, bob, 'acme', 'dev-carol'), ForbiddenError, 'owner_required');
+        await expectError(removeMember(deps, bob, 'acme', 'dev-alice'), ForbiddenError, 'owner_required');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member', 'dev-carol': 'member' });
+      });
+
+      it('refuses to remove the last owner, themself included (ConflictError last_owner)', async () => {
+        await expectError(removeMember(deps, alice, 'acme', 'dev-alice'), ConflictError, 'last_owner');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member', 'dev-carol': 'member' });
+      });
+
+      it('lets an owner leave, or be removed, while another owner remains', async () => {
+        await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner');
+        await removeMember(deps, bob, 'acme', 'dev-alice');
+        expect(roles()).to.deep.equal({ 'dev-bob': 'owner', 'dev-carol': 'member' });
+        await changeMemberRole(deps, bob, 'acme', 'dev-carol', 'owner');
+        await removeMember(deps, bob, 'acme', 'dev-bob');
+        expect(roles()).to.deep.equal({ 'dev-carol': 'owner' });
+      });
+
+      it('answers NotFoundError member_not_found for a developer outside the workspace', async () => {
+        await removeMember(deps, alice, 'acme', 'dev-carol');
+        await expectError(removeMember(deps, alice, 'acme', 'dev-carol'), NotFoundError, 'member_not_found');
+      });
+
+      it('answers a member removed while their own request waited like an outsider', async () => {
+        const [byOwner, byMember] = await Promise.allSettled([
+          removeMember(deps, alice, 'acme', 'dev-bob'),
+          removeMember(deps, bob, 'acme', 'dev-carol'),
+        ]);
+        expect(byOwner.status).to.equal('fulfilled');
+        expect((byMember as PromiseRejectedResult).reason).to.have.property('code', 'workspace_not_found');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-carol': 'member' });
+      });
+
+      it('leaves an owner when two owners remove each other at once', async () => {
+        await changeMemberRole(deps, alice, 'acme', 'dev-bob', 'owner');
+        const results = await Promise.allSettled([removeMember(deps, alice, 'acme', 'dev-bob'), removeMember(deps, bob, 'acme', 'dev-alice')]);
+        expect(results.filter((result) => result.status === 'fulfilled')).to.have.length(1);
+        expect(Object.values(roles()).filter((role) => role === 'owner')).to.have.length(1);
+      });
     });
   });
 });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { requireDeveloper, requireManagement } from '../authorization.js';
-import type { Developer, Principal, Workspace } from '../model.js';
-import type { DeveloperRepository, WorkspaceRepository } from '../ports.js';
+import type { Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
+import type { DeveloperRepository, WorkspaceMember, WorkspaceRepository, WorkspaceRole } from '../ports.js';
 import { assertWorkspaceSlug, slugFromName } from '../workspace-slug.js';
 
 export interface WorkspaceDeps {
@@ -10,6 +10,12 @@ export interface WorkspaceDeps {
 }
 
 const NAME_MAX_LENGTH = 100;
+
+export const WORKSPACE_ROLES = ['owner', 'member'] as const satisfies readonly WorkspaceRole[];
+
+function workspaceNotFound(slug: string): NotFoundError {
+  return new NotFoundError('workspace_not_found', `Workspace '${slug}' not found`);
+}
 
 /**
  * Creates a workspace owned by the caller. An explicit slug that is taken is a conflict; a slug
@@ -20,43 +26,151 @@ export async function createWorkspace(
   caller: Principal,
   input: { name: string; slug?: string },
 ): Promise<Workspace> {
+  const developer = requireDeveloper(caller);
+  if (developer.workspaceId !== undefined) {
+    // A token issued to one workspace's client must not reach beyond that workspace.
+    throw new ForbiddenError('workspace_bound_token', 'This token is bound to one workspace and cannot create workspaces');
+  }
   const name = input.name.trim();
   if (name.length === 0 || name.length > NAME_MAX_LENGTH) {
     throw new ValidationError('invalid_workspace_name', `Workspace name must be 1 to ${NAME_MAX_LENGTH} characters`);
   }
   if (input.slug !== undefined) {
     assertWorkspaceSlug(input.slug);
-    return deps.workspaces.create({ name, slug: input.slug, ownerId: requireDeveloper(caller).developerId });
+    return deps.workspaces.create({ name, slug: input.slug, ownerId: developer.developerId });
   }
   const base = slugFromName(name);
   for (let attempt = 0; ; attempt++) {
     const slug = attempt === 0 ? base : `${base}-${randomBytes(4).toString('hex').slice(0, 6)}`;
     try {
-      return await deps.workspaces.create({ name, slug, ownerId: requireDeveloper(caller).developerId });
+      return await deps.workspaces.create({ name, slug, ownerId: developer.developerId });
     } catch (error) {
       if (!(error instanceof ConflictError) || attempt >= 3) throw error;
     }
   }
 }
 
+/**
+ * The caller's workspaces. A developer token bound to one workspace (issued to that workspace's
+ * client) lists that workspace only, and only while its developer still belongs to it.
+ */
 export async function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
   const manager = requireManagement(caller);
   if (manager.kind === 'client') {
     const own = await deps.workspaces.findById(manager.workspaceId);
     return own ? [own] : [];
   }
-  return deps.workspaces.listForDeveloper(manager.developerId);
+  const workspaces = await deps.workspaces.listForDeveloper(manager.developerId);
+  const boundTo = manager.workspaceId;
+  return boundTo === undefined ? workspaces : workspaces.filter((workspace) => workspace.id === boundTo);
 }
 
-/** A workspace the caller does not belong to answers exactly like one that does not exist. */
+/**
+ * A workspace the caller does not belong to answers exactly like one that does not exist; so does
+ * any workspace but its own for a token bound to one workspace.
+ */
 export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug: string): Promise<Workspace> {
   const manager = requireManagement(caller);
-  const workspace =
+  const found =
     manager.kind === 'client'
       ? await deps.workspaces.findById(manager.workspaceId).then((own) => (own?.slug === slug ? own : null))
       : await deps.workspaces.findBySlugForDeveloper(slug, manager.developerId);
-  if (!workspace) throw new NotFoundError('workspace_not_found', `Workspace '${slug}' not found`);
-  return workspace;
+  const boundTo = manager.workspaceId;
+  if (!found || (boundTo !== undefined && found.id !== boundTo)) throw workspaceNotFound(slug);
+  return found;
+}
+
+export type WorkspaceMemberDeps = WorkspaceDeps & { developers: Pick<DeveloperRepository, 'findByEmail'> };
+
+/** The workspace's members, for anyone who may see the workspace (its clients included). */
+export async function listMembers(deps: WorkspaceDeps, caller: Principal, slug: string): Promise<WorkspaceMember[]> {
+  const workspace = await getWorkspace(deps, caller, slug);
+  return deps.workspaces.listMembers(workspace.id);
+}
+
+/**
+ * The caller as a member, under the membership lock. A caller removed since `getWorkspace` finds
+ * nothing, as anyone outside would.
+ */
+function callerAmong(members: WorkspaceMember[], developer: DeveloperPrincipal, slug: string): WorkspaceMember {
+  const me = members.find((member) => member.developerId === developer.developerId);
+  if (!me) throw workspaceNotFound(slug);
+  return me;
+}
+
+function requireOwner(me: WorkspaceMember, action: string): void {
+  if (me.role !== 'owner') throw new ForbiddenError('owner_required', `Only an owner of the workspace can ${action}`);
+}
+
+function memberNotFound(developerId: string): NotFoundError {
+  return new NotFoundError('member_not_found', `Developer '${developerId}' is not a member of the workspace`);
+}
+
+/** A workspace always keeps an owner: the last one can be neither removed nor demoted. */
+function assertAnotherOwner(members: WorkspaceMember[], target: WorkspaceMember): void {
+  if (target.role !== 'owner') return;
+  if (!members.some((member) => member.role === 'owner' && member.developerId !== target.developerId)) {
+    throw new ConflictError('last_owner', 'The workspace must keep an owner: make another member owner first');
+  }
+}
+
+/**
+ * An owner adds an existing developer account, found by email (case-insensitively, as accounts
+ * are unique regardless of case). Developers only: a client token cannot change members.
+ */
+export async function addMember(
+  deps: WorkspaceMemberDeps,
+  caller: Principal,
+  slug: string,
+  input: { email: string; role?: WorkspaceRole },
+): Promise<WorkspaceMember> {
+  const developer = requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, slug);
+  // Looked up before taking the lock: one connection per request, and the answer is only used
+  // once the caller is known to be an owner.
+  const added = await deps.developers.findByEmail(input.email);
+  return deps.workspaces.editMembers(workspace.id, async (members, editor) => {
+    requireOwner(callerAmong(members, developer, slug), 'add members');
+    if (!added) throw new NotFoundError('developer_not_found', 'No developer account has that email');
+    if (members.some((member) => member.developerId === added.id)) {
+      throw new ConflictError('already_member', `${added.email} is already a member of the workspace`);
+    }
+    return editor.add(added.id, input.role ?? 'member');
+  });
+}
+
+/** An owner changes a member's role (their own included, while another owner remains). */
+export async function changeMemberRole(
+  deps: WorkspaceDeps,
+  caller: Principal,
+  slug: string,
+  developerId: string,
+  role: WorkspaceRole,
+): Promise<WorkspaceMember> {
+  const developer = requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, slug);
+  return deps.workspaces.editMembers(workspace.id, async (members, editor) => {
+    requireOwner(callerAmong(members, developer, slug), 'change roles');
+    const target = members.find((member) => member.developerId === developerId);
+    if (!target) throw memberNotFound(developerId);
+    if (target.role === role) return target;
+    if (role !== 'owner') assertAnotherOwner(members, target);
+    return editor.setRole(developerId, role);
+  });
+}
+
+/** An owner removes a member; any member may remove themself (leave). */
+export async function removeMember(deps: WorkspaceDeps, caller: Principal, slug: string, developerId: string): Promise<void> {
+  const developer = requireDeveloper(caller);
+  const workspace = await getWorkspace(deps, caller, slug);
+  await deps.workspaces.editMembers(workspace.id, async (members, editor) => {
+    const me = callerAmong(members, developer, slug);
+    if (developerId !== me.developerId) requireOwner(me, 'remove other members');
+    const target = members.find((member) => member.developerId === developerId);
+    if (!target) throw memberNotFound(developerId);
+    assertAnotherOwner(members, target);
+    await editor.remove(developerId);
+  });
 }
 
 /**
@@ -64,7 +178,7 @@ export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug:
  * installation, before the OAuth service signs developers up.
  */
 export async function bootstrapDeveloper(
-  deps: WorkspaceDeps & { developers: DeveloperRepository },
+  deps: WorkspaceDeps & { developers: Pick<DeveloperRepository, 'ensure'> },
   input: { email: string; name: string | null; workspaceName: string; workspaceSlug: string },
 ): Promise<{ developer: Developer; workspace: Workspace }> {
   const developer = await deps.developers.ensure({ email: input.email, name: input.name });

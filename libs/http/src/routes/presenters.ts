@@ -1,4 +1,4 @@
-import { DATABASE_STATUSES, REGIONS, type ClusterDirectory, type Database, type Workspace } from '@platform/domain';
+import { DATABASE_STATUSES, REGIONS, WORKSPACE_ROLES, type ClusterDirectory, type Database, type Workspace, type WorkspaceMember } from '@platform/domain';
 import { bool, dateTime, nullable, oneOf, record, text, uuid } from '../schema.js';
 
 export const WorkspaceSchema = record(
@@ -57,5 +57,26 @@ export function presentDatabase(database: Database, clusters: ClusterDirectory, 
     dbHost: clusters.forRegion(database.region).connectionUrl(database.physicalName),
     created: database.created.toISOString(),
     sharded: false,
+  };
+}
+
+export const WorkspaceMemberSchema = record(
+  {
+    developerId: uuid('The developer’s id'),
+    email: text({ max: 320 }),
+    name: nullable(text({ max: 255 })),
+    role: oneOf(WORKSPACE_ROLES, 'owner: manages the members; member: uses the workspace'),
+    added: dateTime('When the developer joined the workspace'),
+  },
+  'A developer who belongs to the workspace',
+);
+
+export function presentMember(member: WorkspaceMember) {
+  return {
+    developerId: member.developerId,
+    email: member.email,
+    name: member.name,
+    role: member.role,
+    added: member.added.toISOString(),
   };
 }

@@ -1,9 +1,24 @@
-import { WORKSPACE_SLUG_MAX_LENGTH, WORKSPACE_SLUG_MIN_LENGTH, WORKSPACE_SLUG_PATTERN, createWorkspace, getWorkspace, listRegions, listWorkspaces, REGIONS } from '@platform/domain';
+import {
+  WORKSPACE_ROLES,
+  WORKSPACE_SLUG_MAX_LENGTH,
+  WORKSPACE_SLUG_MIN_LENGTH,
+  WORKSPACE_SLUG_PATTERN,
+  addMember,
+  changeMemberRole,
+  createWorkspace,
+  getWorkspace,
+  listMembers,
+  listRegions,
+  listWorkspaces,
+  removeMember,
+  REGIONS,
+  type WorkspaceRole,
+} from '@platform/domain';
 import { defineRoute, respond } from '../route.js';
-import { arrayOf, oneOf, optional, record, text } from '../schema.js';
+import { arrayOf, oneOf, optional, record, text, uuid } from '../schema.js';
 import type { ApiScope } from './api-scope.js';
 import { workspaceSlugParam } from './common.js';
-import { WorkspaceSchema, presentWorkspace } from './presenters.js';
+import { WorkspaceMemberSchema, WorkspaceSchema, presentMember, presentWorkspace } from './presenters.js';
 
 const CreateWorkspaceRequest = record({
   name: text({ min: 1, max: 100, description: 'Display name' }),
@@ -17,6 +32,26 @@ const CreateWorkspaceRequest = record({
   ),
 });
 const WorkspaceParams = record({ workspaceSlug: workspaceSlugParam });
+const MemberParams = record({ workspaceSlug: workspaceSlugParam, developerId: uuid('The member’s developer id') });
+type MemberPathParams = { workspaceSlug: string; developerId: string };
+const Role = oneOf(WORKSPACE_ROLES, 'owner: manages the members; member: uses the workspace');
+const AddMemberRequest = record({
+  email: text({
+    min: 3,
+    max: 320,
+    pattern: /^[^\s@]+@[^\s@]+$/,
+    description: 'The email of an existing developer account, matched case-insensitively (accounts are unique regardless of case)',
+  }),
+  role: optional(Role),
+});
+const ChangeRoleRequest = record({ role: Role });
+/** Membership changes are for people: a client's token cannot grant access to its workspace. */
+const OWNERS_ONLY =
+  'Owners only: a member gets 403 owner_required, a client token 401 developer_token_required, and anyone outside the ' +
+  'workspace 404 workspace_not_found.';
+const KEEPS_AN_OWNER =
+  'A workspace always keeps an owner: 409 last_owner when this would leave none. Membership changes of one workspace ' +
+  'are serialized, so two owners demoting or removing each other at once leave one of them owner.';
 
 export const workspaceRoutes = [
   defineRoute<ApiScope, undefined, undefined, { name: string; slug?: string }>({
@@ -27,8 +62,9 @@ export const workspaceRoutes = [
     tags: ['workspaces'],
     auth: 'management',
     body: CreateWorkspaceRequest,
+    description: 'A developer token bound to one workspace (issued to that workspace’s client) gets 403 workspace_bound_token.',
     success: { status: 201, description: 'Created', schema: WorkspaceSchema },
-    errors: [409],
+    errors: [403, 409],
     handler: async ({ body, caller, scope }) => {
       const workspace = await createWorkspace(scope.repos, caller, body);
       return respond({ status: 201, body: presentWorkspace(workspace), headers: { Location: `/workspaces/${workspace.slug}` } });
@@ -39,6 +75,7 @@ export const workspaceRoutes = [
     path: '/workspaces',
     operationId: 'listWorkspaces',
     summary: 'List the workspaces the caller belongs to',
+    description: 'A token bound to one workspace (a client’s) lists that workspace only.',
     tags: ['workspaces'],
     auth: 'management',
     success: { status: 200, description: 'The caller’s workspaces', schema: arrayOf(WorkspaceSchema) },
@@ -69,5 +106,75 @@ export const workspaceRoutes = [
     success: { status: 200, description: 'Region names', schema: arrayOf(oneOf(REGIONS)) },
     errors: [404],
     handler: async ({ params, caller, scope }) => [...(await listRegions({ ...scope.repos, ...scope }, caller, params.workspaceSlug))],
+  }),
+  defineRoute<ApiScope, { workspaceSlug: string }>({
+    method: 'GET',
+    path: '/workspaces/{workspaceSlug}/members',
+    operationId: 'listMembers',
+    summary: 'List the developers who belong to the workspace',
+    description: 'Open to every member and to the workspace’s OAuth clients.',
+    tags: ['workspaces'],
+    auth: 'management',
+    params: WorkspaceParams,
+    success: { status: 200, description: 'Members, earliest first', schema: arrayOf(WorkspaceMemberSchema) },
+    errors: [404],
+    handler: async ({ params, caller, scope }) => (await listMembers(scope.repos, caller, params.workspaceSlug)).map(presentMember),
+  }),
+  defineRoute<ApiScope, { workspaceSlug: string }, undefined, { email: string; role?: WorkspaceRole }>({
+    method: 'POST',
+    path: '/workspaces/{workspaceSlug}/members',
+    operationId: 'addMember',
+    summary: 'Add an existing developer to the workspace',
+    description:
+      `${OWNERS_ONLY} The developer is found by email, case-insensitively; 404 developer_not_found when no account has ` +
+      'that email (nobody is invited or created), 409 already_member when they belong already. `role` defaults to ' +
+      '`member`. The developer reaches the workspace and its databases at once.',
+    tags: ['workspaces'],
+    auth: 'management',
+    params: WorkspaceParams,
+    body: AddMemberRequest,
+    success: { status: 201, description: 'The new member', schema: WorkspaceMemberSchema },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, scope }) => {
+      const member = await addMember(scope.repos, caller, params.workspaceSlug, { email: body.email, role: body.role });
+      return respond({ status: 201, body: presentMember(member) });
+    },
+  }),
+  defineRoute<ApiScope, MemberPathParams, undefined, { role: WorkspaceRole }>({
+    method: 'PATCH',
+    path: '/workspaces/{workspaceSlug}/members/{developerId}',
+    operationId: 'changeMemberRole',
+    summary: 'Change a member’s role',
+    description:
+      `${OWNERS_ONLY} An owner may change their own role too. ${KEEPS_AN_OWNER} Setting the role a member has already ` +
+      'changes nothing. 404 member_not_found when the developer does not belong to the workspace.',
+    tags: ['workspaces'],
+    auth: 'management',
+    params: MemberParams,
+    body: ChangeRoleRequest,
+    success: { status: 200, description: 'The member with their role', schema: WorkspaceMemberSchema },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, scope }) =>
+      presentMember(await changeMemberRole(scope.repos, caller, params.workspaceSlug, params.developerId, body.role)),
+  }),
+  defineRoute<ApiScope, MemberPathParams>({
+    method: 'DELETE',
+    path: '/workspaces/{workspaceSlug}/members/{developerId}',
+    operationId: 'removeMember',
+    summary: 'Remove a member from the workspace, or leave it',
+    description:
+      'Owners remove anyone; any member may remove themself (leave); a member removing someone else gets 403 ' +
+      `owner_required, a client token 401 developer_token_required. ${KEEPS_AN_OWNER} The removed developer loses ` +
+      'the workspace at once: their next request answers 404 workspace_not_found. OAuth clients they registered stay ' +
+      'with the workspace. 404 member_not_found when the developer does not belong to the workspace.',
+    tags: ['workspaces'],
+    auth: 'management',
+    params: MemberParams,
+    success: { status: 204, description: 'Removed' },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, scope }) => {
+      await removeMember(scope.repos, caller, params.workspaceSlug, params.developerId);
+      return undefined;
+    },
   }),
 ];

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ConflictError, physicalDatabaseName, type Repositories, type SigningKeyRecord } from '@platform/domain';
+import { ConflictError, NotFoundError, physicalDatabaseName, type Repositories, type SigningKeyRecord, type WorkspaceMember } from '@platform/domain';
 import { openRepositories } from '../request-scope.js';
 import { createScratchControlPlane, query, startServer, type ScratchControlPlane, type TestServer } from '../test-support.test.js';
 import { MikroSigningKeyRepository } from './signing-key.repository.js';
@@ -150,6 +150,133 @@ describe('repositories', function () {
       expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(slug, member.id)).to.deep.equal(workspace);
       expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(slug, outsider.id)).to.equal(null);
       expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(uniqueSlug('none'), member.id)).to.equal(null);
+    });
+  });
+
+  describe('WorkspaceRepository members', function () {
+    async function ownedWorkspace() {
+      const owner = await developer();
+      const workspace = await openRepositories(cp.orm).workspaces.create({ name: 'Team', slug: uniqueSlug(), ownerId: owner.id });
+      return { owner, workspace };
+    }
+
+    const rolesIn = async (workspaceId: string) =>
+      Object.fromEntries(
+        (await query(cp.url, 'select developer_id, role from workspace_members where workspace_id = $1', [workspaceId])).map((row) => [row.developer_id, row.role]),
+      );
+
+    it('listMembers returns the members with their developer’s email and name, earliest first', async function () {
+      const { owner, workspace } = await ownedWorkspace();
+      const named = await openRepositories(cp.orm).developers.ensure({ email: `Named-${randomBytes(3).toString('hex')}@Example.test`, name: 'Named' });
+      await repos.workspaces.editMembers(workspace.id, (_, editor) => editor.add(named.id, 'member'));
+
+      const members = await openRepositories(cp.orm).workspaces.listMembers(workspace.id);
+      expect(members.map((member) => ({ ...member, added: undefined }))).to.deep.equal([
+        { developerId: owner.id, email: owner.email, name: null, role: 'owner', added: undefined },
+        { developerId: named.id, email: named.email, name: 'Named', role: 'member', added: undefined },
+      ]);
+      expect(members[0].added).to.be.instanceOf(Date);
+      expect(members[0].added.getTime()).to.be.at.most(members[1].added.getTime());
+      expect(await repos.workspaces.listMembers(randomUUID())).to.deep.equal([]);
+    });
+
+    it('editMembers hands the members over, and add, setRole and remove persist', async function () {
+      const { owner, workspace } = await ownedWorkspace();
+      const other = await developer();
+      const seen = await repos.workspaces.editMembers(workspace.id, async (members, editor) => {
+        const added = await editor.add(other.id, 'member');
+        expect(added).to.include({ developerId: other.id, email: other.email, role: 'member' });
+        return members;
+      });
+      expect(seen.map((member) => [member.developerId, member.role])).to.deep.equal([[owner.id, 'owner']]);
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [owner.id]: 'owner', [other.id]: 'member' });
+      expect((await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(workspace.slug, other.id))?.id).to.equal(workspace.id);
+
+      const promoted = await openRepositories(cp.orm).workspaces.editMembers(workspace.id, (_, editor) => editor.setRole(other.id, 'owner'));
+      expect(promoted.role).to.equal('owner');
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [owner.id]: 'owner', [other.id]: 'owner' });
+
+      await openRepositories(cp.orm).workspaces.editMembers(workspace.id, (_, editor) => editor.remove(owner.id));
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [other.id]: 'owner' });
+      expect(await openRepositories(cp.orm).workspaces.findBySlugForDeveloper(workspace.slug, owner.id)).to.equal(null);
+      expect(await openRepositories(cp.orm).workspaces.listForDeveloper(owner.id)).to.deep.equal([]);
+    });
+
+    it('editMembers keeps nothing of an edit that throws, and the repositories keep working', async function () {
+      const { owner, workspace } = await ownedWorkspace();
+      const other = await developer();
+      let caught: unknown;
+      try {
+        await repos.workspaces.editMembers(workspace.id, async (_, editor) => {
+          await editor.add(other.id, 'owner');
+          await editor.setRole(owner.id, 'member');
+          throw new ConflictError('last_owner', 'refused after the changes');
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).to.be.instanceOf(ConflictError);
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [owner.id]: 'owner' });
+      await repos.workspaces.editMembers(workspace.id, (_, editor) => editor.add(other.id, 'member'));
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [owner.id]: 'owner', [other.id]: 'member' });
+    });
+
+    it('add of a developer who is a member already is a ConflictError already_member', async function () {
+      const { owner, workspace } = await ownedWorkspace();
+      await expectConflict(repos.workspaces.editMembers(workspace.id, (_, editor) => editor.add(owner.id, 'member')), 'already_member');
+      expect(await rolesIn(workspace.id)).to.deep.equal({ [owner.id]: 'owner' });
+    });
+
+    it('editMembers on a workspace that does not exist is a NotFoundError and runs nothing', async function () {
+      let ran = false;
+      let caught: unknown;
+      try {
+        await repos.workspaces.editMembers(randomUUID(), async () => {
+          ran = true;
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).to.be.instanceOf(NotFoundError);
+      expect(caught).to.have.property('code', 'workspace_not_found');
+      expect(ran).to.equal(false);
+    });
+
+    it('editMembers of one workspace wait for each other, and the later one sees the earlier one’s changes', async function () {
+      const { owner, workspace } = await ownedWorkspace();
+      const other = await developer();
+      await repos.workspaces.editMembers(workspace.id, (_, editor) => editor.add(other.id, 'owner'));
+
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let firstHolds!: () => void;
+      const holding = new Promise<void>((resolve) => (firstHolds = resolve));
+      const first = openRepositories(cp.orm).workspaces.editMembers(workspace.id, async (_, editor) => {
+        await editor.setRole(other.id, 'member');
+        firstHolds();
+        await released;
+      });
+      await holding;
+
+      let secondSaw: WorkspaceMember[] | null = null;
+      const second = openRepositories(cp.orm).workspaces.editMembers(workspace.id, async (members) => {
+        secondSaw = members;
+      });
+      // A database can still be created in the workspace while its members are locked.
+      const database = await openRepositories(cp.orm).databases.create({ id: randomUUID(), workspace, name: 'during', region: 'AWS_US_WEST_2' });
+      expect(database.name).to.equal('during');
+      // Another workspace's members are not held up either.
+      const elsewhere = await ownedWorkspace();
+      await openRepositories(cp.orm).workspaces.editMembers(elsewhere.workspace.id, async () => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(secondSaw, 'the second edit ran while the first held the lock').to.equal(null);
+
+      release();
+      await Promise.all([first, second]);
+      expect(secondSaw!.map((member) => [member.developerId, member.role])).to.have.deep.members([
+        [owner.id, 'owner'],
+        [other.id, 'member'],
+      ]);
     });
   });
 

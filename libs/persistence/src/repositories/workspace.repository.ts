@@ -1,10 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConflictError, type Workspace, type WorkspaceRepository } from '@platform/domain';
+import {
+  ConflictError,
+  NotFoundError,
+  type Workspace,
+  type WorkspaceMember,
+  type WorkspaceMemberEditor,
+  type WorkspaceRepository,
+  type WorkspaceRole,
+} from '@platform/domain';
 import { DeveloperEntity } from '../entities/developer.entity.js';
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../entities/workspace.entity.js';
 import { isUniqueViolation } from '../errors.js';
 import { toWorkspace } from './mappers.js';
+
+interface MemberRow {
+  developer_id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  added: Date | string;
+}
+
+const MEMBER_COLUMNS = 'm.developer_id, d.email, d.name, m.role, m.created as added';
+
+function toMember(row: MemberRow): WorkspaceMember {
+  if (row.role !== 'owner' && row.role !== 'member') throw new Error(`unknown workspace role '${row.role}'`);
+  return { developerId: row.developer_id, email: row.email, name: row.name ?? null, role: row.role, added: new Date(row.added) };
+}
 
 export class MikroWorkspaceRepository implements WorkspaceRepository {
   constructor(private readonly em: EntityManager) {}
@@ -50,5 +73,76 @@ export class MikroWorkspaceRepository implements WorkspaceRepository {
       { populate: ['workspace'] },
     );
     return member ? toWorkspace(member.workspace) : null;
+  }
+
+  async listMembers(workspaceId: string): Promise<WorkspaceMember[]> {
+    const rows = await this.em.execute<MemberRow[]>(
+      `select ${MEMBER_COLUMNS} from workspace_members m join developers d on d.id = m.developer_id
+        where m.workspace_id = ? order by m.created, m.developer_id`,
+      [workspaceId],
+    );
+    return rows.map(toMember);
+  }
+
+  /**
+   * Serializes membership changes per workspace: every editor first takes the workspace row
+   * `for no key update` (which conflicts with itself, not with inserting databases or clients
+   * that reference the workspace), then reads the members `for update`. Under read committed each
+   * later statement sees what the previous lock holder committed.
+   */
+  async editMembers<T>(workspaceId: string, edit: (members: WorkspaceMember[], editor: WorkspaceMemberEditor) => Promise<T>): Promise<T> {
+    return this.em.transactional(async (tx) => {
+      const locked = await tx.execute<{ id: string }[]>('select id from workspaces where id = ? for no key update', [workspaceId]);
+      if (locked.length === 0) throw new NotFoundError('workspace_not_found', 'Workspace not found');
+      const rows = await tx.execute<MemberRow[]>(
+        `select ${MEMBER_COLUMNS} from workspace_members m join developers d on d.id = m.developer_id
+          where m.workspace_id = ? order by m.created, m.developer_id for update of m`,
+        [workspaceId],
+      );
+      return edit(rows.map(toMember), new LockedMemberEditor(tx, workspaceId));
+    });
+  }
+}
+
+/** Writes through the transaction that holds the workspace's membership lock. */
+class LockedMemberEditor implements WorkspaceMemberEditor {
+  constructor(
+    private readonly tx: EntityManager,
+    private readonly workspaceId: string,
+  ) {}
+
+  async add(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember> {
+    try {
+      await this.tx.execute('insert into workspace_members (workspace_id, developer_id, role, created) values (?, ?, ?, now())', [
+        this.workspaceId,
+        developerId,
+        role,
+      ]);
+    } catch (error) {
+      if (isUniqueViolation(error, 'workspace_members_pkey')) {
+        throw new ConflictError('already_member', 'The developer is already a member of the workspace', { cause: error });
+      }
+      throw error;
+    }
+    return this.find(developerId);
+  }
+
+  async setRole(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember> {
+    await this.tx.execute('update workspace_members set role = ? where workspace_id = ? and developer_id = ?', [role, this.workspaceId, developerId]);
+    return this.find(developerId);
+  }
+
+  async remove(developerId: string): Promise<void> {
+    await this.tx.execute('delete from workspace_members where workspace_id = ? and developer_id = ?', [this.workspaceId, developerId]);
+  }
+
+  private async find(developerId: string): Promise<WorkspaceMember> {
+    const [row] = await this.tx.execute<MemberRow[]>(
+      `select ${MEMBER_COLUMNS} from workspace_members m join developers d on d.id = m.developer_id
+        where m.workspace_id = ? and m.developer_id = ?`,
+      [this.workspaceId, developerId],
+    );
+    if (!row) throw new NotFoundError('member_not_found', `Developer '${developerId}' is not a member of the workspace`);
+    return toMember(row);
   }
 }
