@@ -39,6 +39,8 @@ describe('HTTP contract', function () {
       '/workspaces',
       '/workspaces/{workspaceSlug}',
       '/workspaces/{workspaceSlug}/regions',
+      '/workspaces/{workspaceSlug}/members',
+      '/workspaces/{workspaceSlug}/members/{developerId}',
       '/workspaces/{workspaceSlug}/databases',
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants',

@@ -35,6 +35,14 @@ class FixedWorkspaces implements WorkspaceRepository {
   async findById(id: string): Promise<Workspace | null> {
     return this.entries.find((e) => e.workspace.id === id)?.workspace ?? null;
   }
+
+  async listMembers(): Promise<never> {
+    throw new Error('not used');
+  }
+
+  async editMembers(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 class InMemoryDatabases implements DatabaseRepository {
