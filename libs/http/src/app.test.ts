@@ -8,11 +8,12 @@ import { createHttpApp } from './app.js';
 import { defineRoute } from './route.js';
 import { int, record, text } from './schema.js';
 
-/** Accepts the token 'good' only. */
+/** Accepts the tokens 'good' (both scopes) and 'read-only' only. */
 const verifier: TokenVerifier = {
   async verify(token: string): Promise<Principal> {
+    if (token === 'read-only') return { kind: 'developer', developerId: 'd1', scopes: ['api:read'] };
     if (token !== 'good') throw new UnauthenticatedError('bad token', 'invalid_token');
-    return { kind: 'developer', developerId: 'd1', scopes: [] };
+    return { kind: 'developer', developerId: 'd1', scopes: ['api:read', 'api:write'] };
   },
 };
 
@@ -110,6 +111,17 @@ describe('createHttpApp', () => {
     expect((await post('{not json', 'bad')).status).to.equal(401);
     expect((await post('{not json', 'good')).status).to.equal(400);
     expect(await (await post('{"n": 3}', 'good')).json()).to.deep.equal({ n: 3 });
+  });
+
+  it('refuses a management token without the scope a write needs, before reading the body', async () => {
+    const response = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer read-only' },
+      body: '{not json',
+    });
+    expect(response.status).to.equal(403);
+    expect(await response.json()).to.deep.include({ errorCode: 'insufficient_scope', statusCode: 403 });
+    expect(response.headers.get('www-authenticate')).to.equal('Bearer error="insufficient_scope"');
   });
 
   it('refuses a response that does not match its schema when told to check them', async () => {

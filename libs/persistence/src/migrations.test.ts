@@ -5,7 +5,7 @@ import { createScratchDatabase, query, startServer, type ScratchDatabase, type T
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
 const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants'];
-const TABLES = ['databases', 'developers', 'oauth_clients', 'signing_keys', 'workspace_members', 'workspaces'];
+const TABLES = ['authorization_codes', 'databases', 'developers', 'oauth_clients', 'refresh_tokens', 'signing_keys', 'token_families', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
   let server: TestServer;
