@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK } from 'jose';
 import { UnauthenticatedError, type Clock, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
-import { ACCESS_TOKEN_TYPE, JwtTokenVerifier, issueDeveloperToken } from './tokens.js';
+import { ACCESS_TOKEN_TYPE, JwtAccessTokens, JwtTokenVerifier, issueDeveloperToken } from './tokens.js';
 import { KeySet, SIGNING_ALG } from './key-set.js';
 
 type StoredKey = SigningKeyRecord & { privateJwk: Record<string, unknown> };
@@ -380,6 +380,15 @@ describe('developer tokens', () => {
       expect(await revocable.verify(token)).to.deep.include({ developerId: 'dev-1', familyId: 'family-1', workspaceId: 'ws-1' });
       revoked.add('family-1');
       await expectInvalidToken(revocable.verify(token));
+    });
+
+    it('JwtAccessTokens.read answers null for what is not a platform JWT, and the claims for one', async () => {
+      const tokens = new JwtAccessTokens(keySet, { ...settings(), ttlSeconds: 600 });
+      for (const garbage of ['opaque-refresh-token', 'a.b.c', '', 'x'.repeat(9000)]) expect(await tokens.read(garbage), garbage.slice(0, 20)).to.equal(null);
+      const { token } = await tokens.issueForDeveloper({ developerId: 'dev-1', clientId: 'cli', scopes: ['api:read'], workspaceId: null, familyId: 'fam-1' });
+      expect(await tokens.read(token)).to.deep.include({ subject: 'dev-1', clientId: 'cli', familyId: 'fam-1', workspaceId: null });
+      clock.advance(601);
+      expect(await tokens.read(token)).to.equal(null);
     });
 
     it('stops signing with a retired key', async () => {

@@ -246,8 +246,14 @@ export class JwtAccessTokens implements AccessTokens {
 
   async read(token: string): Promise<AccessTokenClaims | null> {
     if (token.length > 8192) return null;
+    let kid: string | undefined;
     try {
-      const kid = decodeProtectedHeader(token).kid;
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      // Not a JWT at all (jose throws a plain TypeError): an opaque token, or garbage; not ours.
+      return null;
+    }
+    try {
       const key = kid ? await this.keys.verificationKey(kid) : null;
       if (!key) return null;
       const { payload } = await jwtVerify(token, key, {
