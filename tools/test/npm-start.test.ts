@@ -3,7 +3,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, httpClient } from '@platform/testing';
+import { eventually, freePort, httpClient } from '@platform/testing';
 
 interface Started {
   child: ChildProcess;
@@ -73,6 +73,16 @@ describe('npm start', function () {
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
     expect(fresh).to.not.equal(first.token);
     expect((await api('GET', '/workspaces/default', { token: fresh })).status).to.equal(200);
+    // `npm run keys:rotate`: the new key is published at once; tokens of the old one keep working.
+    const rotated = execFileSync(process.execPath, ['--import', 'tsx', 'tools/rotate-keys.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    const newKid = /New signing key (\S+):/.exec(rotated)?.[1];
+    expect(newKid, rotated).to.be.a('string');
+    const published = await eventually(async () => {
+      const keys = (await oauth('GET', '/.well-known/jwks.json')).body.keys as { kid: string }[];
+      return keys.length === 2 ? keys.map((key) => key.kid) : undefined;
+    }, 40_000, 'the rotated key to be published');
+    expect(published).to.include(newKid);
+    expect((await api('GET', '/workspaces/default', { token: first.token })).status).to.equal(200);
 
     first.child.kill('SIGTERM');
     expect(await first.exited).to.equal(0);

@@ -7,3 +7,4 @@ export { DataPlanePools, type DataPlanePoolOptions } from './data-plane/pools.js
 export { PgDataPlane, sessionIdOf } from './data-plane/repositories.js';
 export { CachedDatabaseLocator } from './data-plane/locator.js';
 export { MikroGrantStore, PolledRevocationList } from './repositories/grant.store.js';
+export { ClientChangeListener, CLIENT_CHANGED_CHANNEL } from './repositories/client-changes.js';

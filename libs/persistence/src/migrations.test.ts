@@ -4,7 +4,7 @@ import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, query, startServer, type ScratchDatabase, type TestServer } from './test-support.test.js';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
-const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants'];
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications'];
 const TABLES = ['authorization_codes', 'databases', 'developers', 'oauth_clients', 'refresh_tokens', 'signing_keys', 'token_families', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {

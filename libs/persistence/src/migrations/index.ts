@@ -1,10 +1,12 @@
 import { Migration20261122000000_control_plane } from './Migration20261122000000_control_plane.js';
 import { Migration20261122010000_oauth_clients } from './Migration20261122010000_oauth_clients.js';
 import { Migration20261122020000_grants } from './Migration20261122020000_grants.js';
+import { Migration20261122030000_client_notifications } from './Migration20261122030000_client_notifications.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
   { name: 'Migration20261122000000_control_plane', class: Migration20261122000000_control_plane },
   { name: 'Migration20261122010000_oauth_clients', class: Migration20261122010000_oauth_clients },
   { name: 'Migration20261122020000_grants', class: Migration20261122020000_grants },
+  { name: 'Migration20261122030000_client_notifications', class: Migration20261122030000_client_notifications },
 ];
