@@ -184,6 +184,34 @@ describe('OAuth token service under attack', function () {
     }
   });
 
+  it('throttles developer sign-in per email and sign-up per address (429 pages), even for the right password', async function () {
+    const strict = await startTokenServiceProcess(p, { LOGIN_MAX_FAILURES_PER_EMAIL: '2', LOGIN_MAX_FAILURES_PER_CLIENT: '3' });
+    try {
+      const credentials = await signUpDeveloper(strict.issuer);
+      const url = authorizationUrl(strict.issuer, {
+        response_type: 'code',
+        client_id: CLI,
+        redirect_uri: CALLBACK,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      });
+      const wrong = { email: credentials.email.toUpperCase(), password: 'not-the-password' };
+      expect((await signInAt(url, wrong)).status).to.equal(401);
+      expect((await signInAt(url, wrong)).status).to.equal(401);
+      const blocked = await signInAt(url, credentials);
+      expect(blocked.status).to.equal(429);
+      expect(blocked.location).to.equal(null);
+      expect(blocked.html).to.include('Too many failed attempts');
+      // Sign-ups count per address whether they succeed or not: the first was above.
+      await signUpDeveloper(strict.issuer);
+      await signUpDeveloper(strict.issuer);
+      const refused = await signUpDeveloper(strict.issuer).catch((error: Error) => error);
+      expect(String(refused)).to.match(/sign-up: 429/);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('a wrong code_verifier is invalid_grant and spends the code', async function () {
     const credentials = await signUpDeveloper(service.issuer);
     const grant = await obtainCode(credentials);

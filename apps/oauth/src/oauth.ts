@@ -73,8 +73,8 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
       const developer = await authenticateDeveloper({ developers, hasher, throttle }, credentials, clientAddress);
       return issueAuthorizationCode(deps(), request, developer);
     },
-    signUp: async (input) => {
-      await signUpDeveloper({ developers: openRepositories(orm).developers, hasher, throttle }, input);
+    signUp: async (input, clientAddress) => {
+      await signUpDeveloper({ developers: openRepositories(orm).developers, hasher, throttle }, input, clientAddress);
     },
   };
   const app = createHttpApp<TokenServiceScope>({

@@ -24,7 +24,11 @@ function signInFailed(): UnauthenticatedError {
 export async function signUpDeveloper(
   deps: DeveloperAccountDeps,
   input: { email: string; password: string; name?: string },
+  clientAddress: string,
 ): Promise<Developer> {
+  // Every sign-up costs a password hash: each one counts against the address, success or not.
+  const wait = deps.throttle.acquire([`client:sign-up:${clientAddress}`]);
+  if (wait !== null) throw new RateLimitedError(wait);
   const email = input.email.trim();
   if (!EMAIL.test(email)) throw new ValidationError('invalid_email', 'Enter an email address such as ada@example.com');
   if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH) {

@@ -30,8 +30,8 @@ export interface TokenServiceScope extends HealthScope {
   checkAuthorization(params: Record<string, string | undefined>): Promise<AuthorizationCheck>;
   /** Signs the developer in (UnauthenticatedError, RateLimitedError) and answers where to redirect. */
   signInAndAuthorize(request: AuthorizationRequest, credentials: { email: string; password: string }, clientAddress: string): Promise<string>;
-  /** ValidationError for bad input, ConflictError for a taken email. */
-  signUp(input: { email: string; password: string; name?: string }): Promise<void>;
+  /** ValidationError for bad input, ConflictError for a taken email, RateLimitedError for too many from one address. */
+  signUp(input: { email: string; password: string; name?: string }, clientAddress: string): Promise<void>;
 }
 
 const JwkSchema = record({
@@ -373,13 +373,15 @@ export const tokenServiceRoutes = [
     path: '/signup',
     operationId: 'signUp',
     summary: 'Creates a developer account (email, password, name), then returns to the sign-in page',
-    description: 'A taken email (case-insensitively) answers 409 with the form again; bad input 400.',
+    description:
+      'A taken email (case-insensitively) answers 409 with the form again; bad input 400; more than ' +
+      'LOGIN_MAX_FAILURES_PER_CLIENT sign-ups from one address within LOGIN_FAILURE_WINDOW, 429.',
     tags: ['developers'],
     auth: 'none',
     form: true,
     success: { status: 303, description: 'To the sign-in page of the authorization request, or a confirmation page' },
-    errors: [409],
-    handler: async ({ body, header, scope }) => {
+    errors: [409, 429],
+    handler: async ({ body, header, scope, clientAddress }) => {
       const fields = singles(body, ['csrf', 'email', 'password', 'name', 'return']);
       const cookieHeader = header('cookie');
       const returnQuery = /^[\w.~%=&+-]*$/.test(fields.return ?? '') ? (fields.return ?? '') : '';
@@ -389,10 +391,11 @@ export const tokenServiceRoutes = [
       };
       if (!csrfMatches(cookieHeader, fields.csrf)) return again(403, 'The form expired; please try again.');
       try {
-        await scope.signUp({ email: fields.email ?? '', password: fields.password ?? '', name: fields.name });
+        await scope.signUp({ email: fields.email ?? '', password: fields.password ?? '', name: fields.name }, clientAddress);
       } catch (error) {
         if (error instanceof ValidationError) return again(400, error.message);
         if (error instanceof ConflictError) return again(409, error.message);
+        if (error instanceof RateLimitedError) return again(429, `Too many sign-ups from here; try again in ${Math.ceil(error.retryAfterSeconds / 60)} minutes.`);
         throw error;
       }
       if (new URLSearchParams(returnQuery).get('client_id')) return redirect(`/oauth2/authorize?${returnQuery}&signed_up=1`);
