@@ -15,10 +15,21 @@ import {
   type GrantDeps,
 } from '@platform/domain';
 import { createHttpApp, serve, tokenServiceRoutes, type Serving, type TokenServiceScope } from '@platform/http';
-import { MikroGrantStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane } from '@platform/persistence';
+import {
+  CachedClientLookup,
+  ClientChangeListener,
+  MikroGrantStore,
+  MikroSigningKeyRepository,
+  openOrm,
+  openRepositories,
+  pingControlPlane,
+} from '@platform/persistence';
 import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
+
+/** Client ids are `cli_` plus 16 characters, or a first-party name; anything else is no client. */
+const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The token service: owns the signing key set (creating the first key), publishes it as JWKS
@@ -31,6 +42,19 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
   await keys.ensureSigningKey();
   const secrets = new Sha256ClientSecrets();
+  // Clients are read once per OAUTH_CLIENT_CACHE_MS, not per token request; a change committed
+  // anywhere (a new secret, a deletion) reaches this cache at once through the listener, and
+  // while the listener is down the TTL bounds how stale it can be.
+  const clientLookup = new CachedClientLookup((id) => openRepositories(orm).clients.findForAuthentication(id), { ttlMs: config.clientCacheMs });
+  const clients = { findForAuthentication: (id: string) => (CLIENT_ID.test(id) ? clientLookup.find(id) : Promise.resolve(null)) };
+  const clientChanges = new ClientChangeListener(config.databaseUrl, {
+    changed: (id) => clientLookup.forget(id),
+    lost: (error) => {
+      clientLookup.clear();
+      logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting');
+    },
+  });
+  await clientChanges.start();
   const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
   // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
   void hasher.verifyNothing('');
@@ -61,13 +85,13 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     issuer: config.oauth.issuer,
     jwks: () => keys.publicJwks(),
     controlPlaneReady: () => pingControlPlane(orm),
-    authenticateClient: (credentials) => authenticateClient({ clients: openRepositories(orm).clients, secrets }, credentials),
+    authenticateClient: (credentials) => authenticateClient({ clients, secrets }, credentials),
     clientCredentials: (client, requested) => clientCredentialsTokens({ tokens }, client, requested),
     authorizationCode: (client, input) => exchangeAuthorizationCode(deps(), client, input),
     refresh: (client, input) => refreshTokens(deps(), client, input),
     revoke: (client, token, hint) => revokeToken({ grants, tokens }, client, token, hint),
     introspect: (client, token) => introspectToken({ grants, tokens, settings }, client, token),
-    checkAuthorization: (params) => checkAuthorizationRequest({ clients: openRepositories(orm).clients, settings }, params),
+    checkAuthorization: (params) => checkAuthorizationRequest({ clients, settings }, params),
     signInAndAuthorize: async (request, credentials, clientAddress) => {
       const { developers } = openRepositories(orm);
       const developer = await authenticateDeveloper({ developers, hasher, throttle }, credentials, clientAddress);
@@ -101,6 +125,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     close: () =>
       (closing ??= (async () => {
         await serving.close();
+        await clientChanges.stop();
         await orm.close();
       })()),
   };

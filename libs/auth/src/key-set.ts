@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock, SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
 
@@ -17,6 +17,14 @@ export interface KeySetOptions {
   publishDelaySeconds?: number;
 }
 
+/** The signing key: as a WebCrypto key (jose) and as a node:crypto KeyObject (the fast signer). */
+export interface SigningKey {
+  kid: string;
+  key: CryptoKey;
+  privateKey: KeyObject;
+  retires: Date | null;
+}
+
 interface VerificationKey {
   kid: string;
   key: CryptoKey;
@@ -31,7 +39,10 @@ interface VerificationKey {
 export class KeySet {
   private verifying = new Map<string, VerificationKey>();
   private loadedAt = 0;
-  private signing: { kid: string; key: CryptoKey; retires: Date | null } | null = null;
+  private signing: SigningKey | null = null;
+  /** When the signing key is read again (epoch ms). */
+  private signingRefreshAt = 0;
+  private loadingSigning: Promise<void> | null = null;
 
   constructor(private readonly options: KeySetOptions) {}
 
@@ -68,25 +79,51 @@ export class KeySet {
       await this.options.repository.retireAllExcept(kid, retires, expires);
     }
     this.signing = null;
+    this.signingRefreshAt = 0;
     this.loadedAt = 0;
     return kid;
   }
 
-  async signingKey(): Promise<{ kid: string; key: CryptoKey }> {
+  /**
+   * The key that signs now. Re-read every `refreshSeconds` (a key another replica rotated in
+   * takes over within that), when it retires, and when a key this replica saw being published
+   * may start signing. Concurrent callers share one read; between reads, signing costs no I/O.
+   */
+  async signingKey(): Promise<SigningKey> {
     const now = this.options.clock.now();
-    if (!this.signing || (this.signing.retires && this.signing.retires <= now) || this.isStale()) {
-      const publishedBy = new Date(now.getTime() - (this.options.publishDelaySeconds ?? 10) * 1000);
-      const record =
-        (await this.options.repository.findSigning(now, publishedBy)) ??
-        (await this.options.repository.findSigning(now, now));
-      if (!record) throw new Error('No signing key: call ensureSigningKey() at start-up');
+    const due = !this.signing || (this.signing.retires !== null && this.signing.retires <= now) || now.getTime() >= this.signingRefreshAt;
+    if (due) {
+      this.loadingSigning ??= this.loadSigningKey(now).finally(() => {
+        this.loadingSigning = null;
+      });
+      await this.loadingSigning;
+    }
+    return this.signing as SigningKey;
+  }
+
+  private async loadSigningKey(now: Date): Promise<void> {
+    const delayMs = (this.options.publishDelaySeconds ?? 10) * 1000;
+    const newest = await this.options.repository.findSigning(now, now);
+    if (!newest) throw new Error('No signing key: call ensureSigningKey() at start-up');
+    let record = newest;
+    let refreshAt = now.getTime() + (this.options.refreshSeconds ?? 300) * 1000;
+    if (newest.created.getTime() > now.getTime() - delayMs) {
+      // The newest key is still being published: sign with the one before it, if there is one,
+      // and look again the moment the newest may sign.
+      record = (await this.options.repository.findSigning(now, new Date(now.getTime() - delayMs))) ?? newest;
+      if (record !== newest) refreshAt = Math.min(refreshAt, newest.created.getTime() + delayMs);
+    }
+    if (this.signing?.kid !== record.kid) {
       this.signing = {
         kid: record.kid,
         key: (await importJWK(record.privateJwk as JWK, SIGNING_ALG)) as CryptoKey,
+        privateKey: createPrivateKey({ key: record.privateJwk as JsonWebKey, format: 'jwk' }),
         retires: record.retires,
       };
+    } else if (this.signing) {
+      this.signing.retires = record.retires;
     }
-    return this.signing;
+    this.signingRefreshAt = refreshAt;
   }
 
   /**

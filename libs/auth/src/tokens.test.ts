@@ -18,7 +18,10 @@ class InMemorySigningKeys implements SigningKeyRepository {
       .map(({ privateJwk: _private, ...record }) => structuredClone(record));
   }
 
+  findSigningCalls = 0;
+
   async findSigning(now: Date, createdBy: Date): Promise<StoredKey | null> {
+    this.findSigningCalls++;
     const row = this.newestFirst().find((r) => (!r.retires || r.retires > now) && r.created <= createdBy);
     return row ? structuredClone(row) : null;
   }
@@ -389,6 +392,20 @@ describe('developer tokens', () => {
       expect(await tokens.read(token)).to.deep.include({ subject: 'dev-1', clientId: 'cli', familyId: 'fam-1', workspaceId: null });
       clock.advance(601);
       expect(await tokens.read(token)).to.equal(null);
+    });
+
+    it('reads the signing key once per refresh interval, however many tokens it signs, and concurrent signers share the read', async () => {
+      clock.advance(60); // past the first key's publication
+      const keys = new KeySet({ repository, clock, refreshSeconds: 30 });
+      const before = repository.findSigningCalls;
+      await Promise.all(Array.from({ length: 20 }, () => issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 })));
+      expect(repository.findSigningCalls - before).to.equal(1);
+      clock.advance(29);
+      await issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 });
+      expect(repository.findSigningCalls - before).to.equal(1);
+      clock.advance(2);
+      await issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 });
+      expect(repository.findSigningCalls - before).to.equal(2);
     });
 
     it('stops signing with a retired key', async () => {

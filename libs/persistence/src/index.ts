@@ -8,3 +8,4 @@ export { PgDataPlane, sessionIdOf } from './data-plane/repositories.js';
 export { CachedDatabaseLocator } from './data-plane/locator.js';
 export { MikroGrantStore, PolledRevocationList } from './repositories/grant.store.js';
 export { ClientChangeListener, CLIENT_CHANGED_CHANNEL } from './repositories/client-changes.js';
+export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
