@@ -1,7 +1,7 @@
 // `npm run keys:rotate`: adds a new signing key to the platform's key set. Every replica loads
 // it before it signs (it is published 10 s first); the old keys stop signing then and stop
 // verifying once the last token they signed has expired.
-import { KeySet, USER_TOKEN_MAX_AGE } from '@platform/auth';
+import { KeySet, SIGNING_KEY_REFRESH_SECONDS, USER_TOKEN_MAX_AGE } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { MikroSigningKeyRepository, openOrm } from '@platform/persistence';
 import { loadConfigOrExit, runningEmbeddedUrl } from './bootstrap.js';
@@ -18,7 +18,7 @@ try {
   const maxTokenSeconds = Math.max(config.developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
   const kid = await keys.rotate({ maxTokenSeconds });
   console.log(`New signing key ${kid}: published now, signing in 10 s.`);
-  console.log(`Older keys stop signing then, and stop verifying ${maxTokenSeconds + 60} s later.`);
+  console.log(`Older keys stop signing then (replicas notice within ${SIGNING_KEY_REFRESH_SECONDS} s), and stop verifying ${SIGNING_KEY_REFRESH_SECONDS + maxTokenSeconds + 60} s later.`);
 } finally {
   await orm.close();
 }

@@ -508,6 +508,32 @@ describe('OAuth token service under attack', function () {
   });
 
   // JwtAccessTokens.read once let jose's TypeError for a non-JWT escape: these answered 500.
+  it('answers 4xx, never 5xx, for a body that does not match its Content-Encoding and for a loopback port past 65535', async function () {
+    for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect', '/oauth2/authorize', '/signup']) {
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const response = await fetch(`${service.issuer}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': encoding },
+          body: 'grant_type=client_credentials',
+        });
+        expect(response.status, `${path} ${encoding}`).to.be.within(400, 499);
+      }
+    }
+    for (const responseType of ['code', 'token']) {
+      const page = await visit(
+        authorizationUrl(service.issuer, {
+          response_type: responseType,
+          client_id: CLI,
+          redirect_uri: 'http://127.0.0.1:99999/callback',
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
+      expect(page.status, responseType).to.equal(400);
+      expect(page.location).to.equal(null);
+    }
+  });
+
   it('revocation and introspection of tokens that are not JWTs answer as RFC 7009 and 7662 say, not 500', async function () {
     const { confidentialId, secret } = await otherClients();
     const first = await signedInTokens();

@@ -136,9 +136,19 @@ describe('OAuth clients and the client_credentials grant', function () {
     const fresh = rotated.body.client_secret as string;
     expect(fresh).to.not.equal(secret);
     expect((await form({ grant_type: 'client_credentials' }, basic(clientId, secret))).body.error).to.equal('invalid_client');
-    expect((await form({ grant_type: 'client_credentials' }, basic(clientId, fresh))).status).to.equal(200);
+    const issued = await form({ grant_type: 'client_credentials' }, basic(clientId, fresh));
+    expect(issued.status).to.equal(200);
+    expect((await trusting('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token })).status).to.equal(200);
     expect((await p.request('DELETE', `/workspaces/${owner.slug}/oauth-clients/${clientId}`, { token: owner.token })).status).to.equal(204);
     expect((await form({ grant_type: 'client_credentials' }, basic(clientId, fresh))).body.error).to.equal('invalid_client');
+    // Tokens it already had reach nothing from then on: the API reads the client with its workspace.
+    expectApiError(await trusting('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token }), 404, 'workspace_not_found');
+    expectApiError(
+      await trusting('POST', `/workspaces/${owner.slug}/databases`, { token: issued.body.access_token, json: { databaseName: 'after_delete', region: 'AWS_US_WEST_2' } }),
+      404,
+      'workspace_not_found',
+    );
+    expect((await trusting('GET', '/workspaces', { token: issued.body.access_token })).body).to.deep.equal([]);
     expectApiError(await p.request('DELETE', `/workspaces/${owner.slug}/oauth-clients/${clientId}`, { token: owner.token }), 404, 'client_not_found');
   });
 

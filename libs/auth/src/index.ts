@@ -1,4 +1,4 @@
-export { KeySet, SIGNING_ALG, type KeySetOptions } from './key-set.js';
+export { KeySet, SIGNING_ALG, SIGNING_KEY_REFRESH_SECONDS, type KeySetOptions, type SigningKey } from './key-set.js';
 export {
   ACCESS_TOKEN_TYPE,
   DEVELOPER_TOKEN_KIND,

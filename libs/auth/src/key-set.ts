@@ -3,6 +3,12 @@ import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 
 import type { Clock, SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
 
 export const SIGNING_ALG = 'ES256';
+/**
+ * Every signer reads the signing key again at least this often, whatever its `refreshSeconds`:
+ * a key retired by a rotation elsewhere signs at most this much longer, which the rotation's
+ * expiry arithmetic counts on.
+ */
+export const SIGNING_KEY_REFRESH_SECONDS = 30;
 const UNKNOWN_KID_RELOAD_MS = 5_000;
 
 export interface KeySetOptions {
@@ -74,8 +80,10 @@ export class KeySet {
     });
     if (retireOthers) {
       const retires = new Date(this.options.clock.now().getTime() + (this.options.publishDelaySeconds ?? 10) * 1000);
-      // A minute of slack for clock skew between replicas and the verifiers' tolerance.
-      const expires = new Date(retires.getTime() + (retireOthers.maxTokenSeconds + 60) * 1000);
+      // Replicas that cached an old key may sign with it until their next read of the signing
+      // key; its last token then lives maxTokenSeconds. A minute more covers clock skew and the
+      // verifiers' tolerance.
+      const expires = new Date(retires.getTime() + (SIGNING_KEY_REFRESH_SECONDS + retireOthers.maxTokenSeconds + 60) * 1000);
       await this.options.repository.retireAllExcept(kid, retires, expires);
     }
     this.signing = null;
@@ -106,7 +114,7 @@ export class KeySet {
     const newest = await this.options.repository.findSigning(now, now);
     if (!newest) throw new Error('No signing key: call ensureSigningKey() at start-up');
     let record = newest;
-    let refreshAt = now.getTime() + (this.options.refreshSeconds ?? 300) * 1000;
+    let refreshAt = now.getTime() + Math.min(this.options.refreshSeconds ?? 300, SIGNING_KEY_REFRESH_SECONDS) * 1000;
     if (newest.created.getTime() > now.getTime() - delayMs) {
       // The newest key is still being published: sign with the one before it, if there is one,
       // and look again the moment the newest may sign.
@@ -166,7 +174,12 @@ export class KeySet {
         const next = new Map<string, VerificationKey>();
         for (const record of records) {
           const cached = this.verifying.get(record.kid);
-          next.set(record.kid, cached ?? { kid: record.kid, record, key: (await importJWK(record.publicJwk as JWK, SIGNING_ALG)) as CryptoKey });
+          // The imported key is kept, the record is not: an expiry set since (an emergency
+          // retirement) must take effect.
+          next.set(
+            record.kid,
+            cached ? { ...cached, record } : { kid: record.kid, record, key: (await importJWK(record.publicJwk as JWK, SIGNING_ALG)) as CryptoKey },
+          );
         }
         this.verifying = next;
         this.loadedAt = this.options.clock.now().getTime();

@@ -361,12 +361,37 @@ describe('developer tokens', () => {
       clock.advance(11);
       expect((await keySet.signingKey()).kid).to.equal(newKid);
       expect(developer(await verifier.verify(oldToken)).developerId).to.equal('dev-1');
-      // Retired at +10 s; published for the longest token lifetime plus a minute of slack, then not.
+      // Retired at +10 s; published for a signer's refresh, the longest token lifetime and a minute of slack, then not.
       const published = async () => (await new KeySet({ repository, clock }).publicJwks()).keys.map((key) => key.kid);
-      clock.advance(600 + 60 - 2);
+      clock.advance(30 + 600 + 60 - 2);
       expect(await published()).to.have.members([newKid, oldKid]);
       clock.advance(2);
       expect(await published()).to.deep.equal([newKid]);
+    });
+
+    it('a replica that cached the old key signs with it at most SIGNING_KEY_REFRESH_SECONDS past its retirement, and those tokens verify until they expire', async () => {
+      clock.advance(60);
+      const replica = new KeySet({ repository, clock, refreshSeconds: 300 });
+      const oldKid = (await replica.signingKey()).kid;
+      const newKid = await new KeySet({ repository, clock }).rotate({ maxTokenSeconds: 3600 });
+      const signLate = (developerId: string) => issueDeveloperToken(replica, settings(), { developerId, clientId: 'c', scopes: [], ttlSeconds: 3600 });
+      clock.advance(29); // retired 10 s after the rotation; the replica has not looked since
+      const late = await signLate('dev-late');
+      expect(decodeProtectedHeader(late.token).kid).to.equal(oldKid);
+      clock.advance(2);
+      expect(decodeProtectedHeader((await signLate('dev-next')).token).kid).to.equal(newKid);
+      clock.advance(3600 - 5); // the late token is seconds from its exp
+      const verifierElsewhere = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
+      expect(developer(await verifierElsewhere.verify(late.token)).developerId).to.equal('dev-late');
+    });
+
+    it('an expiry set on a key already loaded takes effect at the next read of the set', async () => {
+      const { token } = await issue();
+      expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
+      const kid = repository.rows[0].kid;
+      repository.schedule(kid, { expires: new Date(clock.now().getTime() + 1_000) });
+      clock.advance(301); // past the set's refresh interval
+      await expectInvalidToken(new JwtTokenVerifier(keySet, settings()).verify(token));
     });
 
     it('refuses the token of a revoked refresh-token family, even when it was verified and cached before', async () => {

@@ -41,6 +41,8 @@ export interface WorkspaceRepository {
   /** The workspace only if the developer belongs to it. */
   findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null>;
   findById(id: string): Promise<Workspace | null>;
+  /** The workspace of a client that has not been deleted. */
+  findForLiveClient(clientId: string): Promise<Workspace | null>;
   /** The workspace's members, earliest first. */
   listMembers(workspaceId: string): Promise<WorkspaceMember[]>;
   /**

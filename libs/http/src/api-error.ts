@@ -49,6 +49,7 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   malformed_json: 'The request body is not valid JSON (an object or an array)',
   payload_too_large: 'The request body is too large',
   unsupported_encoding: 'The request body has an unsupported content encoding',
+  malformed_body: 'The request body does not match its Content-Encoding',
   route_not_found: 'No such route',
   method_not_allowed: 'The route does not accept this method',
   unsupported_media_type: 'Unsupported content type',
@@ -90,6 +91,10 @@ export function toApiError(error: unknown): MappedError {
   }
   if (error instanceof URIError) {
     return { body: { errorCode: 'bad_request', message: 'Malformed percent-encoding in the path', statusCode: 400 }, expected: true };
+  }
+  // A body whose Content-Encoding (gzip, deflate, br) does not decode: zlib says so, with no status.
+  if (typeof error === 'object' && error !== null && /^(Z_|ERR_ZLIB|ERR__)/.test(String((error as { code?: unknown }).code ?? ''))) {
+    return { body: { errorCode: 'malformed_body', message: MESSAGE_BY_CODE.malformed_body, statusCode: 400 }, expected: true };
   }
   // Errors Koa, its router and the body parser raise carry a status; 4xx ones are the client's.
   const httpError = (typeof error === 'object' && error !== null ? error : {}) as { status?: unknown; type?: unknown };

@@ -36,6 +36,10 @@ class FixedWorkspaces implements WorkspaceRepository {
     return this.entries.find((e) => e.workspace.id === id)?.workspace ?? null;
   }
 
+  async findForLiveClient(): Promise<never> {
+    throw new Error('not used');
+  }
+
   async listMembers(): Promise<never> {
     throw new Error('not used');
   }

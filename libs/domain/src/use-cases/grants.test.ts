@@ -32,6 +32,10 @@ describe('grants', () => {
       expect(redirectUriMatches(['http://127.0.0.1/callback'], 'https://127.0.0.1:5000/callback')).to.equal(false);
       expect(redirectUriMatches(['http://127.0.0.1:4000/callback'], 'http://127.0.0.1:5000/callback')).to.equal(false);
       expect(redirectUriMatches(['https://app.test/cb'], 'https://app.test:443/cb')).to.equal(false);
+      // Not a port at all: refused here, so no later URL parsing can fail on it.
+      expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:99999/callback')).to.equal(false);
+      expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:0/callback')).to.equal(false);
+      expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:065535/callback')).to.equal(false);
     });
   });
 

@@ -86,8 +86,8 @@ export async function authenticateClient(
  */
 export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
   if (registered.includes(presented)) return true;
-  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost)):(\d{1,5})(\/[^#]*)?$/.exec(presented);
-  if (!loopback) return false;
+  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost)):([1-9]\d{0,4})(\/[^#]*)?$/.exec(presented);
+  if (!loopback || Number(loopback[2]) > 65_535) return false;
   return registered.includes(`${loopback[1]}${loopback[3] ?? ''}`);
 }
 
@@ -298,7 +298,7 @@ export async function clientCredentialsTokens(deps: Pick<GrantDeps, 'tokens'>, c
 /**
  * RFC 7009. A refresh token, or an access token from a family, revokes its whole family. A
  * token of another client, an unknown one, or a client_credentials access token (it carries no
- * family; it simply expires) changes nothing, and the answer is the same 200 either way.
+ * family; deleting its client ends it) changes nothing, and the answer is the same 200 either way.
  */
 export async function revokeToken(
   deps: Pick<GrantDeps, 'grants' | 'tokens'>,

@@ -36,7 +36,14 @@ class InMemoryWorkspaces implements WorkspaceRepository {
   readonly taken = new Set<string>();
   takenPattern: RegExp | null = null;
   failWith: Error | null = null;
+  /** Live clients: client id -> workspace id. */
+  readonly clients = new Map<string, string>();
   private nextId = 1;
+
+  async findForLiveClient(clientId: string): Promise<Workspace | null> {
+    const workspaceId = this.clients.get(clientId);
+    return this.workspaces.find((w) => w.id === workspaceId) ?? null;
+  }
   private lock: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly developers?: InMemoryDevelopers) {}
@@ -384,9 +391,14 @@ describe('workspace use cases', () => {
 
       it('is open to the workspace’s own clients, and 404 to anyone outside', async () => {
         const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
+        workspaces.clients.set('cli', workspace.id);
         expect(await listMembers(deps, client, 'acme')).to.have.length(1);
         await expectError(listMembers(deps, { ...client, workspaceId: 'ws-other' }, 'acme'), NotFoundError, 'workspace_not_found');
         await expectError(listMembers(deps, bob, 'acme'), NotFoundError, 'workspace_not_found');
+        // A deleted client's tokens reach nothing, at once.
+        workspaces.clients.delete('cli');
+        await expectError(listMembers(deps, client, 'acme'), NotFoundError, 'workspace_not_found');
+        expect(await listWorkspaces(deps, client)).to.deep.equal([]);
       });
     });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { requireDeveloper, requireManagement } from '../authorization.js';
-import type { Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
+import type { ClientPrincipal, Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceMember, WorkspaceRepository, WorkspaceRole } from '../ports.js';
 import { assertWorkspaceSlug, slugFromName } from '../workspace-slug.js';
 
@@ -51,13 +51,22 @@ export async function createWorkspace(
 }
 
 /**
+ * A client token's workspace, read with the client on every request: deleting the client ends
+ * its tokens at once (they carry no refresh-token family to revoke).
+ */
+async function clientWorkspace(deps: WorkspaceDeps, client: ClientPrincipal): Promise<Workspace | null> {
+  const own = await deps.workspaces.findForLiveClient(client.clientId);
+  return own?.id === client.workspaceId ? own : null;
+}
+
+/**
  * The caller's workspaces. A developer token bound to one workspace (issued to that workspace's
  * client) lists that workspace only, and only while its developer still belongs to it.
  */
 export async function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
   const manager = requireManagement(caller);
   if (manager.kind === 'client') {
-    const own = await deps.workspaces.findById(manager.workspaceId);
+    const own = await clientWorkspace(deps, manager);
     return own ? [own] : [];
   }
   const workspaces = await deps.workspaces.listForDeveloper(manager.developerId);
@@ -73,7 +82,7 @@ export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug:
   const manager = requireManagement(caller);
   const found =
     manager.kind === 'client'
-      ? await deps.workspaces.findById(manager.workspaceId).then((own) => (own?.slug === slug ? own : null))
+      ? await clientWorkspace(deps, manager).then((own) => (own?.slug === slug ? own : null))
       : await deps.workspaces.findBySlugForDeveloper(slug, manager.developerId);
   const boundTo = manager.workspaceId;
   if (!found || (boundTo !== undefined && found.id !== boundTo)) throw workspaceNotFound(slug);

@@ -56,7 +56,10 @@ const TokenResponse = record(
 );
 
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-const CSRF_COOKIE = 'oauth_csrf';
+/** Under https the cookie is `__Host-` prefixed and Secure, so no plain-http response can plant one. */
+function csrfCookieName(secure: boolean): string {
+  return secure ? '__Host-oauth_csrf' : 'oauth_csrf';
+}
 
 /** RFC 6749 section 5.2: `{error, error_description}`, 400, or 401 for invalid_client. */
 function oauthFailure(error: OAuthError, basicUsed: boolean) {
@@ -200,15 +203,20 @@ function cookie(header: string, name: string): string | undefined {
  * Login CSRF defence (double submit): the form carries the same random value as a SameSite=Strict
  * cookie, which a cross-site page can neither read nor send.
  */
-function csrfPair(header: string): { value: string; setCookie?: string } {
-  const existing = cookie(header, CSRF_COOKIE);
+function csrfPair(header: string, secure: boolean): { value: string; setCookie?: string } {
+  const name = csrfCookieName(secure);
+  const existing = cookie(header, name);
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { value: existing };
   const value = randomBytes(32).toString('base64url');
-  return { value, setCookie: `${CSRF_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict` };
+  return { value, setCookie: `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}` };
 }
 
-function csrfMatches(header: string, submitted: string | undefined): boolean {
-  const expected = cookie(header, CSRF_COOKIE);
+function isHttps(issuer: string): boolean {
+  return issuer.startsWith('https:');
+}
+
+function csrfMatches(header: string, submitted: string | undefined, secure: boolean): boolean {
+  const expected = cookie(header, csrfCookieName(secure));
   if (!expected || !submitted) return false;
   const a = Buffer.from(expected);
   const b = Buffer.from(submitted);
@@ -244,7 +252,7 @@ async function authorizationPage(
 ) {
   const checked = await scope.checkAuthorization(params);
   if (!checked.ok) return 'shownHere' in checked ? html(400, errorPage(checked.shownHere)) : redirect(checked.redirectTo);
-  const csrf = csrfPair(cookieHeader);
+  const csrf = csrfPair(cookieHeader, isHttps(scope.issuer));
   return html(
     extra.status ?? 200,
     signInPage({ clientName: checked.request.client.name, params, scopes: checked.request.scopes, csrf: csrf.value, ...extra }),
@@ -329,7 +337,7 @@ export const tokenServiceRoutes = [
       const params = singles(body, AUTHORIZATION_PARAMS);
       const fields = singles(body, ['csrf', 'email', 'password']);
       const cookieHeader = header('cookie');
-      if (!csrfMatches(cookieHeader, fields.csrf)) {
+      if (!csrfMatches(cookieHeader, fields.csrf, isHttps(scope.issuer))) {
         return authorizationPage(scope, params, cookieHeader, { status: 403, error: 'The form expired; please sign in again.' });
       }
       const checked = await scope.checkAuthorization(params);
@@ -361,10 +369,10 @@ export const tokenServiceRoutes = [
     auth: 'none',
     success: PAGE,
     errors: [],
-    handler: async ({ rawQuery, header }) => {
+    handler: async ({ rawQuery, header, scope }) => {
       const params = singles(rawQuery, AUTHORIZATION_PARAMS);
       const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
-      const csrf = csrfPair(header('cookie'));
+      const csrf = csrfPair(header('cookie'), isHttps(scope.issuer));
       return html(200, signUpPage({ csrf: csrf.value, returnQuery: query.toString() }), { setCookie: csrf.setCookie });
     },
   }),
@@ -385,11 +393,12 @@ export const tokenServiceRoutes = [
       const fields = singles(body, ['csrf', 'email', 'password', 'name', 'return']);
       const cookieHeader = header('cookie');
       const returnQuery = /^[\w.~%=&+-]*$/.test(fields.return ?? '') ? (fields.return ?? '') : '';
+      const secure = isHttps(scope.issuer);
       const again = (status: number, error: string) => {
-        const csrf = csrfPair(cookieHeader);
+        const csrf = csrfPair(cookieHeader, secure);
         return html(status, signUpPage({ csrf: csrf.value, returnQuery, email: fields.email, name: fields.name, error }), { setCookie: csrf.setCookie });
       };
-      if (!csrfMatches(cookieHeader, fields.csrf)) return again(403, 'The form expired; please try again.');
+      if (!csrfMatches(cookieHeader, fields.csrf, secure)) return again(403, 'The form expired; please try again.');
       try {
         await scope.signUp({ email: fields.email ?? '', password: fields.password ?? '', name: fields.name }, clientAddress);
       } catch (error) {
@@ -453,7 +462,7 @@ export const tokenServiceRoutes = [
       'Form: token, optional token_type_hint. Revoking a refresh token, or an access token from the authorization_code ' +
       'grant, revokes its whole family: the token service refuses its refresh tokens at once, and the management API refuses ' +
       'its access tokens within REVOCATION_POLL_MS (5 s by default). Unknown tokens, tokens of other clients and ' +
-      'client_credentials access tokens (short-lived, no family) answer 200 and change nothing.',
+      'client_credentials access tokens (no family; deleting the client ends them) answer 200 and change nothing.',
     tags: ['oauth'],
     auth: 'none',
     form: true,

@@ -137,6 +137,8 @@ export class MikroGrantStore implements GrantStore {
   }
 }
 
+const REVOCATION_OVERLAP_MS = 60_000;
+
 /**
  * What a resource server (apps/api) knows of revoked families: it reads the families revoked
  * since its last look every `pollMs`, so a revocation takes effect there within that bound.
@@ -180,8 +182,10 @@ export class PolledRevocationList implements RevocationList {
   }
 
   async poll(): Promise<void> {
-    // Overlap the window a little: a revocation committed late with an earlier timestamp is still seen.
-    const from = new Date(this.since.getTime() - 2_000);
+    // `revoked` is stamped when its transaction starts, and a slow one may commit after a later
+    // one was read: each poll re-reads a minute back (the partial index keeps that cheap), and
+    // revoking statements are single statements far shorter than that.
+    const from = new Date(this.since.getTime() - REVOCATION_OVERLAP_MS);
     const rows = await this.orm.em
       .getConnection()
       .execute<{ id: string; revoked: Date | string }[]>(`select id, revoked from token_families where revoked >= ? order by revoked`, [from], 'all');

@@ -66,6 +66,18 @@ export class MikroWorkspaceRepository implements WorkspaceRepository {
     return row ? toWorkspace(row) : null;
   }
 
+  async findForLiveClient(clientId: string): Promise<Workspace | null> {
+    const rows = await this.em.execute<{ id: string; name: string; slug: string; billing_customer_id: string | null; created: Date | string }[]>(
+      `select w.id, w.name, w.slug, w.billing_customer_id, w.created
+         from oauth_clients c join workspaces w on w.id = c.workspace_id
+        where c.id = ? and c.deleted is null`,
+      [clientId],
+    );
+    if (rows.length === 0) return null;
+    const [row] = rows;
+    return { id: row.id, name: row.name, slug: row.slug, billingCustomerId: row.billing_customer_id, created: new Date(row.created) };
+  }
+
   async findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null> {
     const member = await this.em.findOne(
       WorkspaceMemberEntity,
