@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, MemoryLoginThrottle, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
+import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, managementRoutes, serve, type ApiScope, type Serving } from '@platform/http';
 import {
@@ -43,14 +43,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
   const dataPlane = new PgDataPlane(pools, (database) => dataPlaneUrl(config.clusterUrls[database.region], database.physicalName));
   const locator = new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs });
-  const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
-  // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
-  void hasher.verifyNothing('');
-  const throttle = new MemoryLoginThrottle({
-    clock: systemClock,
-    limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },
-    windowSeconds: config.login.windowSeconds,
-  });
+  const { hasher, throttle } = passwordSignIn(config, systemClock);
   const secrets = new Sha256ClientSecrets();
   const secureCookie = new URL(config.api.publicApiUrl).protocol === 'https:';
   const sessions = {

@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { JwtAccessTokens, JwtTokenVerifier, KeySet, MemoryLoginThrottle, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
+import { JwtAccessTokens, JwtTokenVerifier, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import {
   authenticateClient,
   authenticateDeveloper,
@@ -55,14 +55,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     },
   });
   await clientChanges.start();
-  const hasher = new ScryptPasswordHasher(config.passwordHashLogN);
-  // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
-  void hasher.verifyNothing('');
-  const throttle = new MemoryLoginThrottle({
-    clock: systemClock,
-    limits: { email: config.login.maxFailuresPerEmail, client: config.login.maxFailuresPerClient },
-    windowSeconds: config.login.windowSeconds,
-  });
+  const { hasher, throttle } = passwordSignIn(config, systemClock);
   const tokens = new JwtAccessTokens(keys, {
     issuer: config.oauth.issuer,
     audience: config.api.publicBaseUrl,

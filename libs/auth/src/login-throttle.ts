@@ -1,4 +1,5 @@
 import type { Clock, LoginThrottle } from '@platform/domain';
+import { ScryptPasswordHasher } from './password-hasher.js';
 
 interface Entry {
   count: number;
@@ -79,4 +80,23 @@ export class MemoryLoginThrottle implements LoginThrottle {
   private limitOf(key: string): number {
     return key.startsWith('client:') ? this.options.limits.client : this.options.limits.email;
   }
+}
+
+/**
+ * The password hasher and sign-in throttle of an app that signs people in (users on apps/api,
+ * developers on apps/oauth), from its sign-in settings.
+ */
+export function passwordSignIn(
+  settings: { passwordHashLogN: number; login: { maxFailuresPerEmail: number; maxFailuresPerClient: number; windowSeconds: number } },
+  clock: Clock,
+): { hasher: ScryptPasswordHasher; throttle: MemoryLoginThrottle } {
+  const hasher = new ScryptPasswordHasher(settings.passwordHashLogN);
+  // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
+  void hasher.verifyNothing('');
+  const throttle = new MemoryLoginThrottle({
+    clock,
+    limits: { email: settings.login.maxFailuresPerEmail, client: settings.login.maxFailuresPerClient },
+    windowSeconds: settings.login.windowSeconds,
+  });
+  return { hasher, throttle };
 }

@@ -1,5 +1,5 @@
 import { randomUUID, sign } from 'node:crypto';
-import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import {
   UnauthenticatedError,
   type AccessTokenClaims,
@@ -181,57 +181,76 @@ export class JwtTokenVerifier implements TokenVerifier {
   }
 
   private async verifyUncached(token: string): Promise<{ principal: Principal; expires: number; kid: string }> {
-    let kid: string | undefined;
-    try {
-      kid = decodeProtectedHeader(token).kid;
-    } catch {
-      throw invalidToken();
-    }
-    if (!kid) throw invalidToken();
-    const key = await this.keys.verificationKey(kid);
-    if (!key) throw invalidToken();
     const userAudience = this.settings.userAudience ?? this.settings.audience;
-    try {
-      const { payload } = await jwtVerify(token, key, {
-        algorithms: [SIGNING_ALG],
-        issuer: this.settings.issuer,
-        audience: [this.settings.audience, userAudience],
-        typ: ACCESS_TOKEN_TYPE,
-        currentDate: this.settings.clock.now(),
-        clockTolerance: this.settings.clockToleranceSeconds ?? 5,
-        requiredClaims: ['sub', 'exp', 'iat'],
-      });
-      const audiences = ([] as string[]).concat(payload.aud ?? []);
-      const expires = (payload.exp as number) * 1000;
-      if (typeof payload.sub !== 'string') throw invalidToken();
-      if (payload.kind === DEVELOPER_TOKEN_KIND && audiences.includes(this.settings.audience)) {
-        const scope = typeof payload.scope === 'string' ? payload.scope : '';
-        const principal: Principal = {
-          kind: 'developer',
-          developerId: payload.sub,
-          scopes: scope.split(' ').filter(Boolean),
-          ...(typeof payload.ws === 'string' ? { workspaceId: payload.ws } : {}),
-          ...(typeof payload.sid === 'string' ? { familyId: payload.sid } : {}),
-        };
-        return { principal, expires, kid };
-      }
-      if (payload.kind === CLIENT_TOKEN_KIND && audiences.includes(this.settings.audience) && typeof payload.ws === 'string') {
-        const scope = typeof payload.scope === 'string' ? payload.scope : '';
-        return { principal: { kind: 'client', clientId: payload.sub, workspaceId: payload.ws, scopes: scope.split(' ').filter(Boolean) }, expires, kid };
-      }
-      if (payload.kind === USER_TOKEN_KIND && audiences.includes(userAudience) && typeof payload.db === 'string' && typeof payload.sid === 'string') {
-        return { principal: { kind: 'user', userId: payload.sub, databaseId: payload.db, sessionId: payload.sid }, expires, kid };
-      }
-      throw invalidToken();
-    } catch (error) {
-      if (error instanceof errors.JOSEError || error instanceof UnauthenticatedError) throw invalidToken();
-      throw error;
+    const verified = await verifiedPayload(this.keys, token, {
+      ...this.settings,
+      audience: [this.settings.audience, userAudience],
+      requiredClaims: ['sub', 'exp', 'iat'],
+    });
+    if (!verified) throw invalidToken();
+    const { payload, kid } = verified;
+    const sub = payload.sub as string;
+    const audiences = ([] as string[]).concat(payload.aud ?? []);
+    const expires = (payload.exp as number) * 1000;
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+    if (payload.kind === DEVELOPER_TOKEN_KIND && audiences.includes(this.settings.audience)) {
+      const principal: Principal = {
+        kind: 'developer',
+        developerId: sub,
+        scopes,
+        ...(typeof payload.ws === 'string' ? { workspaceId: payload.ws } : {}),
+        ...(typeof payload.sid === 'string' ? { familyId: payload.sid } : {}),
+      };
+      return { principal, expires, kid };
     }
+    if (payload.kind === CLIENT_TOKEN_KIND && audiences.includes(this.settings.audience) && typeof payload.ws === 'string') {
+      return { principal: { kind: 'client', clientId: sub, workspaceId: payload.ws, scopes }, expires, kid };
+    }
+    if (payload.kind === USER_TOKEN_KIND && audiences.includes(userAudience) && typeof payload.db === 'string' && typeof payload.sid === 'string') {
+      return { principal: { kind: 'user', userId: sub, databaseId: payload.db, sessionId: payload.sid }, expires, kid };
+    }
+    throw invalidToken();
   }
 }
 
 function invalidToken(): UnauthenticatedError {
   return new UnauthenticatedError('The access token is missing, invalid or expired', 'invalid_token');
+}
+
+/**
+ * The payload of a token signed by a key of the set: ES256 only (so `alg: none` and algorithm
+ * confusion fail), `typ: at+jwt`, the issuer, the audience when given, expiry. Null for anything
+ * else, including input that is not a JWT at all.
+ */
+async function verifiedPayload(
+  keys: KeySet,
+  token: string,
+  options: { issuer: string; audience?: string[]; clock: Clock; clockToleranceSeconds?: number; requiredClaims: string[] },
+): Promise<{ payload: JWTPayload; kid: string } | null> {
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    // jose throws a plain TypeError for what is not a JWS.
+    return null;
+  }
+  const key = kid ? await keys.verificationKey(kid) : null;
+  if (!kid || !key) return null;
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [SIGNING_ALG],
+      issuer: options.issuer,
+      audience: options.audience,
+      typ: ACCESS_TOKEN_TYPE,
+      currentDate: options.clock.now(),
+      clockTolerance: options.clockToleranceSeconds ?? 5,
+      requiredClaims: options.requiredClaims,
+    });
+    return typeof payload.sub === 'string' ? { payload, kid } : null;
+  } catch (error) {
+    if (error instanceof errors.JOSEError) return null;
+    throw error;
+  }
 }
 
 /**
@@ -263,37 +282,22 @@ export class JwtAccessTokens implements AccessTokens {
 
   async read(token: string): Promise<AccessTokenClaims | null> {
     if (token.length > 8192) return null;
-    let kid: string | undefined;
-    try {
-      kid = decodeProtectedHeader(token).kid;
-    } catch {
-      // Not a JWT at all (jose throws a plain TypeError): an opaque token, or garbage; not ours.
-      return null;
-    }
-    try {
-      const key = kid ? await this.keys.verificationKey(kid) : null;
-      if (!key) return null;
-      const { payload } = await jwtVerify(token, key, {
-        algorithms: [SIGNING_ALG],
-        issuer: this.settings.issuer,
-        typ: ACCESS_TOKEN_TYPE,
-        currentDate: this.settings.clock.now(),
-        requiredClaims: ['sub', 'exp', 'iat', 'client_id'],
-      });
-      if (typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') return null;
-      return {
-        subject: payload.sub,
-        clientId: payload.client_id,
-        scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
-        familyId: typeof payload.sid === 'string' && payload.kind === DEVELOPER_TOKEN_KIND ? payload.sid : null,
-        workspaceId: typeof payload.ws === 'string' ? payload.ws : null,
-        audience: ([] as string[]).concat(payload.aud ?? []),
-        issuedAt: new Date((payload.iat as number) * 1000),
-        expires: new Date((payload.exp as number) * 1000),
-      };
-    } catch (error) {
-      if (error instanceof errors.JOSEError) return null;
-      throw error;
-    }
+    const verified = await verifiedPayload(this.keys, token, {
+      issuer: this.settings.issuer,
+      clock: this.settings.clock,
+      requiredClaims: ['sub', 'exp', 'iat', 'client_id'],
+    });
+    if (!verified || typeof verified.payload.client_id !== 'string') return null;
+    const { payload } = verified;
+    return {
+      subject: payload.sub as string,
+      clientId: payload.client_id as string,
+      scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
+      familyId: typeof payload.sid === 'string' && payload.kind === DEVELOPER_TOKEN_KIND ? payload.sid : null,
+      workspaceId: typeof payload.ws === 'string' ? payload.ws : null,
+      audience: ([] as string[]).concat(payload.aud ?? []),
+      issuedAt: new Date((payload.iat as number) * 1000),
+      expires: new Date((payload.exp as number) * 1000),
+    };
   }
 }
