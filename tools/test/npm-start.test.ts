@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, freePort, httpClient } from '@platform/testing';
@@ -29,6 +29,42 @@ async function startPlatform(env: Record<string, string>): Promise<Started> {
   const token = /export TOKEN=(\S+)/.exec(output)?.[1];
   if (!token) throw new Error(`no token printed:\n${output}`);
   return { child, output: () => output, token, exited };
+}
+
+/**
+ * Runs `tools/login.ts`, signs in at the address it prints (the page, then the form), lets the
+ * browser-side redirect reach its loopback listener, and answers the token it prints.
+ */
+async function runLogin(env: Record<string, string>, credentials: { email: string; password: string }): Promise<{ token: string; scope: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/login.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  try {
+    const address = await eventually(async () => /^\s+(http:\/\/\S+\/oauth2\/authorize\?\S+)$/m.exec(output)?.[1], 20_000, 'the sign-in address');
+    const page = await fetch(address);
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0];
+    const fields: Record<string, string> = { email: credentials.email, password: credentials.password };
+    for (const match of (await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+      fields[match[1]] = match[2].replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+    }
+    const signedIn = await fetch(new URL('/oauth2/authorize', address), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams(fields).toString(),
+    });
+    expect(signedIn.status).to.equal(303);
+    expect((await fetch(signedIn.headers.get('location')!)).status).to.equal(200);
+    expect(await exited, output).to.equal(0);
+    const token = /export TOKEN=(\S+)/.exec(output)?.[1];
+    const scope = /scope: (.+)$/m.exec(output)?.[1];
+    if (!token || !scope) throw new Error(`npm run login printed no token:\n${output}`);
+    return { token, scope };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 }
 
 describe('npm start', function () {
@@ -73,6 +109,12 @@ describe('npm start', function () {
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
     expect(fresh).to.not.equal(first.token);
     expect((await api('GET', '/workspaces/default', { token: fresh })).status).to.equal(200);
+    // `npm run login`: the first-party CLI client, completed here by submitting the sign-in page
+    // with the default developer's password, as a person would in a browser.
+    const { developer } = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { developer: { email: string; password: string } };
+    const login = await runLogin(env, developer);
+    expect(login.scope).to.equal('api:read api:write');
+    expect((await api('GET', '/workspaces', { token: login.token })).body.map((w: { slug: string }) => w.slug)).to.deep.equal(['default']);
     // `npm run keys:rotate`: the new key is published at once; tokens of the old one keep working.
     const rotated = execFileSync(process.execPath, ['--import', 'tsx', 'tools/rotate-keys.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' });
     const newKid = /New signing key (\S+):/.exec(rotated)?.[1];
