@@ -109,6 +109,14 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
       servers: [{ url: config.oauth.issuer, description: 'token service' }],
     },
   });
+  // Expired codes and dead token families go every ten minutes (each replica; the deletes are idempotent).
+  const purging = setInterval(() => {
+    grants.purge(systemClock.now()).then(
+      (purged) => logger.debug(purged, 'purged expired grants'),
+      (error: unknown) => logger.warn({ err: error }, 'purging expired grants failed'),
+    );
+  }, 600_000);
+  purging.unref();
   const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port });
   logger.info({ url: serving.url }, 'token service listening');
   let closing: Promise<void> | null = null;
@@ -117,6 +125,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     server: serving.server,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(purging);
         await serving.close();
         await clientChanges.stop();
         await orm.close();

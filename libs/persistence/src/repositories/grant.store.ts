@@ -45,8 +45,6 @@ export class MikroGrantStore implements GrantStore {
        values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [digest, grant.clientId, grant.developerId, grant.workspaceId, grant.redirectUri, grant.codeChallenge, grant.scopes.join(' '), now, grant.expires],
     );
-    // Spent and expired codes are of no further use; keep the table small as codes are made.
-    await this.execute(`delete from authorization_codes where expires < ?`, [new Date(now.getTime() - 3_600_000)]);
   }
 
   async redeemCode(digest: string, clientId: string, familyId: string, now: Date): Promise<CodeRedemption> {
@@ -129,6 +127,25 @@ export class MikroGrantStore implements GrantStore {
   async findFamily(id: string): Promise<TokenFamily | null> {
     const rows = await this.execute<FamilyRow>(`select * from token_families where id = ?`, [id]);
     return rows.length === 0 ? null : toFamily(rows[0]);
+  }
+
+  /**
+   * Deletes what can no longer matter: codes an hour past expiry, and families whose every
+   * refresh token expired over a day ago (their access tokens expired long before). Spent
+   * refresh tokens of live families stay: a replay of one must still be recognised.
+   */
+  async purge(now: Date): Promise<{ codes: number; families: number }> {
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const dayAgo = new Date(now.getTime() - 86_400_000);
+    const codes = await this.execute(`delete from authorization_codes where expires < ? returning 1`, [hourAgo]);
+    const families = await this.execute(
+      `delete from token_families f
+        where f.created < ?
+          and not exists (select 1 from refresh_tokens t where t.family_id = f.id and t.expires >= ?)
+       returning 1`,
+      [dayAgo, dayAgo],
+    );
+    return { codes: codes.length, families: families.length };
   }
 
   async revokeFamily(id: string): Promise<void> {
