@@ -262,6 +262,22 @@ async function authorizationPage(
 
 const PAGE = { status: 200, description: 'An HTML page', contentType: 'text/html' };
 
+/** The metadata is served at both discovery addresses clients look at. */
+function metadataRoute(path: string, operationId: string, summary: string, description?: string) {
+  return defineRoute<TokenServiceScope>({
+    method: 'GET',
+    path,
+    operationId,
+    summary,
+    description,
+    tags: ['discovery'],
+    auth: 'none',
+    success: { status: 200, description: 'Metadata', schema: MetadataSchema },
+    errors: [],
+    handler: async ({ scope }) => metadata(scope.issuer),
+  });
+}
+
 /** The token service's routes: health, keys, metadata, the sign-in and sign-up pages, and the OAuth endpoints. */
 export const tokenServiceRoutes = [
   ...healthRoutes,
@@ -277,29 +293,13 @@ export const tokenServiceRoutes = [
     errors: [],
     handler: async ({ scope }) => scope.jwks(),
   }),
-  defineRoute<TokenServiceScope>({
-    method: 'GET',
-    path: '/.well-known/oauth-authorization-server',
-    operationId: 'getAuthorizationServerMetadata',
-    summary: 'Authorization server metadata (RFC 8414)',
-    tags: ['discovery'],
-    auth: 'none',
-    success: { status: 200, description: 'Metadata', schema: MetadataSchema },
-    errors: [],
-    handler: async ({ scope }) => metadata(scope.issuer),
-  }),
-  defineRoute<TokenServiceScope>({
-    method: 'GET',
-    path: '/.well-known/openid-configuration',
-    operationId: 'getOpenIdConfiguration',
-    summary: 'The same metadata at the OpenID discovery address, for clients that look there',
-    description: 'This is an OAuth 2.0 authorization server, not an OpenID Provider: no ID tokens, no userinfo.',
-    tags: ['discovery'],
-    auth: 'none',
-    success: { status: 200, description: 'Metadata', schema: MetadataSchema },
-    errors: [],
-    handler: async ({ scope }) => metadata(scope.issuer),
-  }),
+  metadataRoute('/.well-known/oauth-authorization-server', 'getAuthorizationServerMetadata', 'Authorization server metadata (RFC 8414)'),
+  metadataRoute(
+    '/.well-known/openid-configuration',
+    'getOpenIdConfiguration',
+    'The same metadata at the OpenID discovery address, for clients that look there',
+    'This is an OAuth 2.0 authorization server, not an OpenID Provider: no ID tokens, no userinfo.',
+  ),
   defineRoute<TokenServiceScope>({
     method: 'GET',
     path: '/oauth2/authorize',
