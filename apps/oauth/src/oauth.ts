@@ -86,9 +86,9 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     introspect: (client, token) => introspectToken({ grants, tokens, settings }, client, token),
     checkAuthorization: (params) => checkAuthorizationRequest({ clients, settings }, params),
     signInAndAuthorize: async (request, credentials, clientAddress) => {
-      const { developers } = openRepositories(orm);
-      const developer = await authenticateDeveloper({ developers, hasher, throttle }, credentials, clientAddress);
-      return issueAuthorizationCode(deps(), request, developer);
+      const unit = deps();
+      const developer = await authenticateDeveloper({ developers: unit.developers, hasher, throttle }, credentials, clientAddress);
+      return issueAuthorizationCode(unit, request, developer);
     },
     signUp: async (input, clientAddress) => {
       await signUpDeveloper({ developers: openRepositories(orm).developers, hasher, throttle }, input, clientAddress);
