@@ -20,15 +20,20 @@ export default tseslint.config(
             // The model depends on nothing: no other lib, no framework.
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain'], bannedExternalImports: frameworks },
             { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: frameworks },
+            // The embedded-PostgreSQL launcher stands alone, so test helpers can use it without the ORM.
+            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: [], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose'] },
             // Adapters implement the domain's ports; none of them knows HTTP.
+            { sourceTag: 'type:data-plane', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose'] },
             { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body'] },
             { sourceTag: 'type:auth', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
-            { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
-            // HTTP adapts use cases to Koa; it reaches data and keys only through domain ports.
+            { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:data-plane'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
+            // The HTTP framework adapts use cases to Koa; it reaches data and keys only through domain ports.
             { sourceTag: 'type:http', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['@mikro-orm/*', 'pg', 'jose'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:testing'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:testing'] },
+            // Route libraries (the management API, the token service): routes over the framework, no Koa of their own.
+            { sourceTag: 'type:routes', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:http'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'pg', 'jose'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
           ],
         },
       ],
@@ -53,7 +58,7 @@ export default tseslint.config(
   },
   {
     // superstruct's Struct<T, S> generics are `any`-typed in its own API; the builders mirror them.
-    files: ['libs/http/src/**/*.ts'],
+    files: ['libs/http/src/**/*.ts', 'libs/management-api/src/**/*.ts', 'libs/token-service/src/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -20,9 +20,8 @@ import {
   migrateControlPlane,
   openOrm,
   openRepositories,
-  startEmbeddedPostgres,
-  type EmbeddedPostgresHandle,
 } from '@platform/persistence';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 
 export const DEFAULT_DEVELOPER = { email: 'dev@localhost', name: 'Local developer' };
 export const DEFAULT_WORKSPACE = { name: 'Default workspace', slug: 'default' };

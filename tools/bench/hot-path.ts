@@ -11,7 +11,8 @@ import autocannon, { type Result } from 'autocannon';
 import { importJWK, jwtVerify, type JWK } from 'jose';
 import Koa from 'koa';
 import pg from 'pg';
-import { createTestControlPlane, eventually, freePort, httpClient, startTestPostgres, type TestControlPlane, type TestPostgres } from '@platform/testing';
+import { eventually, freePort, httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import {
   audience,
   createTenant,

@@ -5,7 +5,8 @@
 // throttle's limits raised. Then, with the default limits (a new API process), shows the throttle
 // answering 429 with Retry-After. Runs on its own embedded PostgreSQL (or DATABASE_URL's server),
 // over loopback only, within a time limit; stops by itself.
-import { createTestControlPlane, startTestPostgres, type TestControlPlane, type TestPostgres } from '@platform/testing';
+import { startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import {
   audience,
   createTenant,

@@ -2,7 +2,8 @@
 // READY, and how fast the API answers reads meanwhile. Runs on its own embedded PostgreSQL (or
 // DATABASE_URL's server) with the API as a separate process, over loopback only; stops by itself.
 import { spawn } from 'node:child_process';
-import { createTestControlPlane, eventually, freePort, httpClient, startTestPostgres } from '@platform/testing';
+import { eventually, freePort, httpClient, startTestPostgres } from '@platform/testing';
+import { createTestControlPlane } from '@platform/test-fixtures';
 
 const count = Number(process.argv[2] ?? 20);
 const concurrency = Number(process.argv[3] ?? 4);

@@ -2,7 +2,8 @@
 // a provisioned database to work on, a time limit, and small statistics. Nothing here listens
 // beyond 127.0.0.1.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { eventually, freePort, httpClient, type TestControlPlane } from '@platform/testing';
+import { eventually, freePort, httpClient } from '@platform/testing';
+import { type TestControlPlane } from '@platform/test-fixtures';
 
 export const audience = 'http://bench.test';
 export const issuer = 'http://bench-oauth.test';

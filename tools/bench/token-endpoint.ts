@@ -21,7 +21,8 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { Sha256ClientSecrets } from '@platform/auth';
 import { createWorkspace, registerClient, type Principal } from '@platform/domain';
 import { openRepositories } from '@platform/persistence';
-import { createTestControlPlane, eventually, freePort, httpClient, startTestPostgres, type TestControlPlane, type TestPostgres } from '@platform/testing';
+import { eventually, freePort, httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { audience, median, sleep, stopChild, timeLimit, track } from './support.js';
 
 declare module 'autocannon' {

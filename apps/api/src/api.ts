@@ -1,11 +1,11 @@
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock } from '@platform/domain';
-import { createHttpApp, managementRoutes, serve, type ApiScope, type Serving } from '@platform/http';
+import { createHttpApp, serve, type Serving } from '@platform/http';
+import { managementRoutes, type ApiScope } from '@platform/management-api';
+import { DataPlanePools, PgDataPlane } from '@platform/data-plane';
 import {
   CachedDatabaseLocator,
-  DataPlanePools,
-  PgDataPlane,
   PolledRevocationList,
   MikroProvisioningStore,
   MikroSigningKeyRepository,

@@ -1,5 +1,5 @@
 import { ConfigError } from '@platform/config';
-import { runService } from '@platform/http';
+import { runService } from '@platform/process';
 import { startApi } from './api.js';
 import { loadApiConfig } from './config.js';
 

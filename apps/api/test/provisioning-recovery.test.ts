@@ -1,14 +1,8 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import {
-  createTestControlPlane,
-  databaseExists,
-  eventually,
-  freePort,
-  httpClient,
-  type TestControlPlane,
-} from '@platform/testing';
+import { databaseExists, eventually, freePort, httpClient } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/provisioner';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
 

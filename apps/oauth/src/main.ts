@@ -1,5 +1,5 @@
 import { ConfigError } from '@platform/config';
-import { runService } from '@platform/http';
+import { runService } from '@platform/process';
 import { loadOAuthConfig } from './config.js';
 import { startTokenService } from './oauth.js';
 

@@ -14,7 +14,8 @@ import {
   systemClock,
   type GrantDeps,
 } from '@platform/domain';
-import { createHttpApp, serve, tokenServiceRoutes, type Serving, type TokenServiceScope } from '@platform/http';
+import { createHttpApp, serve, type Serving } from '@platform/http';
+import { tokenServiceRoutes, type TokenServiceScope } from '@platform/token-service';
 import {
   CachedClientLookup,
   ClientChangeListener,

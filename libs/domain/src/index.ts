@@ -7,7 +7,6 @@ export * from './model.js';
 export * from './ports.js';
 export * from './use-cases/workspaces.js';
 export * from './use-cases/databases.js';
-export * from './tenant-context.js';
 export * from './data-plane.js';
 export * from './authorization.js';
 export * from './use-cases/tenants.js';

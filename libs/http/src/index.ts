@@ -3,5 +3,5 @@ export * from './route.js';
 export * from './api-error.js';
 export * from './openapi.js';
 export { createHttpApp, type HttpAppOptions, type RequestState } from './app.js';
-export { managementRoutes, tokenServiceRoutes, type ApiScope, type TokenServiceScope } from './routes/index.js';
-export { serve, runService, type Serving } from './serve.js';
+export { healthRoutes, type HealthScope } from './health.routes.js';
+export { serve, type Serving } from './serve.js';

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { maintenanceUrl } from '@platform/config';
 import { systemClock, type Clock } from '@platform/domain';
-import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { startEmbeddedPostgres } from '@platform/postgres-launcher';
 import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 
 export interface TestServer {

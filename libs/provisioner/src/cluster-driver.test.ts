@@ -4,7 +4,7 @@ import pg from 'pg';
 import { UnavailableError, type Region } from '@platform/domain';
 // Integration test: the driver runs against a real PostgreSQL, which @platform/testing starts.
 import { databaseExists, freePort, startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
-import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
+import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory, PgClusterDriver } from './cluster-driver.js';
 
 const REFUSED_NAMES = [

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Region } from '@platform/domain';
-import { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
+import { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from '@platform/data-plane';
 
 const PHYSICAL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Serialises schema installs into one database across processes. */

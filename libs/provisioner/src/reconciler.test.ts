@@ -6,16 +6,9 @@ import pg from 'pg';
 import type { Clock, ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
 // Integration test: the reconciler runs with the real control-plane store over a real PostgreSQL.
 import { MikroProvisioningStore, openRepositories } from '@platform/persistence';
-import {
-  createTestControlPlane,
-  databaseExists,
-  eventually,
-  startTestPostgres,
-  withAdminClient,
-  type TestControlPlane,
-  type TestPostgres,
-} from '@platform/testing';
-import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
+import { databaseExists, eventually, startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
+import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory } from './cluster-driver.js';
 import { Reconciler, type ReconcilerOptions } from './reconciler.js';
 

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from '@platform/domain';
+import { BUILT_IN_SCHEMA_STEPS, TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from '@platform/data-plane';
 // Integration test: row-level security is PostgreSQL's, so it runs against a real server.
 import { startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
-import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
 import { PgClusterDriver } from './cluster-driver.js';
 
 const ALL_STEPS = BUILT_IN_SCHEMA_STEPS.map((step) => step.version);

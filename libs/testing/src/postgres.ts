@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { maintenanceUrl } from '@platform/config';
-import { startEmbeddedPostgres } from '@platform/persistence';
+import { freePort, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
+
+export { freePort } from '@platform/postgres-launcher';
 
 export interface TestPostgres {
   /** A superuser URL of the server's maintenance database. */
@@ -13,18 +12,6 @@ export interface TestPostgres {
   /** A URL of another database on the same server. */
   urlFor(database: string): string;
   stop(): Promise<void>;
-}
-
-/** A free TCP port on loopback, chosen by the kernel. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -36,9 +23,7 @@ export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): P
     const adminUrl = maintenanceUrl(env.DATABASE_URL);
     return { adminUrl, urlFor: (database) => withDatabase(adminUrl, database), stop: async () => {} };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'platform-test-pg-'));
-  // The server runs as the `postgres` user when tests run as root: it must enter the folder.
-  chmodSync(dir, 0o755);
+  const dir = scratchDir('platform-test-pg-');
   const server = await startEmbeddedPostgres({ dir, port: await freePort() });
   return {
     adminUrl: server.url('postgres'),

@@ -1,10 +1,5 @@
-import {
-  createTestControlPlane,
-  httpClient,
-  startTestPostgres,
-  type TestControlPlane,
-  type TestPostgres,
-} from '@platform/testing';
+import { httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../../src/api.js';
 import { loadApiConfig } from '../../src/config.js';
 

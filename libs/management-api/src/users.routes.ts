@@ -16,8 +16,7 @@ import {
   type User,
   type UserPatch,
 } from '@platform/domain';
-import { defineRoute, respond } from '../route.js';
-import { arrayOf, dateTime, int, nullable, oneOf, optional, record, text, uuid } from '../schema.js';
+import { defineRoute, respond, arrayOf, dateTime, int, nullable, oneOf, optional, record, text, uuid } from '@platform/http';
 import { sessionCookie, signInDeps, type ApiScope } from './api-scope.js';
 import { DatabasePath, TenantPath, TenantSchema, presentTenant, type DatabasePathParams, type TenantPathParams } from './tenants.routes.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';

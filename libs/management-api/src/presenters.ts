@@ -1,5 +1,5 @@
 import { DATABASE_STATUSES, REGIONS, WORKSPACE_ROLES, type ClusterDirectory, type Database, type Workspace, type WorkspaceMember } from '@platform/domain';
-import { bool, dateTime, nullable, oneOf, record, text, uuid } from '../schema.js';
+import { bool, dateTime, nullable, oneOf, record, text, uuid } from '@platform/http';
 
 export const WorkspaceSchema = record(
   {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { issueDeveloperToken, KeySet } from '@platform/auth';
 import { API_SCOPES, systemClock, type Clock } from '@platform/domain';
 import { MikroSigningKeyRepository, migrateControlPlane, openOrm, openRepositories, type MikroORM } from '@platform/persistence';
-import { createScratchDatabase, dropScratchDatabase, type TestPostgres } from './postgres.js';
+import { createScratchDatabase, dropScratchDatabase, type TestPostgres } from '@platform/testing';
 
 export interface TestControlPlane {
   url: string;

@@ -1,6 +1,5 @@
 import { deleteClient, listClients, registerClient, rotateClientSecret, type OAuthClient, type OAuthClientType } from '@platform/domain';
-import { defineRoute, respond } from '../route.js';
-import { arrayOf, dateTime, oneOf, optional, record, text } from '../schema.js';
+import { defineRoute, respond, arrayOf, dateTime, oneOf, optional, record, text } from '@platform/http';
 import type { ApiScope } from './api-scope.js';
 import { workspaceSlugParam } from './common.js';
 

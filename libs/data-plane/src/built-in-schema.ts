@@ -1,4 +1,4 @@
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from '@platform/domain';
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 // Both names are spliced into SQL text below: refuse anything that would need quoting.
 if (!/^[a-z_][a-z0-9_]{0,62}$/.test(TENANT_APP_ROLE)) throw new Error(`unexpected tenant role name '${TENANT_APP_ROLE}'`);

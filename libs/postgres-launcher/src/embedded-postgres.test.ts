@@ -2,7 +2,18 @@ import { expect } from 'chai';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
-import { freePort, query, tempDir } from './test-support.test.js';
+import pg from 'pg';
+import { freePort, scratchDir } from './scratch.js';
+
+async function query(url: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
 
 describe('startEmbeddedPostgres', function () {
   this.timeout(60_000);
@@ -21,7 +32,7 @@ describe('startEmbeddedPostgres', function () {
   }
 
   function dir(): string {
-    const created = tempDir('embedded-pg-test-');
+    const created = scratchDir('embedded-pg-test-');
     dirs.push(created);
     return created;
   }

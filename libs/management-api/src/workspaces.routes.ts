@@ -14,8 +14,7 @@ import {
   REGIONS,
   type WorkspaceRole,
 } from '@platform/domain';
-import { defineRoute, respond } from '../route.js';
-import { arrayOf, oneOf, optional, record, text, uuid } from '../schema.js';
+import { defineRoute, respond, arrayOf, oneOf, optional, record, text, uuid } from '@platform/http';
 import type { ApiScope } from './api-scope.js';
 import { workspaceSlugParam } from './common.js';
 import { WorkspaceMemberSchema, WorkspaceSchema, presentMember, presentWorkspace } from './presenters.js';

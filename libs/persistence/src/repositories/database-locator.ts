@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Database, DatabaseLocator } from '@platform/domain';
 import { DatabaseEntity } from '../entities/database.entity.js';
-import { toDatabase, toWorkspace } from '../repositories/mappers.js';
+import { toDatabase, toWorkspace } from './mappers.js';
 
 /**
  * Finds live databases by path or id for callers without a developer token. READY databases are

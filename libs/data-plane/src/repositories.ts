@@ -4,8 +4,6 @@ import {
   ConflictError,
   NotFoundError,
   UnavailableError,
-  TENANT_APP_ROLE,
-  TENANT_CONTEXT_SETTING,
   type DataPlane,
   type DataPlaneRepositories,
   type Database,
@@ -18,6 +16,7 @@ import {
   type UserRepository,
 } from '@platform/domain';
 import type { DataPlanePools } from './pools.js';
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
 import { TENANT_COLUMNS, USER_COLUMNS, toTenant, toUser, type TenantRow, type UserRow } from './rows.js';
 
 function isUniqueViolation(error: unknown, constraint?: string): boolean {

@@ -9,8 +9,7 @@ import {
   renameDatabase,
   type Region,
 } from '@platform/domain';
-import { defineRoute, respond } from '../route.js';
-import { arrayOf, oneOf, record, text } from '../schema.js';
+import { defineRoute, respond, arrayOf, oneOf, record, text } from '@platform/http';
 import type { ApiScope } from './api-scope.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './presenters.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { DataPlanePools } from './pools.js';
-import { eventually, startServer, type TestServer } from '../test-support.test.js';
+import { eventually, startTestPostgres as startServer, type TestPostgres as TestServer } from '@platform/testing';
 
 // Real pools against a real server: the test-support server, since this library cannot depend on
 // @platform/testing (see test-support.test.ts).

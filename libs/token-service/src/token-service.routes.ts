@@ -11,9 +11,7 @@ import {
   type IssuedTokens,
   type OAuthClient,
 } from '@platform/domain';
-import { defineRoute, respond, type RouteResult } from '../route.js';
-import { arrayOf, bool, int, oneOf, optional, record, text } from '../schema.js';
-import { healthRoutes, type HealthScope } from './health.routes.js';
+import { defineRoute, respond, type RouteResult, arrayOf, bool, int, oneOf, optional, record, text, healthRoutes, type HealthScope } from '@platform/http';
 import { AUTHORIZATION_PARAMS, errorPage, messagePage, signInPage, signUpPage } from './pages.js';
 
 export interface TokenServiceScope extends HealthScope {

@@ -1,6 +1,6 @@
 import { UnavailableError } from '@platform/domain';
-import { defineRoute } from '../route.js';
-import { oneOf, record } from '../schema.js';
+import { defineRoute } from './route.js';
+import { oneOf, record } from './schema.js';
 
 /** What the health routes need; both apps' scopes provide it. */
 export interface HealthScope {

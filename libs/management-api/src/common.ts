@@ -1,4 +1,4 @@
-import { text } from '../schema.js';
+import { text } from '@platform/http';
 
 /** Path parameters are bounded; a value that cannot exist answers 404 after the lookup. */
 export const workspaceSlugParam = text({ min: 1, max: 100, description: 'The workspace slug' });

@@ -1,6 +1,5 @@
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from '@platform/domain';
-import { defineRoute, respond } from '../route.js';
-import { arrayOf, dateTime, nullable, optional, record, text, uuid } from '../schema.js';
+import { defineRoute, respond, arrayOf, dateTime, nullable, optional, record, text, uuid } from '@platform/http';
 import { signInDeps, type ApiScope } from './api-scope.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';
 

@@ -1,0 +1,1 @@
+export { runService } from './run-service.js';

@@ -1,0 +1,1 @@
+export { tokenServiceRoutes, type TokenServiceScope } from './token-service.routes.js';
