@@ -2,7 +2,8 @@ import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
-import { managementRoutes, type ApiScope } from '@platform/management-api';
+import { managementRoutes, type ManagementScope } from '@platform/management-api';
+import { databaseUrl } from '@platform/config';
 import { DataPlanePools, PgDataPlane } from '@platform/data-plane';
 import {
   CachedDatabaseLocator,
@@ -41,7 +42,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   });
   const userTokens = new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock });
   const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
-  const dataPlane = new PgDataPlane(pools, (database) => dataPlaneUrl(config.clusterUrls[database.region], database.physicalName));
+  const dataPlane = new PgDataPlane(pools, (database) => databaseUrl(config.clusterUrls[database.region], database.physicalName));
   const locator = new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs });
   const { hasher, throttle } = passwordSignIn(config, systemClock);
   const secrets = new Sha256ClientSecrets();
@@ -59,7 +60,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
   });
 
-  const app = createHttpApp<ApiScope>({
+  const app = createHttpApp<ManagementScope>({
     routes: managementRoutes,
     logger,
     tokenVerifier,
@@ -114,13 +115,6 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
         logger.info('api stopped');
       })()),
   };
-}
-
-/** The data plane is reached with the cluster's administrative URL, on the database's own name. */
-function dataPlaneUrl(clusterUrl: string, physicalName: string): string {
-  const url = new URL(clusterUrl);
-  url.pathname = `/${physicalName}`;
-  return url.toString();
 }
 
 /** PLATFORM_FAULT_POINT=<step>: the process kills itself at that provisioning step (tests of recovery). */

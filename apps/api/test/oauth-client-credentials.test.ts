@@ -89,8 +89,8 @@ describe('OAuth clients and the client_credentials grant', function () {
       expect((await trusting('GET', `/workspaces/${owner.slug}`, { token: bearer })).status).to.equal(200);
       expectApiError(await trusting('GET', `/workspaces/${other.slug}`, { token: bearer }), 404, 'workspace_not_found');
       // What only people may do.
-      expectApiError(await trusting('POST', '/workspaces', { token: bearer, json: { name: 'By a bot' } }), 401, 'developer_token_required');
-      expectApiError(await trusting('POST', `/workspaces/${owner.slug}/oauth-clients`, { token: bearer, json: { name: 'x', type: 'public' } }), 401, 'developer_token_required');
+      expectApiError(await trusting('POST', '/workspaces', { token: bearer, json: { name: 'By a bot' } }), 403, 'developer_token_required');
+      expectApiError(await trusting('POST', `/workspaces/${owner.slug}/oauth-clients`, { token: bearer, json: { name: 'x', type: 'public' } }), 403, 'developer_token_required');
       // The shared API trusts another issuer: the token is not valid there.
       expectApiError(await p.request('GET', `/workspaces/${owner.slug}`, { token: bearer }), 401, 'invalid_token');
     }

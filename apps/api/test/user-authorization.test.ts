@@ -133,7 +133,7 @@ describe('authorization of tenants and users', function () {
     }
     for (const op of databaseOperations()) {
       const response = await p.request(op.method, op.path, { json: op.json, token: c.token });
-      const expected = op.path.endsWith('/users/me') || op.path.endsWith('/users/logout') ? [401, 'user_token_required'] : [404, 'workspace_not_found'];
+      const expected = op.path.endsWith('/users/me') || op.path.endsWith('/users/logout') ? [403, 'user_token_required'] : [404, 'workspace_not_found'];
       expect(response.status, `${op.method} ${op.path}: ${response.text}`).to.equal(expected[0]);
       expectApiError(response, expected[0] as number, expected[1] as string);
     }
@@ -187,7 +187,7 @@ describe('authorization of tenants and users', function () {
     }
   });
 
-  it('refuses a user token on every workspace and database management route with 401 developer_token_required', async function () {
+  it('refuses a user token on every workspace and database management route with 403 developer_token_required', async function () {
     const W = `/workspaces/${a.slug}`;
     const operationsOfDevelopers = [
       { method: 'GET', path: '/workspaces' },
@@ -203,8 +203,8 @@ describe('authorization of tenants and users', function () {
     for (const token of [uA.jwt, uB.jwt, uC.jwt]) {
       for (const op of operationsOfDevelopers) {
         const response = await p.request(op.method, op.path, { json: op.json, token });
-        expect(response.status, `${op.method} ${op.path}: ${response.text}`).to.equal(401);
-        expectApiError(response, 401, 'developer_token_required');
+        expect(response.status, `${op.method} ${op.path}: ${response.text}`).to.equal(403);
+        expectApiError(response, 403, 'developer_token_required');
       }
     }
     const databases = await p.request('GET', `${W}/databases`, { token: a.token });

@@ -399,8 +399,8 @@ describe('users', function () {
       expect((await p.request('GET', `${owner.D}/users/me`, { token: user.jwt })).body.tenants).to.deep.equal([t1.id, t2.id]);
     });
 
-    it('answers 401 user_token_required to a developer and 401 unauthorized without a token', async function () {
-      expectApiError(await p.request('GET', `${owner.D}/users/me`, { token: owner.token }), 401, 'user_token_required');
+    it('answers 403 user_token_required to a developer and 401 unauthorized without a token', async function () {
+      expectApiError(await p.request('GET', `${owner.D}/users/me`, { token: owner.token }), 403, 'user_token_required');
       expectApiError(await p.request('GET', `${owner.D}/users/me`), 401, 'unauthorized');
     });
   });
@@ -514,8 +514,8 @@ describe('users', function () {
       expect((await p.request('GET', `${owner.D}/users/me`, { token: other.jwt })).status).to.equal(200);
     });
 
-    it('answers 401 user_token_required to a developer and 401 unauthorized without a token', async function () {
-      expectApiError(await p.request('POST', `${owner.D}/users/logout`, { token: owner.token }), 401, 'user_token_required');
+    it('answers 403 user_token_required to a developer and 401 unauthorized without a token', async function () {
+      expectApiError(await p.request('POST', `${owner.D}/users/logout`, { token: owner.token }), 403, 'user_token_required');
       expectApiError(await p.request('POST', `${owner.D}/users/logout`), 401, 'unauthorized');
     });
   });

@@ -362,7 +362,7 @@ describe('workspace members', function () {
   });
 
   describe('OAuth client tokens', function () {
-    it('a client of the workspace may list the members but not change them (401 developer_token_required)', async function () {
+    it('a client of the workspace may list the members but not change them (403 developer_token_required)', async function () {
       const { owner, other, W } = await team();
       await add(W, owner.token, other.email);
       const registered = await p.request('POST', `${W}/oauth-clients`, { token: owner.token, json: { name: 'Bot', type: 'confidential' } });
@@ -376,9 +376,9 @@ describe('workspace members', function () {
       expect(await roles(W, token)).to.deep.equal(before);
 
       const third = await p.controlPlane.newDeveloper();
-      expectApiError(await p.request('POST', `${W}/members`, { token, json: { email: third.email } }), 401, 'developer_token_required');
-      expectApiError(await p.request('PATCH', `${W}/members/${other.id}`, { token, json: { role: 'owner' } }), 401, 'developer_token_required');
-      expectApiError(await p.request('DELETE', `${W}/members/${other.id}`, { token }), 401, 'developer_token_required');
+      expectApiError(await p.request('POST', `${W}/members`, { token, json: { email: third.email } }), 403, 'developer_token_required');
+      expectApiError(await p.request('PATCH', `${W}/members/${other.id}`, { token, json: { role: 'owner' } }), 403, 'developer_token_required');
+      expectApiError(await p.request('DELETE', `${W}/members/${other.id}`, { token }), 403, 'developer_token_required');
       expect(await roles(W, owner.token)).to.deep.equal(before);
 
       const elsewhere = await developerWithWorkspace(p);

@@ -214,7 +214,7 @@ export class JwtTokenVerifier implements TokenVerifier {
 }
 
 function invalidToken(): UnauthenticatedError {
-  return new UnauthenticatedError('The access token is missing, invalid or expired', 'invalid_token');
+  return new UnauthenticatedError('invalid_token', 'The access token is missing, invalid or expired');
 }
 
 /**

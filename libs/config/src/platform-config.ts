@@ -31,10 +31,16 @@ export function clusterUrlVariable(region: Region): string {
 }
 
 /** The same server as `url`, but its maintenance database: where databases are created and dropped. */
-export function maintenanceUrl(url: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = '/postgres';
+/** The URL of another database on the same PostgreSQL server (same role, host, port and options). */
+export function databaseUrl(serverUrl: string, database: string): string {
+  const parsed = new URL(serverUrl);
+  parsed.pathname = `/${encodeURIComponent(database)}`;
   return parsed.toString();
+}
+
+/** The server's maintenance database, `postgres`. */
+export function maintenanceUrl(url: string): string {
+  return databaseUrl(url, 'postgres');
 }
 
 export function loadPlatformConfig(env: Env): PlatformConfig {

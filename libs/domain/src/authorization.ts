@@ -1,23 +1,29 @@
-import { UnauthenticatedError } from './errors.js';
+import { ForbiddenError } from './errors.js';
 import type { DeveloperPrincipal, ManagementPrincipal, Principal, UserPrincipal } from './model.js';
+
+/*
+ * A caller whose token is valid but of the wrong kind (a client's or a user's token where a
+ * developer's is needed, and the reverse) is authenticated: 403, never 401, so clients do not
+ * throw the token away and sign in again for nothing.
+ */
 
 /** Operations only a person may do (create workspaces, register clients): not users, not clients. */
 export function requireDeveloper(caller: Principal): DeveloperPrincipal {
   if (caller.kind !== 'developer') {
-    throw new UnauthenticatedError('This operation needs a developer token', 'developer_token_required');
+    throw new ForbiddenError('developer_token_required', 'This operation needs a developer token');
   }
   return caller;
 }
 
 export function requireUser(caller: Principal): UserPrincipal {
-  if (caller.kind !== 'user') throw new UnauthenticatedError('This operation needs a user token', 'user_token_required');
+  if (caller.kind !== 'user') throw new ForbiddenError('user_token_required', 'This operation needs a user token');
   return caller;
 }
 
 /** Workspace and database management: a developer, or a client of the workspace. */
 export function requireManagement(caller: Principal): ManagementPrincipal {
   if (caller.kind === 'user') {
-    throw new UnauthenticatedError('This operation needs a developer token', 'developer_token_required');
+    throw new ForbiddenError('developer_token_required', 'This operation needs a developer token');
   }
   return caller;
 }

@@ -33,16 +33,10 @@ describe('domain errors', () => {
     });
   }
 
-  it('UnauthenticatedError defaults to code unauthorized and a generic message', () => {
-    const error = new UnauthenticatedError();
+  it('UnauthenticatedError takes a code and a message, as its siblings do', () => {
+    const error = new UnauthenticatedError('invalid_token', 'Token expired');
     expect(error.kind).to.equal('unauthenticated');
-    expect(error.code).to.equal('unauthorized');
-    expect(error.message).to.equal('Authentication required');
     expect(error.name).to.equal('UnauthenticatedError');
-  });
-
-  it('UnauthenticatedError takes a message and a code', () => {
-    const error = new UnauthenticatedError('Token expired', 'invalid_token');
     expect(error.code).to.equal('invalid_token');
     expect(error.message).to.equal('Token expired');
   });

@@ -32,7 +32,7 @@ export class ValidationError extends DomainError {
 }
 
 export class UnauthenticatedError extends DomainError {
-  constructor(message = 'Authentication required', code = 'unauthorized') {
+  constructor(code: string, message: string) {
     super('unauthenticated', code, message);
   }
 }

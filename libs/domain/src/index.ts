@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './account-rules.js';
 export * from './database-name.js';
 export * from './database-status.js';
 export * from './workspace-slug.js';

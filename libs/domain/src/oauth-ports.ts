@@ -5,7 +5,7 @@ import type { Clock } from './ports.js';
  * on the management API. A request that names no scope gets both.
  */
 export const API_SCOPES = ['api:read', 'api:write'] as const;
-export type ApiScope = (typeof API_SCOPES)[number];
+export type TokenScope = (typeof API_SCOPES)[number];
 
 /** What a code stands for, kept (by digest) for at most a minute. */
 export interface AuthorizationCodeGrant {

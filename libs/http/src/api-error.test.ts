@@ -111,7 +111,7 @@ describe('toApiError', () => {
 
   const cases: [DomainError, number][] = [
     [new ValidationError('invalid_database_name', 'Bad name'), 400],
-    [new UnauthenticatedError('Token expired', 'invalid_token'), 401],
+    [new UnauthenticatedError('invalid_token', 'Token expired'), 401],
     [new ForbiddenError('forbidden', 'No'), 403],
     [new NotFoundError('workspace_not_found', "Workspace 'x' not found"), 404],
     [new ConflictError('database_name_taken', 'Taken'), 409],

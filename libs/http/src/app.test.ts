@@ -12,7 +12,7 @@ import { int, record, text } from './schema.js';
 const verifier: TokenVerifier = {
   async verify(token: string): Promise<Principal> {
     if (token === 'read-only') return { kind: 'developer', developerId: 'd1', scopes: ['api:read'] };
-    if (token !== 'good') throw new UnauthenticatedError('bad token', 'invalid_token');
+    if (token !== 'good') throw new UnauthenticatedError('invalid_token', 'bad token');
     return { kind: 'developer', developerId: 'd1', scopes: ['api:read', 'api:write'] };
   },
 };

@@ -11,7 +11,7 @@ import {
   UnauthenticatedError,
   ValidationError,
   requireManagement,
-  type ApiScope,
+  type TokenScope,
   type Principal,
   type TokenVerifier,
 } from '@platform/domain';
@@ -158,9 +158,9 @@ function assertSameSite(ctx: Context, allowed: readonly string[]): void {
 
 async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Principal> {
   const header = ctx.get('authorization');
-  if (!header) throw new UnauthenticatedError('Authorization header with a Bearer token is required');
+  if (!header) throw new UnauthenticatedError('unauthorized', 'Authorization header with a Bearer token is required');
   const match = BEARER.exec(header);
-  if (!match) throw new UnauthenticatedError('The Authorization header must be `Bearer <token>`', 'invalid_token');
+  if (!match) throw new UnauthenticatedError('invalid_token', 'The Authorization header must be `Bearer <token>`');
   return verifier.verify(match[1]);
 }
 
@@ -170,7 +170,7 @@ async function authenticate(ctx: Context, verifier: TokenVerifier): Promise<Prin
  */
 function requireScope(caller: Principal, method: string): void {
   if (caller.kind === 'user') return;
-  const needed: ApiScope = method === 'GET' ? 'api:read' : 'api:write';
+  const needed: TokenScope = method === 'GET' ? 'api:read' : 'api:write';
   if (!caller.scopes.includes(needed)) {
     throw new ForbiddenError('insufficient_scope', `This operation needs a token with the '${needed}' scope`);
   }
@@ -189,7 +189,7 @@ function operationHandler<TScope>(route: Route<TScope>, options: HttpAppOptions<
       assertSameSite(ctx, options.allowedOrigins ?? []);
       sessionToken = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token') || undefined;
       // Without a cookie the caller is anonymous: refuse before reading the body.
-      if (!sessionToken) throw new UnauthenticatedError('A session cookie is required', 'invalid_session');
+      if (!sessionToken) throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
     }
     const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
     const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;

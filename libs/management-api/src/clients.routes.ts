@@ -1,6 +1,6 @@
 import { deleteClient, listClients, registerClient, rotateClientSecret, type OAuthClient, type OAuthClientType } from '@platform/domain';
 import { defineRoute, respond, arrayOf, dateTime, oneOf, optional, record, text } from '@platform/http';
-import type { ApiScope } from './api-scope.js';
+import type { ManagementScope } from './management-scope.js';
 import { workspaceSlugParam } from './common.js';
 
 const clientFields = {
@@ -35,10 +35,10 @@ const WorkspacePath = record({ workspaceSlug: workspaceSlugParam });
 const ClientPath = record({ workspaceSlug: workspaceSlugParam, clientId: text({ min: 1, max: 64 }) });
 type ClientPathParams = { workspaceSlug: string; clientId: string };
 /** Client management is for people: a client's own token cannot mint more clients. */
-const PEOPLE_ONLY = 'Developers only: a client token answers 401 developer_token_required.';
+const PEOPLE_ONLY = 'Developers only: a client token answers 403 developer_token_required.';
 
 export const clientRoutes = [
-  defineRoute<ApiScope, { workspaceSlug: string }, undefined, { name: string; type: OAuthClientType; redirect_uris?: string[] }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { name: string; type: OAuthClientType; redirect_uris?: string[] }>({
     method: 'POST',
     path: `${W}/oauth-clients`,
     operationId: 'registerClient',
@@ -69,7 +69,7 @@ export const clientRoutes = [
       });
     },
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }>({
     method: 'GET',
     path: `${W}/oauth-clients`,
     operationId: 'listClients',
@@ -83,7 +83,7 @@ export const clientRoutes = [
     handler: async ({ params, caller, scope }) =>
       (await listClients({ ...scope.repos, secrets: scope.secrets }, caller, params.workspaceSlug)).map(presentClient),
   }),
-  defineRoute<ApiScope, ClientPathParams>({
+  defineRoute<ManagementScope, ClientPathParams>({
     method: 'POST',
     path: `${W}/oauth-clients/{clientId}/secret`,
     operationId: 'rotateClientSecret',
@@ -99,7 +99,7 @@ export const clientRoutes = [
       return respond({ status: 200, body: { ...presentClient(client), client_secret: secret }, headers: { 'Cache-Control': 'no-store' } });
     },
   }),
-  defineRoute<ApiScope, ClientPathParams>({
+  defineRoute<ManagementScope, ClientPathParams>({
     method: 'DELETE',
     path: `${W}/oauth-clients/{clientId}`,
     operationId: 'deleteClient',

@@ -10,7 +10,7 @@ import {
   type Region,
 } from '@platform/domain';
 import { defineRoute, respond, arrayOf, oneOf, record, text } from '@platform/http';
-import type { ApiScope } from './api-scope.js';
+import type { ManagementScope } from './management-scope.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './presenters.js';
 
@@ -27,7 +27,7 @@ const DatabaseParams = record({ workspaceSlug: workspaceSlugParam, databaseName:
 type DatabasePath = { workspaceSlug: string; databaseName: string };
 
 export const databaseRoutes = [
-  defineRoute<ApiScope, { workspaceSlug: string }, undefined, { databaseName: string; region: Region }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { databaseName: string; region: Region }>({
     method: 'POST',
     path: '/workspaces/{workspaceSlug}/databases',
     operationId: 'createDatabase',
@@ -53,7 +53,7 @@ export const databaseRoutes = [
       });
     },
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }>({
     method: 'GET',
     path: '/workspaces/{workspaceSlug}/databases',
     operationId: 'listDatabases',
@@ -68,7 +68,7 @@ export const databaseRoutes = [
         presentDatabase(database, scope.clusters, scope.publicApiUrl),
       ),
   }),
-  defineRoute<ApiScope, DatabasePath>({
+  defineRoute<ManagementScope, DatabasePath>({
     method: 'GET',
     path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
     operationId: 'getDatabase',
@@ -85,7 +85,7 @@ export const databaseRoutes = [
         scope.publicApiUrl,
       ),
   }),
-  defineRoute<ApiScope, DatabasePath, undefined, { name: string }>({
+  defineRoute<ManagementScope, DatabasePath, undefined, { name: string }>({
     method: 'PUT',
     path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
     operationId: 'renameDatabase',
@@ -104,7 +104,7 @@ export const databaseRoutes = [
       return { ...presentDatabase(database, scope.clusters, scope.publicApiUrl), parent: previous };
     },
   }),
-  defineRoute<ApiScope, DatabasePath>({
+  defineRoute<ManagementScope, DatabasePath>({
     method: 'DELETE',
     path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
     operationId: 'deleteDatabase',

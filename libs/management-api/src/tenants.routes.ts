@@ -1,6 +1,6 @@
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from '@platform/domain';
 import { defineRoute, respond, arrayOf, dateTime, nullable, optional, record, text, uuid } from '@platform/http';
-import { signInDeps, type ApiScope } from './api-scope.js';
+import { signInDeps, type ManagementScope } from './management-scope.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';
 
 export const TenantSchema = record(
@@ -22,7 +22,7 @@ const T = `${D}/tenants/{tenantId}`;
 const TenantName = text({ min: 1, max: 255, description: 'The tenant’s name' });
 
 export const tenantRoutes = [
-  defineRoute<ApiScope, DatabasePathParams>({
+  defineRoute<ManagementScope, DatabasePathParams>({
     method: 'GET',
     path: `${D}/tenants`,
     operationId: 'listTenants',
@@ -35,7 +35,7 @@ export const tenantRoutes = [
     handler: async ({ params, caller, scope }) =>
       (await listTenants(signInDeps(scope), caller, params.workspaceSlug, params.databaseName)).map(presentTenant),
   }),
-  defineRoute<ApiScope, DatabasePathParams, undefined, { name: string; id?: string }>({
+  defineRoute<ManagementScope, DatabasePathParams, undefined, { name: string; id?: string }>({
     method: 'POST',
     path: `${D}/tenants`,
     operationId: 'createTenant',
@@ -58,7 +58,7 @@ export const tenantRoutes = [
       });
     },
   }),
-  defineRoute<ApiScope, TenantPathParams>({
+  defineRoute<ManagementScope, TenantPathParams>({
     method: 'GET',
     path: T,
     operationId: 'getTenant',
@@ -70,7 +70,7 @@ export const tenantRoutes = [
     errors: [404, 409],
     handler: async ({ params, caller, scope }) => presentTenant(await getTenant(signInDeps(scope), caller, params)),
   }),
-  defineRoute<ApiScope, TenantPathParams, undefined, { name: string }>({
+  defineRoute<ManagementScope, TenantPathParams, undefined, { name: string }>({
     method: 'PUT',
     path: T,
     operationId: 'updateTenant',
@@ -84,7 +84,7 @@ export const tenantRoutes = [
     errors: [404, 409],
     handler: async ({ params, body, caller, scope }) => [presentTenant(await renameTenant(signInDeps(scope), caller, params, body.name))],
   }),
-  defineRoute<ApiScope, TenantPathParams>({
+  defineRoute<ManagementScope, TenantPathParams>({
     method: 'DELETE',
     path: T,
     operationId: 'deleteTenant',

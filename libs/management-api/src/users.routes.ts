@@ -17,7 +17,7 @@ import {
   type UserPatch,
 } from '@platform/domain';
 import { defineRoute, respond, arrayOf, dateTime, int, nullable, oneOf, optional, record, text, uuid } from '@platform/http';
-import { sessionCookie, signInDeps, type ApiScope } from './api-scope.js';
+import { sessionCookie, signInDeps, type ManagementScope } from './management-scope.js';
 import { DatabasePath, TenantPath, TenantSchema, presentTenant, type DatabasePathParams, type TenantPathParams } from './tenants.routes.js';
 import { databaseNameParam, workspaceSlugParam } from './common.js';
 
@@ -71,7 +71,7 @@ export function presentUser(user: User) {
   };
 }
 
-function signedIn(scope: ApiScope, result: LoginResult, status: number) {
+function signedIn(scope: ManagementScope, result: LoginResult, status: number) {
   return respond({
     status,
     body: { id: result.user.id, tenants: result.tenantIds, token: result.token },
@@ -109,7 +109,7 @@ type UserInDatabaseParams = DatabasePathParams & { userId: string };
 type UserInTenantParams = TenantPathParams & { userId: string };
 
 export const userRoutes = [
-  defineRoute<ApiScope, TenantPathParams>({
+  defineRoute<ManagementScope, TenantPathParams>({
     method: 'GET',
     path: `${T}/users`,
     operationId: 'listTenantUsers',
@@ -121,7 +121,7 @@ export const userRoutes = [
     errors: [404, 409],
     handler: async ({ params, caller, scope }) => (await listTenantUsers(signInDeps(scope), caller, params)).map(presentUser),
   }),
-  defineRoute<ApiScope, TenantPathParams, undefined, BasicUser>({
+  defineRoute<ManagementScope, TenantPathParams, undefined, BasicUser>({
     method: 'POST',
     path: `${T}/users`,
     operationId: 'createTenantUser',
@@ -135,7 +135,7 @@ export const userRoutes = [
     errors: [404, 409],
     handler: async ({ params, body, caller, scope }) => signedIn(scope, await signUp(signInDeps(scope), caller, params, body), 201),
   }),
-  defineRoute<ApiScope, TenantPathParams, undefined, Credentials>({
+  defineRoute<ManagementScope, TenantPathParams, undefined, Credentials>({
     method: 'POST',
     path: `${T}/users/login`,
     operationId: 'loginTenantUser',
@@ -150,7 +150,7 @@ export const userRoutes = [
     handler: async ({ params, body, clientAddress, scope }) =>
       signedIn(scope, await signIn(signInDeps(scope), params, body, clientAddress), 200),
   }),
-  defineRoute<ApiScope, UserInTenantParams>({
+  defineRoute<ManagementScope, UserInTenantParams>({
     method: 'GET',
     path: `${T}/users/{userId}`,
     operationId: 'getTenantUser',
@@ -162,7 +162,7 @@ export const userRoutes = [
     errors: [404, 409],
     handler: async ({ params, caller, scope }) => presentUser(await getTenantUser(signInDeps(scope), caller, params, params.userId)),
   }),
-  defineRoute<ApiScope, UserInTenantParams>({
+  defineRoute<ManagementScope, UserInTenantParams>({
     method: 'PUT',
     path: `${T}/users/{userId}/link`,
     operationId: 'linkTenantUser',
@@ -175,7 +175,7 @@ export const userRoutes = [
     errors: [404, 409],
     handler: async ({ params, caller, scope }) => presentUser(await linkUser(signInDeps(scope), caller, params, params.userId)),
   }),
-  defineRoute<ApiScope, UserInTenantParams>({
+  defineRoute<ManagementScope, UserInTenantParams>({
     method: 'DELETE',
     path: `${T}/users/{userId}/link`,
     operationId: 'unlinkTenantUser',
@@ -191,7 +191,7 @@ export const userRoutes = [
       return undefined;
     },
   }),
-  defineRoute<ApiScope, DatabasePathParams, undefined, Credentials>({
+  defineRoute<ManagementScope, DatabasePathParams, undefined, Credentials>({
     method: 'POST',
     path: `${D}/users/login`,
     operationId: 'loginUser',
@@ -205,7 +205,7 @@ export const userRoutes = [
     handler: async ({ params, body, clientAddress, scope }) =>
       signedIn(scope, await signIn(signInDeps(scope), params, body, clientAddress), 200),
   }),
-  defineRoute<ApiScope, DatabasePathParams>({
+  defineRoute<ManagementScope, DatabasePathParams>({
     method: 'POST',
     path: `${D}/users/logout`,
     operationId: 'logoutUser',
@@ -221,7 +221,7 @@ export const userRoutes = [
       return respond({ status: 204, headers: { 'Set-Cookie': sessionCookie(scope, '', 0) } });
     },
   }),
-  defineRoute<ApiScope, DatabasePathParams>({
+  defineRoute<ManagementScope, DatabasePathParams>({
     method: 'GET',
     path: `${D}/users/me`,
     operationId: 'getCurrentUser',
@@ -236,7 +236,7 @@ export const userRoutes = [
       return { ...presentUser(user), tenants: tenantIds };
     },
   }),
-  defineRoute<ApiScope, UserInDatabaseParams>({
+  defineRoute<ManagementScope, UserInDatabaseParams>({
     method: 'GET',
     path: `${D}/users/{userId}`,
     operationId: 'getUser',
@@ -250,7 +250,7 @@ export const userRoutes = [
     handler: async ({ params, caller, scope }) =>
       presentUser(await getDatabaseUser(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId)),
   }),
-  defineRoute<ApiScope, UserInDatabaseParams, undefined, UserPatch>({
+  defineRoute<ManagementScope, UserInDatabaseParams, undefined, UserPatch>({
     method: 'PUT',
     path: `${D}/users/{userId}`,
     operationId: 'updateUser',
@@ -268,7 +268,7 @@ export const userRoutes = [
     handler: async ({ params, body, caller, scope }) =>
       presentUser(await updateDatabaseUser(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId, body)),
   }),
-  defineRoute<ApiScope, UserInDatabaseParams>({
+  defineRoute<ManagementScope, UserInDatabaseParams>({
     method: 'GET',
     path: `${D}/users/{userId}/tenants`,
     operationId: 'listUserTenants',
@@ -282,7 +282,7 @@ export const userRoutes = [
     handler: async ({ params, caller, scope }) =>
       (await listUserTenants(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId)).map(presentTenant),
   }),
-  defineRoute<ApiScope, { database: string; tenantId: string }, undefined, V2User>({
+  defineRoute<ManagementScope, { database: string; tenantId: string }, undefined, V2User>({
     method: 'POST',
     path: '/v2/databases/{database}/tenants/{tenantId}/users',
     operationId: 'createTenantUserV2',

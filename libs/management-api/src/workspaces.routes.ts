@@ -15,7 +15,7 @@ import {
   type WorkspaceRole,
 } from '@platform/domain';
 import { defineRoute, respond, arrayOf, oneOf, optional, record, text, uuid } from '@platform/http';
-import type { ApiScope } from './api-scope.js';
+import type { ManagementScope } from './management-scope.js';
 import { workspaceSlugParam } from './common.js';
 import { WorkspaceMemberSchema, WorkspaceSchema, presentMember, presentWorkspace } from './presenters.js';
 
@@ -46,14 +46,14 @@ const AddMemberRequest = record({
 const ChangeRoleRequest = record({ role: Role });
 /** Membership changes are for people: a client's token cannot grant access to its workspace. */
 const OWNERS_ONLY =
-  'Owners only: a member gets 403 owner_required, a client token 401 developer_token_required, and anyone outside the ' +
+  'Owners only: a member gets 403 owner_required, a client token 403 developer_token_required, and anyone outside the ' +
   'workspace 404 workspace_not_found.';
 const KEEPS_AN_OWNER =
   'A workspace always keeps an owner: 409 last_owner when this would leave none. Membership changes of one workspace ' +
   'are serialized, so two owners demoting or removing each other at once leave one of them owner.';
 
 export const workspaceRoutes = [
-  defineRoute<ApiScope, undefined, undefined, { name: string; slug?: string }>({
+  defineRoute<ManagementScope, undefined, undefined, { name: string; slug?: string }>({
     method: 'POST',
     path: '/workspaces',
     operationId: 'createWorkspace',
@@ -69,7 +69,7 @@ export const workspaceRoutes = [
       return respond({ status: 201, body: presentWorkspace(workspace), headers: { Location: `/workspaces/${workspace.slug}` } });
     },
   }),
-  defineRoute<ApiScope>({
+  defineRoute<ManagementScope>({
     method: 'GET',
     path: '/workspaces',
     operationId: 'listWorkspaces',
@@ -81,7 +81,7 @@ export const workspaceRoutes = [
     errors: [],
     handler: async ({ caller, scope }) => (await listWorkspaces(scope.repos, caller)).map(presentWorkspace),
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }>({
     method: 'GET',
     path: '/workspaces/{workspaceSlug}',
     operationId: 'getWorkspace',
@@ -93,7 +93,7 @@ export const workspaceRoutes = [
     errors: [404],
     handler: async ({ params, caller, scope }) => presentWorkspace(await getWorkspace(scope.repos, caller, params.workspaceSlug)),
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }>({
     method: 'GET',
     path: '/workspaces/{workspaceSlug}/regions',
     operationId: 'listRegions',
@@ -106,7 +106,7 @@ export const workspaceRoutes = [
     errors: [404],
     handler: async ({ params, caller, scope }) => [...(await listRegions({ ...scope.repos, ...scope }, caller, params.workspaceSlug))],
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }>({
     method: 'GET',
     path: '/workspaces/{workspaceSlug}/members',
     operationId: 'listMembers',
@@ -119,7 +119,7 @@ export const workspaceRoutes = [
     errors: [404],
     handler: async ({ params, caller, scope }) => (await listMembers(scope.repos, caller, params.workspaceSlug)).map(presentMember),
   }),
-  defineRoute<ApiScope, { workspaceSlug: string }, undefined, { email: string; role?: WorkspaceRole }>({
+  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { email: string; role?: WorkspaceRole }>({
     method: 'POST',
     path: '/workspaces/{workspaceSlug}/members',
     operationId: 'addMember',
@@ -139,7 +139,7 @@ export const workspaceRoutes = [
       return respond({ status: 201, body: presentMember(member) });
     },
   }),
-  defineRoute<ApiScope, MemberPathParams, undefined, { role: WorkspaceRole }>({
+  defineRoute<ManagementScope, MemberPathParams, undefined, { role: WorkspaceRole }>({
     method: 'PATCH',
     path: '/workspaces/{workspaceSlug}/members/{developerId}',
     operationId: 'changeMemberRole',
@@ -156,14 +156,14 @@ export const workspaceRoutes = [
     handler: async ({ params, body, caller, scope }) =>
       presentMember(await changeMemberRole(scope.repos, caller, params.workspaceSlug, params.developerId, body.role)),
   }),
-  defineRoute<ApiScope, MemberPathParams>({
+  defineRoute<ManagementScope, MemberPathParams>({
     method: 'DELETE',
     path: '/workspaces/{workspaceSlug}/members/{developerId}',
     operationId: 'removeMember',
     summary: 'Remove a member from the workspace, or leave it',
     description:
       'Owners remove anyone; any member may remove themself (leave); a member removing someone else gets 403 ' +
-      `owner_required, a client token 401 developer_token_required. ${KEEPS_AN_OWNER} The removed developer loses ` +
+      `owner_required, a client token 403 developer_token_required. ${KEEPS_AN_OWNER} The removed developer loses ` +
       'the workspace at once: their next request answers 404 workspace_not_found. OAuth clients they registered stay ' +
       'with the workspace. 404 member_not_found when the developer does not belong to the workspace.',
     tags: ['workspaces'],

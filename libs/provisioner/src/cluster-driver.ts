@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { databaseUrl } from '@platform/config';
 import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Region } from '@platform/domain';
 import { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from '@platform/data-plane';
 
@@ -100,9 +101,7 @@ export class PgClusterDriver implements ClusterDriver {
 
   private async withDatabase<T>(physicalName: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
     assertPhysicalName(physicalName);
-    const url = new URL(this.adminUrl);
-    url.pathname = `/${physicalName}`;
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: databaseUrl(this.adminUrl, physicalName) });
     client.on('error', () => {});
     await client.connect();
     try {

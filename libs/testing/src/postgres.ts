@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
-import { maintenanceUrl } from '@platform/config';
+import { databaseUrl, maintenanceUrl } from '@platform/config';
 import { freePort, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
 
 export { freePort } from '@platform/postgres-launcher';
@@ -21,7 +21,7 @@ export interface TestPostgres {
 export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): Promise<TestPostgres> {
   if (env.DATABASE_URL) {
     const adminUrl = maintenanceUrl(env.DATABASE_URL);
-    return { adminUrl, urlFor: (database) => withDatabase(adminUrl, database), stop: async () => {} };
+    return { adminUrl, urlFor: (database) => databaseUrl(adminUrl, database), stop: async () => {} };
   }
   const dir = scratchDir('platform-test-pg-');
   const server = await startEmbeddedPostgres({ dir, port: await freePort() });
@@ -35,11 +35,6 @@ export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): P
   };
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
 
 /** Runs `fn` with a client on the server's maintenance database. */
 export async function withAdminClient<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import type { LoginThrottle, PasswordHasher } from '../data-plane.js';
 import { RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { Developer } from '../model.js';
 import type { DeveloperRepository } from '../ports.js';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './users.js';
+import { assertPassword, isEmail, PASSWORD_MAX_LENGTH, PERSON_NAME_MAX_LENGTH } from '../account-rules.js';
 
 export interface DeveloperAccountDeps {
   developers: DeveloperRepository;
@@ -10,11 +10,9 @@ export interface DeveloperAccountDeps {
   throttle: LoginThrottle;
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-const NAME_MAX_LENGTH = 255;
 
 function signInFailed(): UnauthenticatedError {
-  return new UnauthenticatedError('Email or password is incorrect', 'authentication_failed');
+  return new UnauthenticatedError('authentication_failed', 'Email or password is incorrect');
 }
 
 /**
@@ -30,12 +28,10 @@ export async function signUpDeveloper(
   const wait = deps.throttle.acquire([`client:sign-up:${clientAddress}`]);
   if (wait !== null) throw new RateLimitedError(wait);
   const email = input.email.trim();
-  if (!EMAIL.test(email)) throw new ValidationError('invalid_email', 'Enter an email address such as ada@example.com');
-  if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH) {
-    throw new ValidationError('invalid_password', `Password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
-  }
+  if (!isEmail(email)) throw new ValidationError('invalid_email', 'Enter an email address such as ada@example.com');
+  assertPassword(input.password);
   const name = input.name?.trim() || null;
-  if (name !== null && name.length > NAME_MAX_LENGTH) throw new ValidationError('invalid_name', `Name must be at most ${NAME_MAX_LENGTH} characters`);
+  if (name !== null && name.length > PERSON_NAME_MAX_LENGTH) throw new ValidationError('invalid_name', `Name must be at most ${PERSON_NAME_MAX_LENGTH} characters`);
   const passwordHash = await deps.hasher.hash(input.password);
   return deps.developers.createWithPassword({ email, name, passwordHash });
 }
@@ -54,7 +50,7 @@ export async function authenticateDeveloper(
   const keys = [`developer-email:${email.toLowerCase()}`, `client:${clientAddress}`];
   const wait = deps.throttle.acquire(keys);
   if (wait !== null) throw new RateLimitedError(wait);
-  if (credentials.password.length > PASSWORD_MAX_LENGTH || !EMAIL.test(email)) {
+  if (credentials.password.length > PASSWORD_MAX_LENGTH || !isEmail(email)) {
     await deps.hasher.verifyNothing(credentials.password.slice(0, PASSWORD_MAX_LENGTH));
     throw signInFailed();
   }

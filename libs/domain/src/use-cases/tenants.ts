@@ -1,3 +1,4 @@
+import { TENANT_NAME_MAX_LENGTH } from '../account-rules.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator } from '../data-plane.js';
 import type { Database, Principal, Tenant, UserPrincipal } from '../model.js';
@@ -17,14 +18,12 @@ export interface DatabaseAccess {
   data: DataPlaneRepositories;
 }
 
-const TENANT_NAME_MAX = 255;
-
 function tokenNotForDatabase(): UnauthenticatedError {
-  return new UnauthenticatedError('The token is not valid for this database', 'invalid_token');
+  return new UnauthenticatedError('invalid_token', 'The token is not valid for this database');
 }
 
 export function sessionEnded(): UnauthenticatedError {
-  return new UnauthenticatedError('The session of this token has ended', 'invalid_token');
+  return new UnauthenticatedError('invalid_token', 'The session of this token has ended');
 }
 
 function tenantNotFound(id: string): NotFoundError {
@@ -84,8 +83,8 @@ export async function accessTenant(
 /** A tenant name is trimmed and must keep at least one character. */
 function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > TENANT_NAME_MAX) {
-    throw new ValidationError('invalid_tenant_name', `Tenant name must be 1 to ${TENANT_NAME_MAX} characters, not only spaces`);
+  if (trimmed.length === 0 || trimmed.length > TENANT_NAME_MAX_LENGTH) {
+    throw new ValidationError('invalid_tenant_name', `Tenant name must be 1 to ${TENANT_NAME_MAX_LENGTH} characters, not only spaces`);
   }
   return trimmed;
 }

@@ -1,4 +1,5 @@
-import { ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { assertPassword } from '../account-rules.js';
+import { ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError } from '../errors.js';
 import type { LoginThrottle, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
 import type { LoginResult, Principal, Tenant, User } from '../model.js';
 import { requireUser } from '../authorization.js';
@@ -19,30 +20,17 @@ export interface SignInDeps extends DataPlaneDeps {
   sessionTtlSeconds: number;
 }
 
-export const PASSWORD_MIN_LENGTH = 8;
-/** Longer passwords are refused before hashing: hashing cost must not be the client's to choose. */
-export const PASSWORD_MAX_LENGTH = 256;
-
 export interface SignUpInput extends UserPatch {
   email: string;
   password: string;
 }
 
 function authenticationFailed(): UnauthenticatedError {
-  return new UnauthenticatedError('Email or password is incorrect', 'authentication_failed');
+  return new UnauthenticatedError('authentication_failed', 'Email or password is incorrect');
 }
 
 function userNotFound(id: string): NotFoundError {
   return new NotFoundError('user_not_found', `User '${id}' not found`);
-}
-
-function assertPassword(password: string): void {
-  if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
-    throw new ValidationError(
-      'invalid_password',
-      `Password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`,
-    );
-  }
 }
 
 async function startSession(deps: SignInDeps, access: DatabaseAccess, user: User): Promise<LoginResult> {
@@ -230,10 +218,10 @@ export async function createUserWithSession(
   input: SignUpInput,
 ): Promise<User> {
   const database = await deps.locator.findById(path.databaseId);
-  if (!sessionToken || !database || database.status !== 'READY') throw new UnauthenticatedError('A session cookie is required', 'invalid_session');
+  if (!sessionToken || !database || database.status !== 'READY') throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
   const data = deps.dataPlane.open(database);
   const session = await data.sessions.findByToken(sessionToken);
-  if (!session) throw new UnauthenticatedError('The session is not valid', 'invalid_session');
+  if (!session) throw new UnauthenticatedError('invalid_session', 'The session is not valid');
   const { sessionValid, member } = await data.users.access(session.userId, session.id, path.tenantId);
   if (!sessionValid) throw sessionEnded();
   if (!member) throw new NotFoundError('tenant_not_found', `Tenant '${path.tenantId}' not found`);

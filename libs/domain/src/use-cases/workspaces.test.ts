@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import type { ClientPrincipal, Developer, DeveloperPrincipal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole } from '../ports.js';
 import { isValidWorkspaceSlug } from '../workspace-slug.js';
@@ -442,9 +442,9 @@ describe('workspace use cases', () => {
 
       it('refuses a client token of the workspace (developer_token_required)', async () => {
         const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
-        await expectError(addMember(deps, client, 'acme', { email: 'bob@example.test' }), UnauthenticatedError, 'developer_token_required');
-        await expectError(changeMemberRole(deps, client, 'acme', 'dev-alice', 'member'), UnauthenticatedError, 'developer_token_required');
-        await expectError(removeMember(deps, client, 'acme', 'dev-alice'), UnauthenticatedError, 'developer_token_required');
+        await expectError(addMember(deps, client, 'acme', { email: 'bob@example.test' }), ForbiddenError, 'developer_token_required');
+        await expectError(changeMemberRole(deps, client, 'acme', 'dev-alice', 'member'), ForbiddenError, 'developer_token_required');
+        await expectError(removeMember(deps, client, 'acme', 'dev-alice'), ForbiddenError, 'developer_token_required');
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
       });
     });

@@ -12,7 +12,7 @@ import type {
 } from '@platform/domain';
 
 /** What a management-API handler may use; opened once per request. */
-export interface ApiScope {
+export interface ManagementScope {
   /** Repositories over this request's own EntityManager fork. */
   repos: Repositories;
   clusters: ClusterDirectory;
@@ -30,7 +30,7 @@ export interface ApiScope {
 }
 
 /** The dependencies of the tenant and user use cases, from a request's scope. */
-export function signInDeps(scope: ApiScope): SignInDeps {
+export function signInDeps(scope: ManagementScope): SignInDeps {
   return {
     workspaces: scope.repos.workspaces,
     databases: scope.repos.databases,
@@ -44,7 +44,7 @@ export function signInDeps(scope: ApiScope): SignInDeps {
 }
 
 /** The session cookie (SPEC: `auth.session-token`, `__Secure-` prefixed under https). */
-export function sessionCookie(scope: ApiScope, token: string, maxAgeSeconds: number): string {
+export function sessionCookie(scope: ManagementScope, token: string, maxAgeSeconds: number): string {
   const attributes = [`${scope.sessions.cookieName}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
   if (scope.sessions.secureCookie) attributes.push('Secure');
   return attributes.join('; ');
