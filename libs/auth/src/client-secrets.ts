@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ClientSecrets } from '@platform/domain';
+import { newClientId, type ClientSecrets } from '@platform/domain';
 
 function digestOf(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
@@ -12,7 +12,7 @@ function digestOf(secret: string): Buffer {
  */
 export class Sha256ClientSecrets implements ClientSecrets {
   newClientId(): string {
-    return `cli_${randomBytes(12).toString('base64url')}`;
+    return newClientId();
   }
 
   generate(): { secret: string; digest: string } {

@@ -21,9 +21,7 @@ export function requireUser(caller: Principal): UserPrincipal {
 }
 
 /** Workspace and database management: a developer, or a client of the workspace. */
-export function requireManagement(caller: Principal): ManagementPrincipal {
-  if (caller.kind === 'user') {
-    throw new ForbiddenError('developer_token_required', 'This operation needs a developer token');
-  }
+export function requireManagement(caller: Principal, message = 'This operation needs a developer token'): ManagementPrincipal {
+  if (caller.kind === 'user') throw new ForbiddenError('developer_token_required', message);
   return caller;
 }

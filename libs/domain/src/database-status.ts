@@ -1,5 +1,3 @@
-import { ConflictError } from './errors.js';
-
 /**
  * REQUESTED -> BUILT (database created, built-in schema installed) -> READY (verified).
  * PENDING waits for capacity before REQUESTED; POOLED marks a pre-built database taken from a
@@ -8,25 +6,15 @@ import { ConflictError } from './errors.js';
 export const DATABASE_STATUSES = ['PENDING', 'REQUESTED', 'BUILT', 'POOLED', 'READY'] as const;
 export type DatabaseStatus = (typeof DATABASE_STATUSES)[number];
 
-const NEXT: Record<DatabaseStatus, readonly DatabaseStatus[]> = {
-  PENDING: ['REQUESTED'],
-  REQUESTED: ['BUILT'],
-  BUILT: ['READY'],
-  POOLED: ['READY'],
-  READY: [],
+const NEXT: Record<DatabaseStatus, DatabaseStatus | null> = {
+  PENDING: 'REQUESTED',
+  REQUESTED: 'BUILT',
+  BUILT: 'READY',
+  POOLED: 'READY',
+  READY: null,
 };
-
-export function canTransition(from: DatabaseStatus, to: DatabaseStatus): boolean {
-  return NEXT[from].includes(to);
-}
-
-export function assertTransition(from: DatabaseStatus, to: DatabaseStatus): void {
-  if (!canTransition(from, to)) {
-    throw new ConflictError('invalid_status_transition', `A database cannot move from ${from} to ${to}`);
-  }
-}
 
 /** The status a provisioner moves a database to next, or null when there is nothing to do. */
 export function nextProvisioningStatus(status: DatabaseStatus): DatabaseStatus | null {
-  return NEXT[status][0] ?? null;
+  return NEXT[status];
 }

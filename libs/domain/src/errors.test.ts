@@ -6,7 +6,6 @@ import {
   NotFoundError,
   UnauthenticatedError,
   UnavailableError,
-  UpstreamError,
   ValidationError,
 } from './errors.js';
 
@@ -16,7 +15,6 @@ describe('domain errors', () => {
     { error: new ForbiddenError('not_yours', 'Not yours'), kind: 'forbidden', code: 'not_yours', name: 'ForbiddenError', message: 'Not yours' },
     { error: new NotFoundError('thing_not_found', 'No thing'), kind: 'not_found', code: 'thing_not_found', name: 'NotFoundError', message: 'No thing' },
     { error: new ConflictError('taken', 'Taken'), kind: 'conflict', code: 'taken', name: 'ConflictError', message: 'Taken' },
-    { error: new UpstreamError('cluster_failed', 'Cluster failed'), kind: 'upstream', code: 'cluster_failed', name: 'UpstreamError', message: 'Cluster failed' },
     { error: new UnavailableError('no_region', 'No region'), kind: 'unavailable', code: 'no_region', name: 'UnavailableError', message: 'No region' },
     { error: new DomainError('rate_limited', 'slow_down', 'Slow down'), kind: 'rate_limited', code: 'slow_down', name: 'DomainError', message: 'Slow down' },
   ];
@@ -43,7 +41,7 @@ describe('domain errors', () => {
 
   it('keeps the cause for logs', () => {
     const cause = new Error('socket hang up');
-    const error = new UpstreamError('cluster_failed', 'The cluster failed', { cause });
+    const error = new UnavailableError('cluster_failed', 'The cluster failed', { cause });
     expect(error.cause).to.equal(cause);
     expect(new ConflictError('taken', 'Taken', { cause: 'x' }).cause).to.equal('x');
     expect(new ValidationError('bad', 'Bad').cause).to.equal(undefined);

@@ -6,7 +6,6 @@ export type ErrorKind =
   | 'not_found'
   | 'conflict'
   | 'rate_limited'
-  | 'upstream'
   | 'unavailable';
 
 /**
@@ -61,12 +60,6 @@ export class NotFoundError extends DomainError {
 export class ConflictError extends DomainError {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super('conflict', code, message, options);
-  }
-}
-
-export class UpstreamError extends DomainError {
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super('upstream', code, message, options);
   }
 }
 

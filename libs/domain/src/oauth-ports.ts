@@ -1,4 +1,4 @@
-import type { Clock } from './ports.js';
+import type { Clock, OAuthClientRepository } from './ports.js';
 
 /**
  * The scopes of management tokens. `api:read` allows reading (GET), `api:write` everything else
@@ -6,6 +6,14 @@ import type { Clock } from './ports.js';
  */
 export const API_SCOPES = ['api:read', 'api:write'] as const;
 export type TokenScope = (typeof API_SCOPES)[number];
+
+/** Finds a client by id, with its secret's digest, to authenticate it or check a request it sent. */
+export type ClientLookup = Pick<OAuthClientRepository, 'findForAuthentication'>;
+
+/** The public half of the platform's signing keys, as a JSON Web Key Set (RFC 7517). */
+export interface PublicKeySet {
+  publicJwks(): Promise<{ keys: object[] }>;
+}
 
 /** What a code stands for, kept (by digest) for at most a minute. */
 export interface AuthorizationCodeGrant {

@@ -7,7 +7,6 @@ import {
   NotFoundError,
   UnauthenticatedError,
   UnavailableError,
-  UpstreamError,
   ValidationError,
 } from '@platform/domain';
 import { ApiErrorSchema, describeStructError, toApiError } from './api-error.js';
@@ -116,7 +115,6 @@ describe('toApiError', () => {
     [new NotFoundError('workspace_not_found', "Workspace 'x' not found"), 404],
     [new ConflictError('database_name_taken', 'Taken'), 409],
     [new DomainError('rate_limited', 'too_many_requests', 'Slow down'), 429],
-    [new UpstreamError('cluster_failed', 'The cluster failed'), 502],
     [new UnavailableError('region_unavailable', 'Unavailable'), 503],
   ];
 

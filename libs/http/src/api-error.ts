@@ -25,7 +25,6 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   rate_limited: 429,
-  upstream: 502,
   unavailable: 503,
 };
 

@@ -1,5 +1,5 @@
 import { requireDeveloper } from '../authorization.js';
-import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import type { OAuthClient, OAuthClientType, Principal } from '../model.js';
 import type { OAuthClientRepository, WorkspaceRepository } from '../ports.js';
 import { getWorkspace } from './workspaces.js';
@@ -12,28 +12,11 @@ export interface ClientDeps {
 
 /** High-entropy client secrets, stored as digests (a slow password hash is for passwords). */
 export interface ClientSecrets {
+  /** A new client's id, following the domain's rule (`newClientId`). */
   newClientId(): string;
   generate(): { secret: string; digest: string };
   /** Constant-time comparison of a presented secret with a stored digest. */
   matches(secret: string, digest: string): boolean;
-}
-
-/** RFC 6749 section 5.2 errors of the token endpoint. */
-export class OAuthError extends DomainError {
-  constructor(
-    readonly error:
-      | 'invalid_request'
-      | 'invalid_client'
-      | 'invalid_grant'
-      | 'unauthorized_client'
-      | 'unsupported_grant_type'
-      | 'invalid_scope'
-      | 'access_denied'
-      | 'unsupported_response_type',
-    description: string,
-  ) {
-    super(error === 'invalid_client' ? 'unauthenticated' : 'validation', error, description);
-  }
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);

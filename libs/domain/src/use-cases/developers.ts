@@ -1,18 +1,11 @@
-import type { LoginThrottle, PasswordHasher } from '../data-plane.js';
-import { RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { assertEmail, assertPassword, cleanPersonName, isEmail, PASSWORD_MAX_LENGTH } from '../account-rules.js';
+import { RateLimitedError } from '../errors.js';
 import type { Developer } from '../model.js';
 import type { DeveloperRepository } from '../ports.js';
-import { assertPassword, isEmail, PASSWORD_MAX_LENGTH, PERSON_NAME_MAX_LENGTH } from '../account-rules.js';
+import { signInWithPassword, type PasswordSignInDeps } from './password-sign-in.js';
 
-export interface DeveloperAccountDeps {
+export interface DeveloperAccountDeps extends PasswordSignInDeps {
   developers: DeveloperRepository;
-  hasher: PasswordHasher;
-  throttle: LoginThrottle;
-}
-
-
-function signInFailed(): UnauthenticatedError {
-  return new UnauthenticatedError('authentication_failed', 'Email or password is incorrect');
 }
 
 /**
@@ -28,10 +21,9 @@ export async function signUpDeveloper(
   const wait = deps.throttle.acquire([`client:sign-up:${clientAddress}`]);
   if (wait !== null) throw new RateLimitedError(wait);
   const email = input.email.trim();
-  if (!isEmail(email)) throw new ValidationError('invalid_email', 'Enter an email address such as ada@example.com');
+  assertEmail(email);
   assertPassword(input.password);
-  const name = input.name?.trim() || null;
-  if (name !== null && name.length > PERSON_NAME_MAX_LENGTH) throw new ValidationError('invalid_name', `Name must be at most ${PERSON_NAME_MAX_LENGTH} characters`);
+  const name = cleanPersonName(input.name);
   const passwordHash = await deps.hasher.hash(input.password);
   return deps.developers.createWithPassword({ email, name, passwordHash });
 }
@@ -47,21 +39,15 @@ export async function authenticateDeveloper(
   clientAddress: string,
 ): Promise<Developer> {
   const email = credentials.email.trim();
-  const keys = [`developer-email:${email.toLowerCase()}`, `client:${clientAddress}`];
-  const wait = deps.throttle.acquire(keys);
-  if (wait !== null) throw new RateLimitedError(wait);
-  if (credentials.password.length > PASSWORD_MAX_LENGTH || !isEmail(email)) {
-    await deps.hasher.verifyNothing(credentials.password.slice(0, PASSWORD_MAX_LENGTH));
-    throw signInFailed();
-  }
-  const found = await deps.developers.findCredentials(email);
-  const accountKeys = found ? [`developer:${found.developer.id}`] : [];
-  const accountWait = deps.throttle.acquire(accountKeys);
-  if (accountWait !== null) throw new RateLimitedError(accountWait);
-  const ok = found?.passwordHash
-    ? await deps.hasher.verify(credentials.password, found.passwordHash)
-    : await deps.hasher.verifyNothing(credentials.password);
-  if (!found || !ok) throw signInFailed();
-  deps.throttle.recordSuccess([...keys, ...accountKeys]);
-  return found.developer;
+  // No account has such an email or so long a password: that input fails as an unknown account
+  // does, without a lookup, and the stand-in verification stays bounded.
+  const couldMatch = isEmail(email) && credentials.password.length <= PASSWORD_MAX_LENGTH;
+  return signInWithPassword(deps, {
+    password: credentials.password.slice(0, PASSWORD_MAX_LENGTH),
+    keys: [`developer-email:${email.toLowerCase()}`, `client:${clientAddress}`],
+    findAccount: async () => {
+      const found = couldMatch ? await deps.developers.findCredentials(email) : null;
+      return found && { account: found.developer, throttleKey: `developer:${found.developer.id}`, passwordHash: found.passwordHash };
+    },
+  });
 }

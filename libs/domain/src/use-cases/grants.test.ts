@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { OAuthClient } from '../model.js';
-import { OAuthError } from './clients.js';
-import { checkAuthorizationRequest, parseScopes, redirectUriMatches } from './grants.js';
+import { OAuthError } from '../oauth-errors.js';
+import { authenticateClient, checkAuthorizationRequest, parseScopes, redirectUriMatches } from './grants.js';
 
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
@@ -9,9 +9,21 @@ function client(overrides: Partial<OAuthClient> = {}): OAuthClient {
   return { id: 'cli_1', workspaceId: null, name: 'CLI', type: 'public', redirectUris: ['http://127.0.0.1/callback'], created: new Date(0), ...overrides };
 }
 
-function check(query: Record<string, string | undefined>, registered: OAuthClient | null = client()) {
+/** Looks up `registered` only, and remembers every id it was asked for. */
+function lookup(registered: OAuthClient | null, secretDigest: string | null = null) {
+  const asked: string[] = [];
+  return {
+    asked,
+    findForAuthentication: async (id: string) => {
+      asked.push(id);
+      return registered && id === registered.id ? { client: registered, secretDigest } : null;
+    },
+  };
+}
+
+function check(query: Record<string, string | undefined>, registered: OAuthClient | null = client(), clients = lookup(registered)) {
   return checkAuthorizationRequest(
-    { clients: { findForAuthentication: async (id) => (registered && id === registered.id ? { client: registered, secretDigest: null } : null) }, settings: { issuer: 'https://auth.test' } },
+    { clients, settings: { issuer: 'https://auth.test' } },
     { response_type: 'code', client_id: 'cli_1', redirect_uri: 'http://127.0.0.1:5000/callback', code_challenge: CHALLENGE, code_challenge_method: 'S256', state: 's1', ...query },
   );
 }
@@ -76,6 +88,17 @@ describe('grants', () => {
       }
     });
 
+    it('never looks up a client_id that cannot be one', async () => {
+      const clients = lookup(client());
+      for (const clientId of ['cli 1', 'cli_1/../x', 'x'.repeat(65), 'clé']) {
+        expect(await check({ client_id: clientId }, client(), clients), clientId).to.deep.equal({
+          ok: false,
+          shownHere: 'The application that sent you here is not registered.',
+        });
+      }
+      expect(clients.asked).to.deep.equal([]);
+    });
+
     it('sends other errors back to the client with state and iss', async () => {
       const cases: [Record<string, string | undefined>, string][] = [
         [{ response_type: 'token' }, 'unsupported_response_type'],
@@ -95,6 +118,41 @@ describe('grants', () => {
         expect(url.searchParams.get('iss')).to.equal('https://auth.test');
         expect(url.searchParams.has('code')).to.equal(false);
       }
+    });
+  });
+
+  describe('authenticateClient', () => {
+    const secrets = { newClientId: () => 'unused', generate: () => ({ secret: 's', digest: 'd' }), matches: (secret: string, digest: string) => `digest:${secret}` === digest };
+    const confidential = client({ id: 'cli_2', type: 'confidential', workspaceId: 'ws-1' });
+
+    async function refusal(promise: Promise<unknown>) {
+      const error = await promise.then(() => undefined, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(OAuthError);
+      return { error: (error as OAuthError).error, message: (error as OAuthError).message };
+    }
+
+    it('accepts a confidential client with its secret, and a public client that sends none', async () => {
+      expect(await authenticateClient({ clients: lookup(confidential, 'digest:right'), secrets }, { clientId: 'cli_2', clientSecret: 'right' })).to.equal(confidential);
+      expect(await authenticateClient({ clients: lookup(client()), secrets }, { clientId: 'cli_1', clientSecret: undefined })).to.deep.equal(client());
+    });
+
+    it('refuses every failure as invalid_client, and never looks up an id that cannot be one', async () => {
+      const clients = lookup(confidential, 'digest:right');
+      const cases: [string | undefined, string | undefined, string][] = [
+        [undefined, undefined, 'Client authentication is required'],
+        ['cli_2', 'wrong', 'Client authentication failed'],
+        ['cli_unknown', 'right', 'Client authentication failed'],
+        ['cli 2', 'right', 'Client authentication failed'],
+        ['x'.repeat(65), 'right', 'Client authentication failed'],
+      ];
+      for (const [clientId, clientSecret, message] of cases) {
+        expect(await refusal(authenticateClient({ clients, secrets }, { clientId, clientSecret })), String(clientId)).to.deep.equal({ error: 'invalid_client', message });
+      }
+      expect(clients.asked).to.deep.equal(['cli_2', 'cli_unknown']);
+      expect(await refusal(authenticateClient({ clients: lookup(client()), secrets }, { clientId: 'cli_1', clientSecret: 'x' }))).to.deep.equal({
+        error: 'invalid_client',
+        message: 'A public client has no secret',
+      });
     });
   });
 });

@@ -1,8 +1,10 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { isClientId } from '../client-id.js';
 import type { Developer, OAuthClient } from '../model.js';
-import { API_SCOPES, type AccessTokens, type GrantSettings, type GrantStore } from '../oauth-ports.js';
-import type { DeveloperRepository, OAuthClientRepository, WorkspaceRepository } from '../ports.js';
-import { OAuthError, type ClientSecrets } from './clients.js';
+import { OAuthError } from '../oauth-errors.js';
+import { API_SCOPES, type AccessTokens, type ClientLookup, type GrantSettings, type GrantStore } from '../oauth-ports.js';
+import type { DeveloperRepository, WorkspaceRepository } from '../ports.js';
+import type { ClientSecrets } from './clients.js';
 
 /**
  * The grants of the token service: authorization_code with PKCE (RFC 6749 section 4.1, RFC
@@ -10,7 +12,7 @@ import { OAuthError, type ClientSecrets } from './clients.js';
  * 7662). Codes and refresh tokens are random 256-bit strings kept only as SHA-256 digests.
  */
 export interface GrantDeps {
-  clients: OAuthClientRepository;
+  clients: ClientLookup;
   secrets: ClientSecrets;
   grants: GrantStore;
   developers: DeveloperRepository;
@@ -61,13 +63,13 @@ export function parseScopes(requested: string | undefined, allowed: readonly str
  * names itself and sends no secret. Every failure reads `invalid_client`.
  */
 export async function authenticateClient(
-  deps: { clients: Pick<OAuthClientRepository, 'findForAuthentication'>; secrets: ClientSecrets },
+  deps: Pick<GrantDeps, 'clients' | 'secrets'>,
   credentials: { clientId: string | undefined; clientSecret: string | undefined },
 ): Promise<OAuthClient> {
   if (credentials.clientId === undefined || credentials.clientId === '') {
     throw new OAuthError('invalid_client', 'Client authentication is required');
   }
-  const found = await deps.clients.findForAuthentication(credentials.clientId);
+  const found = isClientId(credentials.clientId) ? await deps.clients.findForAuthentication(credentials.clientId) : null;
   const digest = found?.secretDigest ?? null;
   const matches = deps.secrets.matches(credentials.clientSecret ?? '', digest ?? DUMMY_DIGEST);
   if (!found) throw new OAuthError('invalid_client', 'Client authentication failed');
@@ -111,12 +113,12 @@ export type AuthorizationCheck =
   | { ok: false; redirectTo: string };
 
 export async function checkAuthorizationRequest(
-  deps: { clients: Pick<OAuthClientRepository, 'findForAuthentication'>; settings: Pick<GrantSettings, 'issuer'> },
+  deps: { clients: ClientLookup; settings: Pick<GrantSettings, 'issuer'> },
   query: Record<string, string | undefined>,
 ): Promise<AuthorizationCheck> {
   const clientId = query.client_id;
   if (!clientId) return { ok: false, shownHere: 'The request names no client (client_id is missing).' };
-  const found = await deps.clients.findForAuthentication(clientId);
+  const found = isClientId(clientId) ? await deps.clients.findForAuthentication(clientId) : null;
   if (!found) return { ok: false, shownHere: 'The application that sent you here is not registered.' };
   const redirectUri = query.redirect_uri;
   // RFC 9700 with PKCE: the redirect URI is always required, so it is always compared.

@@ -1,32 +1,21 @@
 import { assertPassword } from '../account-rules.js';
-import { ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError } from '../errors.js';
-import type { LoginThrottle, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import { requireManagement, requireUser } from '../authorization.js';
+import type { UserPatch, UserTokenIssuer } from '../data-plane.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { LoginResult, Principal, Tenant, User } from '../model.js';
-import { requireUser } from '../authorization.js';
-import {
-  accessDatabase,
-  accessTenant,
-  locateForSignIn,
-  sessionEnded,
-  type DataPlaneDeps,
-  type DatabaseAccess,
-  type TenantPath,
-} from './tenants.js';
+import type { DatabasePath, TenantPath } from '../paths.js';
+import { accessDatabase, accessTenant, type DataPlaneDeps, type DatabaseAccess } from './database-access.js';
+import { isMember, requireLiveSession, requireMembership, sessionEnded, tenantsOfSession } from './membership.js';
+import { signInWithPassword, type PasswordAccount, type PasswordSignInDeps } from './password-sign-in.js';
 
-export interface SignInDeps extends DataPlaneDeps {
-  hasher: PasswordHasher;
+export interface SignInDeps extends DataPlaneDeps, PasswordSignInDeps {
   tokens: UserTokenIssuer;
-  throttle: LoginThrottle;
   sessionTtlSeconds: number;
 }
 
 export interface SignUpInput extends UserPatch {
   email: string;
   password: string;
-}
-
-function authenticationFailed(): UnauthenticatedError {
-  return new UnauthenticatedError('authentication_failed', 'Email or password is incorrect');
 }
 
 function userNotFound(id: string): NotFoundError {
@@ -45,11 +34,6 @@ async function startSession(deps: SignInDeps, access: DatabaseAccess, user: User
   };
 }
 
-/** A user whose session is live, or a 401. */
-async function requireLiveSession(access: DatabaseAccess, caller: Principal): Promise<void> {
-  if (caller.kind === 'user' && !(await access.data.sessions.isLive(caller.sessionId, caller.userId))) throw sessionEnded();
-}
-
 /**
  * Creates a user with a password as a member of the tenant and signs them in. A developer or a
  * member of the tenant may do it (SPEC POST T/users).
@@ -62,59 +46,49 @@ export async function signUp(deps: SignInDeps, caller: Principal, path: TenantPa
   return startSession(deps, access, user);
 }
 
+type UserAccount = { user: User; access: DatabaseAccess };
+
+/** The user an email names in a database; a database that is gone or not ready has none. */
+async function findUserAccount(deps: DataPlaneDeps, path: DatabasePath, email: string): Promise<PasswordAccount<UserAccount> | null> {
+  const database = await deps.locator.findBySlugAndName(path.workspaceSlug, path.databaseName);
+  if (!database || database.status !== 'READY') return null;
+  const access = { database, data: deps.dataPlane.open(database) };
+  try {
+    const found = await access.data.users.findCredentials(email);
+    return found && { account: { user: found.user, access }, throttleKey: `user:${database.id}:${found.user.id}`, passwordHash: found.passwordHash };
+  } catch (error) {
+    // Deleted a moment ago (a cached path still led here): a sign-in failure like any other.
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
 /**
  * Password sign-in to a database, or to one tenant of it. Every failure (no such database or
  * user, wrong password, not a member) costs one password verification and answers the same 401;
- * repeated failures per email and per client address answer 429 for a while.
+ * repeated failures per email, per account and per client address answer 429 for a while.
  */
 export async function signIn(
   deps: SignInDeps,
-  path: { workspaceSlug: string; databaseName: string; tenantId?: string },
+  path: DatabasePath & { tenantId?: string },
   credentials: { email: string; password: string },
   clientAddress: string,
 ): Promise<LoginResult> {
-  const emailKey = `email:${path.workspaceSlug}/${path.databaseName}:${credentials.email.trim().toLowerCase()}`;
-  const keys = [emailKey, `client:${clientAddress}`];
-  const wait = deps.throttle.acquire(keys);
-  if (wait !== null) throw new RateLimitedError(wait);
-
-  let access: DatabaseAccess;
-  try {
-    access = await locateForSignIn(deps, path.workspaceSlug, path.databaseName, authenticationFailed);
-  } catch (error) {
-    if (!(error instanceof UnauthenticatedError)) throw error;
-    await deps.hasher.verifyNothing(credentials.password);
-    throw authenticationFailed();
-  }
-  let found: Awaited<ReturnType<typeof access.data.users.findCredentials>>;
-  try {
-    found = await access.data.users.findCredentials(credentials.email.trim());
-  } catch (error) {
-    // Deleted a moment ago (a cached path still led here): a sign-in failure like any other.
-    if (!(error instanceof NotFoundError)) throw error;
-    await deps.hasher.verifyNothing(credentials.password);
-    throw authenticationFailed();
-  }
-  // The email key follows the text sent; this one follows the account, whatever spelling of it.
-  const userKeys = found ? [`user:${access.database.id}:${found.user.id}`] : [];
-  const userWait = deps.throttle.acquire(userKeys);
-  if (userWait !== null) throw new RateLimitedError(userWait);
-  const passwordOk = found
-    ? await deps.hasher.verify(credentials.password, found.passwordHash)
-    : await deps.hasher.verifyNothing(credentials.password);
-  if (!found || !passwordOk) throw authenticationFailed();
-  if (path.tenantId !== undefined) {
-    const tenantIds = await access.data.users.tenantIds(found.user.id);
-    if (!tenantIds.includes(path.tenantId)) throw authenticationFailed();
-  }
-  deps.throttle.recordSuccess([...keys, ...userKeys]);
-  return startSession(deps, access, found.user);
+  const email = credentials.email.trim();
+  const { tenantId } = path;
+  const { user, access } = await signInWithPassword(deps, {
+    password: credentials.password,
+    keys: [`email:${path.workspaceSlug}/${path.databaseName}:${email.toLowerCase()}`, `client:${clientAddress}`],
+    findAccount: () => findUserAccount(deps, path, email),
+    admits: async (account) => tenantId === undefined || (await isMember(account.access.data.users, account.user.id, tenantId)),
+  });
+  return startSession(deps, access, user);
 }
 
 /** Ends the caller's session: its cookie and every token issued with it stop working. */
 export async function signOut(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<void> {
   const user = requireUser(caller);
-  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
   await access.data.sessions.revoke(user.sessionId);
 }
 
@@ -126,8 +100,7 @@ export async function listTenantUsers(deps: DataPlaneDeps, caller: Principal, pa
 /** A user outside the tenant does not exist here, even when they exist in the database. */
 export async function getTenantUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  const members = await data.users.tenantIds(userId);
-  const user = members.includes(tenant.id) ? await data.users.find(userId) : null;
+  const user = (await isMember(data.users, userId, tenant.id)) ? await data.users.find(userId) : null;
   if (!user) throw userNotFound(userId);
   return user;
 }
@@ -142,7 +115,7 @@ async function visibleUser(access: DatabaseAccess, caller: Principal, userId: st
 }
 
 export async function getDatabaseUser(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string, userId: string): Promise<User> {
-  return visibleUser(await accessDatabase(deps, caller, workspaceSlug, databaseName), caller, userId);
+  return visibleUser(await accessDatabase(deps, caller, { workspaceSlug, databaseName }), caller, userId);
 }
 
 /** Developers update any user; users only themselves (another visible user: 403). */
@@ -154,7 +127,7 @@ export async function updateDatabaseUser(
   userId: string,
   patch: UserPatch,
 ): Promise<User> {
-  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
   await visibleUser(access, caller, userId);
   if (caller.kind === 'user' && caller.userId !== userId) {
     throw new ForbiddenError('not_your_profile', 'Users can only update their own profile');
@@ -167,9 +140,8 @@ export async function updateDatabaseUser(
 /** The signed-in user and the tenants they belong to. */
 export async function currentUser(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<{ user: User; tenantIds: string[] }> {
   const user = requireUser(caller);
-  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
-  const { sessionValid, tenants } = await access.data.tenants.listForUser(user.userId, user.sessionId);
-  if (!sessionValid) throw sessionEnded();
+  const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
+  const tenants = await tenantsOfSession(access, user);
   const found = await access.data.users.find(user.userId);
   if (!found) throw sessionEnded();
   return { user: found, tenantIds: tenants.map((tenant) => tenant.id) };
@@ -181,7 +153,7 @@ export async function currentUser(deps: DataPlaneDeps, caller: Principal, worksp
  */
 export async function linkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  if (caller.kind === 'user') throw new ForbiddenError('developer_token_required', 'Only a developer can add a user to a tenant');
+  requireManagement(caller, 'Only a developer can add a user to a tenant');
   const user = await data.users.find(userId);
   if (!user) throw userNotFound(userId);
   await data.users.link(tenant.id, userId);
@@ -199,7 +171,7 @@ export async function unlinkUser(deps: DataPlaneDeps, caller: Principal, path: T
 
 /** The tenants of a user: any user's for a developer, only their own for a user. */
 export async function listUserTenants(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string, userId: string): Promise<Tenant[]> {
-  const access = await accessDatabase(deps, caller, workspaceSlug, databaseName);
+  const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
   await requireLiveSession(access, caller);
   if (caller.kind === 'user' && caller.userId !== userId) throw userNotFound(userId);
   if (!(await access.data.users.find(userId))) throw userNotFound(userId);
@@ -222,9 +194,7 @@ export async function createUserWithSession(
   const data = deps.dataPlane.open(database);
   const session = await data.sessions.findByToken(sessionToken);
   if (!session) throw new UnauthenticatedError('invalid_session', 'The session is not valid');
-  const { sessionValid, member } = await data.users.access(session.userId, session.id, path.tenantId);
-  if (!sessionValid) throw sessionEnded();
-  if (!member) throw new NotFoundError('tenant_not_found', `Tenant '${path.tenantId}' not found`);
+  await requireMembership({ data }, { userId: session.userId, sessionId: session.id }, path.tenantId);
   assertPassword(input.password);
   const passwordHash = await deps.hasher.hash(input.password);
   return data.users.create({ ...input, passwordHash }, path.tenantId);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { cleanWorkspaceName } from '../account-rules.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
 import { requireDeveloper, requireManagement } from '../authorization.js';
 import type { ClientPrincipal, Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceMember, WorkspaceRepository, WorkspaceRole } from '../ports.js';
@@ -8,8 +9,6 @@ import { assertWorkspaceSlug, slugFromName } from '../workspace-slug.js';
 export interface WorkspaceDeps {
   workspaces: WorkspaceRepository;
 }
-
-const NAME_MAX_LENGTH = 100;
 
 export const WORKSPACE_ROLES = ['owner', 'member'] as const satisfies readonly WorkspaceRole[];
 
@@ -31,10 +30,7 @@ export async function createWorkspace(
     // A token issued to one workspace's client must not reach beyond that workspace.
     throw new ForbiddenError('workspace_bound_token', 'This token is bound to one workspace and cannot create workspaces');
   }
-  const name = input.name.trim();
-  if (name.length === 0 || name.length > NAME_MAX_LENGTH) {
-    throw new ValidationError('invalid_workspace_name', `Workspace name must be 1 to ${NAME_MAX_LENGTH} characters`);
-  }
+  const name = cleanWorkspaceName(input.name);
   if (input.slug !== undefined) {
     assertWorkspaceSlug(input.slug);
     return deps.workspaces.create({ name, slug: input.slug, ownerId: developer.developerId });

@@ -1,0 +1,392 @@
+/*
+ * In-memory fakes of the ports the tenant, user, developer and client use cases take, and a small
+ * platform built from them, for those use cases' unit tests. Not a test file itself (mocha does
+ * not load it) and not part of the library's build.
+ */
+import type { DataPlane, DataPlaneRepositories, DatabaseLocator, LoginThrottle, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import { ConflictError, DomainError, NotFoundError, RateLimitedError } from '../errors.js';
+import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
+import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceRepository } from '../ports.js';
+import type { ClientSecrets } from './clients.js';
+
+export const NOW = new Date('2026-01-01T00:00:00Z');
+
+function unused(): never {
+  throw new Error('not used by these use cases');
+}
+
+/** What a use case threw, as a client would see it; fails when it did not throw a DomainError. */
+export async function failure(promise: Promise<unknown>): Promise<{ name: string; kind: string; code: string; message: string; retryAfterSeconds?: number }> {
+  let thrown: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    thrown = error;
+  }
+  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(thrown)}`);
+  const { name, kind, code, message } = thrown;
+  return thrown instanceof RateLimitedError ? { name, kind, code, message, retryAfterSeconds: thrown.retryAfterSeconds } : { name, kind, code, message };
+}
+
+/** Workspaces with fixed members, and the workspaces of live clients. */
+export class FakeWorkspaces implements WorkspaceRepository {
+  private readonly rows: { workspace: Workspace; members: Set<string> }[] = [];
+  /** Live client id -> its workspace id. */
+  readonly clients = new Map<string, string>();
+
+  add(slug: string, memberIds: string[]): Workspace {
+    const workspace: Workspace = { id: `ws-${slug}`, name: slug, slug, billingCustomerId: null, created: NOW };
+    this.rows.push({ workspace, members: new Set(memberIds) });
+    return workspace;
+  }
+
+  async listForDeveloper(developerId: string): Promise<Workspace[]> {
+    return this.rows.filter((row) => row.members.has(developerId)).map((row) => row.workspace);
+  }
+
+  async findBySlugForDeveloper(slug: string, developerId: string): Promise<Workspace | null> {
+    return this.rows.find((row) => row.workspace.slug === slug && row.members.has(developerId))?.workspace ?? null;
+  }
+
+  async findById(id: string): Promise<Workspace | null> {
+    return this.rows.find((row) => row.workspace.id === id)?.workspace ?? null;
+  }
+
+  async findForLiveClient(clientId: string): Promise<Workspace | null> {
+    return this.findById(this.clients.get(clientId) ?? '');
+  }
+
+  create = unused;
+  listMembers = unused;
+  editMembers = unused;
+}
+
+/** The control plane's databases, also serving as the locator that finds them without a caller. */
+export class FakeDatabases implements DatabaseRepository, DatabaseLocator {
+  readonly rows: Database[] = [];
+
+  add(workspace: Workspace, name: string, status: Database['status'] = 'READY'): Database {
+    const id = `db-${workspace.slug}-${name}`;
+    const database: Database = { id, workspace, name, region: 'AWS_EU_CENTRAL_1', status, physicalName: id, created: NOW, updated: NOW, deleted: null };
+    this.rows.push(database);
+    return database;
+  }
+
+  async listLive(workspace: Workspace): Promise<Database[]> {
+    return this.rows.filter((row) => !row.deleted && row.workspace.id === workspace.id);
+  }
+
+  async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {
+    return this.rows.find((row) => !row.deleted && row.workspace.id === workspace.id && row.name === name) ?? null;
+  }
+
+  async findBySlugAndName(workspaceSlug: string, name: string): Promise<Database | null> {
+    return this.rows.find((row) => !row.deleted && row.workspace.slug === workspaceSlug && row.name === name) ?? null;
+  }
+
+  async findById(id: string): Promise<Database | null> {
+    return this.rows.find((row) => !row.deleted && row.id === id) ?? null;
+  }
+
+  create = unused;
+  rename = unused;
+  markDeleted = unused;
+}
+
+/** The built-in tables of one platform database: tenants, users, memberships, sessions. */
+export class FakeDataPlaneDatabase {
+  readonly tenants: (Tenant & { deleted: boolean })[] = [];
+  readonly users: { user: User; passwordHash: string }[] = [];
+  /** `${tenantId} ${userId}` */
+  readonly memberships = new Set<string>();
+  readonly sessions: { id: string; userId: string; token: string; revoked: boolean }[] = [];
+  /** Set to make the next reads fail as a database dropped a moment ago does. */
+  dropped = false;
+  private serial = 0;
+
+  constructor(private readonly database: Database) {}
+
+  private next(prefix: string): string {
+    return `${prefix}-${++this.serial}`;
+  }
+
+  isMember(userId: string, tenantId: string): boolean {
+    return this.memberships.has(`${tenantId} ${userId}`) && this.tenants.some((tenant) => tenant.id === tenantId && !tenant.deleted);
+  }
+
+  isLive(sessionId: string, userId: string): boolean {
+    return this.sessions.some((session) => session.id === sessionId && session.userId === userId && !session.revoked);
+  }
+
+  private liveTenants(): Tenant[] {
+    return this.tenants.filter((row) => !row.deleted).map((row) => ({ id: row.id, name: row.name, created: row.created, updated: row.updated }));
+  }
+
+  private findUser(id: string): User | null {
+    return this.users.find((row) => row.user.id === id)?.user ?? null;
+  }
+
+  private assertNotDropped(): void {
+    if (this.dropped) throw new NotFoundError('database_not_found', `Database '${this.database.name}' not found`);
+  }
+
+  readonly repositories: DataPlaneRepositories = {
+    tenants: {
+      create: async (input) => {
+        const id = input.id ?? this.next('tenant');
+        if (this.tenants.some((tenant) => tenant.id === id)) throw new ConflictError('tenant_id_taken', `A tenant with id '${id}' already exists`);
+        const tenant = { id, name: input.name, created: NOW, updated: NOW, deleted: false };
+        this.tenants.push(tenant);
+        return this.liveTenants().find((live) => live.id === id)!;
+      },
+      list: async () => this.liveTenants(),
+      listForUser: async (userId, sessionId) => ({
+        sessionValid: this.isLive(sessionId, userId),
+        tenants: this.liveTenants().filter((tenant) => this.isMember(userId, tenant.id)),
+      }),
+      find: async (id) => this.liveTenants().find((tenant) => tenant.id === id) ?? null,
+      rename: async (id, name) => {
+        const tenant = this.tenants.find((row) => row.id === id && !row.deleted);
+        if (tenant) tenant.name = name;
+        return this.liveTenants().find((live) => live.id === id) ?? null;
+      },
+      delete: async (id) => {
+        const tenant = this.tenants.find((row) => row.id === id && !row.deleted);
+        if (tenant) tenant.deleted = true;
+        return tenant !== undefined;
+      },
+    },
+    users: {
+      create: async (input: NewUser, tenantId?: string) => {
+        if (this.users.some((row) => row.user.email.toLowerCase() === input.email.toLowerCase())) {
+          throw new ConflictError('email_taken', 'A user with this email already exists in this database');
+        }
+        const { passwordHash, ...fields } = input;
+        const user: User = { name: null, givenName: null, familyName: null, picture: null, ...fields, id: this.next('user'), emailVerified: null, created: NOW, updated: NOW };
+        this.users.push({ user, passwordHash });
+        if (tenantId !== undefined) this.memberships.add(`${tenantId} ${user.id}`);
+        return user;
+      },
+      find: async (id) => this.findUser(id),
+      findCredentials: async (email) => {
+        this.assertNotDropped();
+        return this.users.find((row) => row.user.email.toLowerCase() === email.toLowerCase()) ?? null;
+      },
+      update: async (id: string, patch: UserPatch) => {
+        const row = this.users.find((candidate) => candidate.user.id === id);
+        if (row) row.user = { ...row.user, ...patch };
+        return row?.user ?? null;
+      },
+      listMembers: async (tenantId) => this.users.map((row) => row.user).filter((user) => this.isMember(user.id, tenantId)),
+      tenantIds: async (userId) => this.liveTenants().filter((tenant) => this.isMember(userId, tenant.id)).map((tenant) => tenant.id),
+      link: async (tenantId, userId) => {
+        const added = !this.memberships.has(`${tenantId} ${userId}`);
+        this.memberships.add(`${tenantId} ${userId}`);
+        return added;
+      },
+      unlink: async (tenantId, userId) => this.memberships.delete(`${tenantId} ${userId}`),
+      shareTenant: async (userId, otherUserId) => this.liveTenants().some((tenant) => this.isMember(userId, tenant.id) && this.isMember(otherUserId, tenant.id)),
+      access: async (userId, sessionId, tenantId) => ({ sessionValid: this.isLive(sessionId, userId), member: this.isMember(userId, tenantId) }),
+    },
+    sessions: {
+      create: async (userId, ttlSeconds) => {
+        const session = { id: this.next('session'), userId, token: this.next('cookie'), revoked: false };
+        this.sessions.push(session);
+        return { id: session.id, token: session.token, expires: new Date(NOW.getTime() + ttlSeconds * 1000) };
+      },
+      findByToken: async (token) => {
+        const session = this.sessions.find((row) => row.token === token && !row.revoked);
+        return session ? { id: session.id, userId: session.userId } : null;
+      },
+      isLive: async (id, userId) => this.isLive(id, userId),
+      revoke: async (id) => {
+        for (const session of this.sessions) if (session.id === id) session.revoked = true;
+      },
+    },
+  };
+}
+
+export class FakeDataPlane implements DataPlane {
+  private readonly byDatabase = new Map<string, FakeDataPlaneDatabase>();
+
+  of(database: Database): FakeDataPlaneDatabase {
+    let store = this.byDatabase.get(database.id);
+    if (!store) this.byDatabase.set(database.id, (store = new FakeDataPlaneDatabase(database)));
+    return store;
+  }
+
+  open(database: Database): DataPlaneRepositories {
+    return this.of(database).repositories;
+  }
+}
+
+/** Hashes are readable (`hash:<password>`); every verification is logged, stand-ins included. */
+export class FakeHasher implements PasswordHasher {
+  readonly verifications: string[] = [];
+
+  async hash(password: string): Promise<string> {
+    return `hash:${password}`;
+  }
+
+  async verify(password: string, hash: string): Promise<boolean> {
+    this.verifications.push(`verify:${password}`);
+    return hash === `hash:${password}`;
+  }
+
+  async verifyNothing(password: string): Promise<false> {
+    this.verifications.push(`verifyNothing:${password}`);
+    return false;
+  }
+}
+
+/** Keys in `waiting` are over their limit for that many seconds; every other attempt is logged. */
+export class FakeThrottle implements LoginThrottle {
+  readonly waiting = new Map<string, number>();
+  readonly acquired: string[][] = [];
+  readonly succeeded: string[][] = [];
+
+  acquire(keys: string[]): number | null {
+    const waits = keys.map((key) => this.waiting.get(key) ?? 0);
+    if (Math.max(0, ...waits) > 0) return Math.max(...waits);
+    this.acquired.push(keys);
+    return null;
+  }
+
+  recordSuccess(keys: string[]): void {
+    this.succeeded.push(keys);
+  }
+}
+
+export const fakeTokens: UserTokenIssuer = {
+  issue: async ({ userId, databaseId, sessionId }) => ({ jwt: `jwt:${userId}:${databaseId}:${sessionId}`, maxAge: 3600 }),
+};
+
+/** Developer accounts; the hash is null for an account without a password. */
+export class FakeDevelopers implements DeveloperRepository {
+  readonly rows: { developer: Developer; passwordHash: string | null }[] = [];
+
+  async findByEmail(email: string): Promise<Developer | null> {
+    return this.rows.find((row) => row.developer.email.toLowerCase() === email.toLowerCase())?.developer ?? null;
+  }
+
+  async findById(id: string): Promise<Developer | null> {
+    return this.rows.find((row) => row.developer.id === id)?.developer ?? null;
+  }
+
+  async createWithPassword(input: { email: string; name: string | null; passwordHash: string | null }): Promise<Developer> {
+    if (await this.findByEmail(input.email)) throw new ConflictError('developer_exists', 'An account with this email already exists; sign in instead');
+    const developer: Developer = { id: `dev-${this.rows.length + 1}`, email: input.email, name: input.name, created: NOW };
+    this.rows.push({ developer, passwordHash: input.passwordHash });
+    return developer;
+  }
+
+  async findCredentials(email: string): Promise<{ developer: Developer; passwordHash: string | null } | null> {
+    return this.rows.find((row) => row.developer.email.toLowerCase() === email.toLowerCase()) ?? null;
+  }
+
+  ensure = unused;
+  setPasswordHash = unused;
+}
+
+/** OAuth clients by workspace; deleted ones disappear. */
+export class FakeClients implements OAuthClientRepository {
+  readonly rows: (OAuthClient & { secretDigest: string | null; createdBy: string })[] = [];
+
+  async create(input: Parameters<OAuthClientRepository['create']>[0]): Promise<OAuthClient> {
+    this.rows.push({ ...input, created: NOW });
+    return this.present(this.rows[this.rows.length - 1]);
+  }
+
+  async listForWorkspace(workspaceId: string): Promise<OAuthClient[]> {
+    return this.rows.filter((row) => row.workspaceId === workspaceId).map((row) => this.present(row));
+  }
+
+  async find(workspaceId: string, id: string): Promise<OAuthClient | null> {
+    const row = this.rows.find((candidate) => candidate.workspaceId === workspaceId && candidate.id === id);
+    return row ? this.present(row) : null;
+  }
+
+  async setSecretDigest(workspaceId: string, id: string, digest: string): Promise<boolean> {
+    const row = this.rows.find((candidate) => candidate.workspaceId === workspaceId && candidate.id === id);
+    if (row) row.secretDigest = digest;
+    return row !== undefined;
+  }
+
+  async delete(workspaceId: string, id: string): Promise<boolean> {
+    const index = this.rows.findIndex((row) => row.workspaceId === workspaceId && row.id === id);
+    if (index >= 0) this.rows.splice(index, 1);
+    return index >= 0;
+  }
+
+  findForAuthentication = unused;
+
+  private present(row: OAuthClient & { secretDigest: string | null; createdBy: string }): OAuthClient {
+    return { id: row.id, workspaceId: row.workspaceId, name: row.name, type: row.type, redirectUris: row.redirectUris, created: row.created };
+  }
+}
+
+/** Numbered ids and secrets; a digest is the secret, reversed. */
+export class FakeClientSecrets implements ClientSecrets {
+  private serial = 0;
+
+  newClientId(): string {
+    return `client-${++this.serial}`;
+  }
+
+  generate(): { secret: string; digest: string } {
+    const secret = `secret-${++this.serial}`;
+    return { secret, digest: [...secret].reverse().join('') };
+  }
+
+  matches(secret: string, digest: string): boolean {
+    return [...secret].reverse().join('') === digest;
+  }
+}
+
+/**
+ * Workspace `acme` (developer alice, client `acme-client`) with a READY database `main` and a
+ * `building` one; workspace `globex` of developer mallory, a stranger to acme, with its own `main`.
+ */
+export function fakePlatform() {
+  const workspaces = new FakeWorkspaces();
+  const acme = workspaces.add('acme', ['dev-alice']);
+  const globex = workspaces.add('globex', ['dev-mallory']);
+  workspaces.clients.set('acme-client', acme.id);
+  const databases = new FakeDatabases();
+  const main = databases.add(acme, 'main');
+  const building = databases.add(acme, 'building', 'REQUESTED');
+  const globexMain = databases.add(globex, 'main');
+  const dataPlane = new FakeDataPlane();
+  const deps = {
+    workspaces,
+    databases,
+    locator: databases,
+    dataPlane,
+    hasher: new FakeHasher(),
+    throttle: new FakeThrottle(),
+    tokens: fakeTokens,
+    sessionTtlSeconds: 86_400,
+    developers: new FakeDevelopers(),
+    clients: new FakeClients(),
+    secrets: new FakeClientSecrets(),
+  };
+  const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
+  const mallory: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-mallory', scopes: [] };
+  const acmeClient: ClientPrincipal = { kind: 'client', clientId: 'acme-client', workspaceId: acme.id, scopes: [] };
+  const data = dataPlane.of(main);
+
+  /** A tenant of `main`, created directly in its tables. */
+  async function tenant(name = 'Tenant'): Promise<Tenant> {
+    return data.repositories.tenants.create({ name });
+  }
+
+  /** A user of `main` with a password, a member of the given tenants, signed in through a session (and its cookie). */
+  async function user(email: string, password: string, tenants: Tenant[] = []): Promise<{ user: User; caller: UserPrincipal; cookie: string }> {
+    const created = await data.repositories.users.create({ email, passwordHash: `hash:${password}` });
+    for (const { id } of tenants) await data.repositories.users.link(id, created.id);
+    const session = await data.repositories.sessions.create(created.id, 60);
+    return { user: created, caller: { kind: 'user', userId: created.id, databaseId: main.id, sessionId: session.id }, cookie: session.token };
+  }
+
+  return { deps, acme, globex, main, building, globexMain, data, alice, mallory, acmeClient, tenant, user };
+}
