@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { databaseExists, eventually, freePort, httpClient } from '@platform/testing';
 import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
-import { BUILT_IN_SCHEMA_STEPS } from '@platform/provisioner';
+import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
 
 /** The API as its own process, as `npm start` runs it, so that it can really die. */

@@ -19,7 +19,7 @@ import { tokenServiceRoutes, type TokenServiceScope } from '@platform/token-serv
 import {
   CachedClientLookup,
   ClientChangeListener,
-  MikroGrantStore,
+  SqlGrantStore,
   MikroSigningKeyRepository,
   openOrm,
   openRepositories,
@@ -63,7 +63,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     clock: systemClock,
     ttlSeconds: config.developerTokenTtlSeconds,
   });
-  const grants = new MikroGrantStore(orm);
+  const grants = new SqlGrantStore(orm);
   const settings = {
     clock: systemClock,
     codeTtlSeconds: config.codeTtlSeconds,

@@ -1,18 +1,6 @@
 import { expect } from 'chai';
-import type { Clock } from '@platform/domain';
+import { FakeClock } from '@platform/testing';
 import { MemoryLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
-
-class FakeClock implements Clock {
-  constructor(private time = Date.UTC(2026, 0, 1)) {}
-
-  now(): Date {
-    return new Date(this.time);
-  }
-
-  advanceMs(ms: number): void {
-    this.time += ms;
-  }
-}
 
 const WINDOW = 900;
 const EMAIL = 'email:acme/app:ada@example.test';
@@ -24,7 +12,7 @@ describe('MemoryLoginThrottle', function () {
   let clock: FakeClock;
 
   beforeEach(function () {
-    clock = new FakeClock();
+    clock = new FakeClock(Date.UTC(2026, 0, 1));
   });
 
   function throttle(options: Partial<LoginThrottleOptions> = {}): MemoryLoginThrottle {
@@ -72,19 +60,19 @@ describe('MemoryLoginThrottle', function () {
   it('computes Retry-After in whole seconds, rounded up, from the end of the key’s window', function () {
     const subject = throttle();
     subject.recordFailure([EMAIL]); // the window starts at the first failure: ends at +900 s
-    clock.advanceMs(100_000);
+    clock.advance(100_000);
     fail(subject, [EMAIL], 2);
     expect(subject.retryAfter([EMAIL])).to.equal(800);
-    clock.advanceMs(500);
+    clock.advance(500);
     expect(subject.retryAfter([EMAIL])).to.equal(800);
-    clock.advanceMs(799_300);
+    clock.advance(799_300);
     expect(subject.retryAfter([EMAIL])).to.equal(1);
   });
 
   it('answers the longest wait among the keys that are over their limit', function () {
     const subject = throttle({ limits: { email: 1, client: 1 } });
     subject.recordFailure([CLIENT]);
-    clock.advanceMs(300_000);
+    clock.advance(300_000);
     subject.recordFailure([EMAIL]);
     expect(subject.retryAfter([CLIENT])).to.equal(600);
     expect(subject.retryAfter([EMAIL])).to.equal(900);
@@ -108,9 +96,9 @@ describe('MemoryLoginThrottle', function () {
   it('forgets failures once their window has ended, and starts a new window', function () {
     const subject = throttle();
     fail(subject, [EMAIL], 3);
-    clock.advanceMs(WINDOW * 1000 - 1);
+    clock.advance(WINDOW * 1000 - 1);
     expect(subject.retryAfter([EMAIL])).to.equal(1);
-    clock.advanceMs(1);
+    clock.advance(1);
     expect(subject.retryAfter([EMAIL])).to.equal(null);
     // A failure after the window counts as the first of a new one.
     fail(subject, [EMAIL], 2);
@@ -124,7 +112,7 @@ describe('MemoryLoginThrottle', function () {
     const keys = ['email:a', 'email:b', 'email:c', 'email:d'];
     for (const key of keys.slice(0, 3)) {
       subject.recordFailure([key]);
-      clock.advanceMs(1000);
+      clock.advance(1000);
     }
     for (const key of keys.slice(0, 3)) expect(subject.retryAfter([key]), key).to.not.equal(null);
     // The oldest is the key whose window began first, even when it has failed again since.

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK } from 'jose';
-import { UnauthenticatedError, type Clock, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
+import { UnauthenticatedError, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
+import { FakeClock, rejection } from '@platform/testing';
 import { ACCESS_TOKEN_TYPE, JwtAccessTokens, JwtTokenVerifier, issueDeveloperToken } from './tokens.js';
 import { KeySet, SIGNING_ALG } from './key-set.js';
 
@@ -53,18 +54,6 @@ class InMemorySigningKeys implements SigningKeyRepository {
   }
 }
 
-class FakeClock implements Clock {
-  constructor(private time: number) {}
-
-  now(): Date {
-    return new Date(this.time);
-  }
-
-  advance(seconds: number): void {
-    this.time += seconds * 1000;
-  }
-}
-
 /** The principal, which must be a developer's. */
 function developer(principal: Principal): DeveloperPrincipal {
   if (principal.kind !== 'developer') throw new Error(`expected a developer principal, got ${principal.kind}`);
@@ -77,15 +66,6 @@ const START = Date.UTC(2026, 0, 1, 12, 0, 0);
 
 function base64url(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 async function expectInvalidToken(promise: Promise<unknown>): Promise<void> {
@@ -177,9 +157,9 @@ describe('developer tokens', () => {
   describe('JwtTokenVerifier', () => {
     it('refuses an expired token with invalid_token', async () => {
       const { token } = await issue({ ttlSeconds: 60 });
-      clock.advance(30);
+      clock.advance(30000);
       expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
-      clock.advance(60);
+      clock.advance(60000);
       await expectInvalidToken(verifier.verify(token));
     });
 
@@ -300,7 +280,7 @@ describe('developer tokens', () => {
       expect(decodeProtectedHeader(before.token).kid).to.equal(oldKid);
       expect(developer(await verifier.verify(before.token)).developerId).to.equal('dev-old');
 
-      clock.advance(1);
+      clock.advance(1000);
       const newKid = await keySet.rotate();
       expect(newKid).not.to.equal(oldKid);
       const after = await issue({ developerId: 'dev-new' });
@@ -313,13 +293,13 @@ describe('developer tokens', () => {
     it('publishes a rotated key before it signs, so other replicas verify its tokens', async () => {
       await verifier.verify((await issue()).token);
       const oldKid = repository.rows[0].kid;
-      clock.advance(60);
+      clock.advance(60000);
       const otherReplica = new KeySet({ repository, clock });
       const newKid = await otherReplica.rotate();
       const sign = () => issueDeveloperToken(otherReplica, settings(), { developerId: 'dev-9', clientId: 'c', scopes: [], ttlSeconds: 60 });
       // Within the publish delay the old key keeps signing: no replica can have loaded the new one yet.
       expect(decodeProtectedHeader((await sign()).token).kid).to.equal(oldKid);
-      clock.advance(11);
+      clock.advance(11000);
       const fromOther = await sign();
       expect(decodeProtectedHeader(fromOther.token).kid).to.equal(newKid);
       expect(developer(await verifier.verify(fromOther.token)).developerId).to.equal('dev-9');
@@ -328,13 +308,13 @@ describe('developer tokens', () => {
     it('no longer verifies a token of a key whose expiry has passed', async () => {
       const oldKid = repository.rows[0].kid;
       repository.schedule(oldKid, { expires: new Date(START + 10 * 60_000) });
-      clock.advance(1);
+      clock.advance(1000);
       await keySet.rotate();
       const { token } = await issueDeveloperToken(keySet, settings(), { developerId: 'dev-1', clientId: 'c', scopes: [], ttlSeconds: 3600 });
       const old = await signWithKid(oldKid);
       expect(developer(await verifier.verify(old)).developerId).to.equal('dev-old');
 
-      clock.advance(11 * 60);
+      clock.advance((11 * 60) * 1000);
       // The key is cached: the set itself must notice the expiry.
       await expectInvalidToken(verifier.verify(old));
       // A fresh process reads the set without the expired key.
@@ -354,33 +334,33 @@ describe('developer tokens', () => {
     it('rotate() with retirement: the old key signs until the new one is published, then verifies only while its tokens can live', async () => {
       const oldKid = (await keySet.signingKey()).kid;
       const oldToken = (await issue({ ttlSeconds: 600 })).token;
-      clock.advance(60);
+      clock.advance(60000);
       const newKid = await keySet.rotate({ maxTokenSeconds: 600 });
       // Other replicas have not loaded the new key yet: the old one goes on signing meanwhile.
       expect((await keySet.signingKey()).kid).to.equal(oldKid);
-      clock.advance(11);
+      clock.advance(11000);
       expect((await keySet.signingKey()).kid).to.equal(newKid);
       expect(developer(await verifier.verify(oldToken)).developerId).to.equal('dev-1');
       // Retired at +10 s; published for a signer's refresh, the longest token lifetime and a minute of slack, then not.
       const published = async () => (await new KeySet({ repository, clock }).publicJwks()).keys.map((key) => key.kid);
-      clock.advance(30 + 600 + 60 - 2);
+      clock.advance((30 + 600 + 60 - 2) * 1000);
       expect(await published()).to.have.members([newKid, oldKid]);
-      clock.advance(2);
+      clock.advance(2000);
       expect(await published()).to.deep.equal([newKid]);
     });
 
     it('a replica that cached the old key signs with it at most SIGNING_KEY_REFRESH_SECONDS past its retirement, and those tokens verify until they expire', async () => {
-      clock.advance(60);
+      clock.advance(60000);
       const replica = new KeySet({ repository, clock, refreshSeconds: 300 });
       const oldKid = (await replica.signingKey()).kid;
       const newKid = await new KeySet({ repository, clock }).rotate({ maxTokenSeconds: 3600 });
       const signLate = (developerId: string) => issueDeveloperToken(replica, settings(), { developerId, clientId: 'c', scopes: [], ttlSeconds: 3600 });
-      clock.advance(29); // retired 10 s after the rotation; the replica has not looked since
+      clock.advance(29000); // retired 10 s after the rotation; the replica has not looked since
       const late = await signLate('dev-late');
       expect(decodeProtectedHeader(late.token).kid).to.equal(oldKid);
-      clock.advance(2);
+      clock.advance(2000);
       expect(decodeProtectedHeader((await signLate('dev-next')).token).kid).to.equal(newKid);
-      clock.advance(3600 - 5); // the late token is seconds from its exp
+      clock.advance((3600 - 5) * 1000); // the late token is seconds from its exp
       const verifierElsewhere = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
       expect(developer(await verifierElsewhere.verify(late.token)).developerId).to.equal('dev-late');
     });
@@ -390,7 +370,7 @@ describe('developer tokens', () => {
       expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
       const kid = repository.rows[0].kid;
       repository.schedule(kid, { expires: new Date(clock.now().getTime() + 1_000) });
-      clock.advance(301); // past the set's refresh interval
+      clock.advance(301000); // past the set's refresh interval
       await expectInvalidToken(new JwtTokenVerifier(keySet, settings()).verify(token));
     });
 
@@ -415,27 +395,27 @@ describe('developer tokens', () => {
       for (const garbage of ['opaque-refresh-token', 'a.b.c', '', 'x'.repeat(9000)]) expect(await tokens.read(garbage), garbage.slice(0, 20)).to.equal(null);
       const { token } = await tokens.issueForDeveloper({ developerId: 'dev-1', clientId: 'cli', scopes: ['api:read'], workspaceId: null, familyId: 'fam-1' });
       expect(await tokens.read(token)).to.deep.include({ subject: 'dev-1', clientId: 'cli', familyId: 'fam-1', workspaceId: null });
-      clock.advance(606); // past exp and the 5 s clock tolerance
+      clock.advance(606000); // past exp and the 5 s clock tolerance
       expect(await tokens.read(token)).to.equal(null);
     });
 
     it('reads the signing key once per refresh interval, however many tokens it signs, and concurrent signers share the read', async () => {
-      clock.advance(60); // past the first key's publication
+      clock.advance(60000); // past the first key's publication
       const keys = new KeySet({ repository, clock, refreshSeconds: 30 });
       const before = repository.findSigningCalls;
       await Promise.all(Array.from({ length: 20 }, () => issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 })));
       expect(repository.findSigningCalls - before).to.equal(1);
-      clock.advance(29);
+      clock.advance(29000);
       await issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 });
       expect(repository.findSigningCalls - before).to.equal(1);
-      clock.advance(2);
+      clock.advance(2000);
       await issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 });
       expect(repository.findSigningCalls - before).to.equal(2);
     });
 
     it('stops signing with a retired key', async () => {
       const firstKid = repository.rows[0].kid;
-      clock.advance(1);
+      clock.advance(1000);
       const secondKid = await keySet.rotate();
       repository.schedule(secondKid, { retires: new Date(START) });
       const fresh = new KeySet({ repository, clock });
@@ -443,7 +423,7 @@ describe('developer tokens', () => {
     });
 
     it('publishes only public keys', async () => {
-      clock.advance(1);
+      clock.advance(1000);
       await keySet.rotate();
       const { keys } = await keySet.publicJwks();
       expect(keys).to.have.length(2);
@@ -461,10 +441,10 @@ describe('developer tokens', () => {
 
     it('leaves an expired key out of the published set', async () => {
       const oldKid = repository.rows[0].kid;
-      clock.advance(1);
+      clock.advance(1000);
       const newKid = await keySet.rotate();
       repository.schedule(oldKid, { expires: new Date(START + 60_000) });
-      clock.advance(120);
+      clock.advance(120000);
       const { keys } = await keySet.publicJwks();
       expect(keys.map((k) => k.kid)).to.deep.equal([newKid]);
     });

@@ -55,8 +55,9 @@ function secureTableStatements(relation: string): string {
 
 /**
  * The tables every platform database starts with, as ordered steps. Each database records the
- * steps it has in `platform.schema_steps`, so a later release adds a step and the provisioner
- * brings older databases up to date. Never edit a released step; add one.
+ * steps it has in `platform.schema_steps`, so a later release adds a step and
+ * `installBuiltInSchema` (which the provisioner runs) brings older databases up to date. Never
+ * edit a released step; add one.
  */
 export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] = [
   {

@@ -1,4 +1,5 @@
 export { DataPlanePools, type DataPlanePoolOptions } from './pools.js';
-export { PgDataPlane } from './repositories.js';
+export { PgDataPlane } from './pg-data-plane.js';
 export { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
+export { installBuiltInSchema, installedSchemaVersion } from './schema-installer.js';
 export { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { DataPlanePools } from './pools.js';
-import { eventually, startTestPostgres as startServer, type TestPostgres as TestServer } from '@platform/testing';
+import { eventually, startTestPostgres, type TestPostgres } from '@platform/testing';
 
-// Real pools against a real server: the test-support server, since this library cannot depend on
-// @platform/testing (see test-support.test.ts).
+// Real pools against a real server.
 describe('DataPlanePools', function () {
-  let server: TestServer;
+  let server: TestPostgres;
   let opened: DataPlanePools[] = [];
 
   /** Distinct URLs of the same database: each is a pool of its own. */
@@ -35,7 +34,7 @@ describe('DataPlanePools', function () {
 
   before(async function () {
     this.timeout(120_000);
-    server = await startServer();
+    server = await startTestPostgres();
   });
 
   after(async function () {
@@ -108,36 +107,6 @@ describe('DataPlanePools', function () {
     client.release();
     subject.pool(url('busy_c'));
     expect(busy.ending, 'idle now, it is the least recently used').to.equal(true);
-  });
-
-  it('ends a pool once when the idle sweep and forget() meet', async function () {
-    const subject = pools({ idleMs: 20 });
-    const pool = subject.pool(url('twice'));
-    await works(pool);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    await subject.forget(url('twice'));
-    await subject.forget(url('twice'));
-    // The sweep runs after this on its own timer; a second end() would reject and crash the process.
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(pool.ended).to.equal(true);
-    expect(subject.size).to.equal(0);
-  });
-
-  it('forget() ends and removes one pool; the next request opens a new one', async function () {
-    const subject = pools();
-    const a = subject.pool(url('forget_a'));
-    const b = subject.pool(url('forget_b'));
-    await Promise.all([works(a), works(b)]);
-    await subject.forget(url('forget_a'));
-    expect(a.ended).to.equal(true);
-    expect(b.ending).to.equal(false);
-    expect(subject.size).to.equal(1);
-    await eventually(async () => ((await backends('forget_a', b)) === 0 ? true : undefined), 5_000, 'a’s backend to go');
-    await subject.forget(url('never_opened'));
-    expect(subject.size).to.equal(1);
-    const reopened = subject.pool(url('forget_a'));
-    expect(reopened).to.not.equal(a);
-    await works(reopened);
   });
 
   it('close() ends every pool', async function () {

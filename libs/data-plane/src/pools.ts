@@ -58,12 +58,6 @@ export class DataPlanePools {
     return this.pools.size;
   }
 
-  /** Closes a database's pool, e.g. before it is dropped. */
-  async forget(url: string): Promise<void> {
-    const entry = this.pools.get(url);
-    if (entry) await this.end(url, entry);
-  }
-
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     await Promise.all([...this.pools].map(([url, entry]) => this.end(url, entry)));

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { migrationsList } from './migrations/index.js';
 import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
-import { createScratchDatabase, query, startServer, type ScratchDatabase, type TestServer } from './test-support.test.js';
+import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
 const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications'];
 const TABLES = ['authorization_codes', 'databases', 'developers', 'oauth_clients', 'refresh_tokens', 'signing_keys', 'token_families', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
-  let server: TestServer;
+  let server: TestPostgres;
   let database: ScratchDatabase;
   const orms: MikroORM[] = [];
 
@@ -32,7 +32,7 @@ describe('migrateControlPlane', function () {
   }
 
   before(async function () {
-    server = await startServer();
+    server = await startTestPostgres();
   });
 
   beforeEach(async function () {
@@ -41,7 +41,7 @@ describe('migrateControlPlane', function () {
 
   afterEach(async function () {
     await Promise.all(orms.splice(0).map((opened) => opened.close()));
-    await database.drop();
+    await dropScratchDatabase(server, database.name);
   });
 
   after(async function () {

@@ -16,7 +16,7 @@ export interface OrmOptions {
   debug?: boolean;
 }
 
-export function createOrmConfig(options: OrmOptions) {
+function ormConfig(options: OrmOptions) {
   return defineConfig({
     clientUrl: options.databaseUrl,
     entities,
@@ -40,7 +40,7 @@ export function createOrmConfig(options: OrmOptions) {
 }
 
 export function openOrm(options: OrmOptions): Promise<MikroORM> {
-  return MikroORM.init(createOrmConfig(options));
+  return MikroORM.init(ormConfig(options));
 }
 
 /** Applies pending control-plane migrations; safe to run from several processes at once. */

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { databaseUrl } from '@platform/config';
 import { UnavailableError, type Region } from '@platform/domain';
 // Integration test: the driver runs against a real PostgreSQL, which @platform/testing starts.
-import { databaseExists, freePort, startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
+import { databaseExists, freePort, query, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory, PgClusterDriver } from './cluster-driver.js';
 
@@ -19,31 +20,6 @@ const REFUSED_NAMES = [
 ];
 
 const BUILT_IN_TABLES = ['public.tenants', 'users.users', 'users.tenant_users', 'auth.credentials', 'auth.sessions'];
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function queryIn<R extends pg.QueryResultRow = any>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the promise to reject');
-}
 
 describe('cluster driver', function () {
   let postgres: TestPostgres;
@@ -74,7 +50,7 @@ describe('cluster driver', function () {
       return opened;
     }
 
-    const urlOf = (name: string) => withDatabase(postgres.adminUrl, name);
+    const urlOf = (name: string) => databaseUrl(postgres.adminUrl, name);
 
     beforeEach(function () {
       driver = newDriver();
@@ -83,7 +59,7 @@ describe('cluster driver', function () {
     afterEach(async function () {
       await Promise.all(drivers.splice(0).map((opened) => opened.close()));
       const names = created.splice(0);
-      await withAdminClient(postgres.adminUrl, async (client) => {
+      await withClient(postgres.adminUrl, async (client) => {
         for (const name of names) await client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`);
       });
     });
@@ -94,10 +70,10 @@ describe('cluster driver', function () {
         await driver.createDatabase(name);
         expect(await databaseExists(postgres.adminUrl, name)).to.equal(true);
 
-        await queryIn(urlOf(name), 'create table kept (id int)');
+        await query(urlOf(name), 'create table kept (id int)');
         await driver.createDatabase(name);
         await newDriver().createDatabase(name);
-        expect(await queryIn(urlOf(name), `select to_regclass('public.kept') is not null as kept`)).to.deep.equal([{ kept: true }]);
+        expect(await query(urlOf(name), `select to_regclass('public.kept') is not null as kept`)).to.deep.equal([{ kept: true }]);
       });
 
       it('succeeds for every worker when several create the same database at once', async function () {
@@ -113,14 +89,14 @@ describe('cluster driver', function () {
 
     describe('installBuiltInSchema', function () {
       async function steps(name: string): Promise<number[]> {
-        const rows = await queryIn<{ version: number }>(urlOf(name), 'select version from platform.schema_steps order by version');
+        const rows = await query<{ version: number }>(urlOf(name), 'select version from platform.schema_steps order by version');
         return rows.map((row) => row.version);
       }
 
       async function tablesPresent(name: string): Promise<Record<string, boolean>> {
         const present: Record<string, boolean> = {};
         for (const table of BUILT_IN_TABLES) {
-          const [row] = await queryIn<{ found: boolean }>(urlOf(name), 'select to_regclass($1) is not null as found', [table]);
+          const [row] = await query<{ found: boolean }>(urlOf(name), 'select to_regclass($1) is not null as found', [table]);
           present[table] = row.found;
         }
         return present;
@@ -134,10 +110,10 @@ describe('cluster driver', function () {
         expect(await steps(name)).to.deep.equal(expected);
         expect(await tablesPresent(name)).to.deep.equal(Object.fromEntries(BUILT_IN_TABLES.map((table) => [table, true])));
 
-        await queryIn(urlOf(name), `insert into public.tenants (name) values ('kept')`);
+        await query(urlOf(name), `insert into public.tenants (name) values ('kept')`);
         await driver.installBuiltInSchema(name);
         expect(await steps(name)).to.deep.equal(expected);
-        expect(await queryIn(urlOf(name), 'select name from public.tenants')).to.deep.equal([{ name: 'kept' }]);
+        expect(await query(urlOf(name), 'select name from public.tenants')).to.deep.equal([{ name: 'kept' }]);
       });
 
       it('installs once when two workers install into the same database at once', async function () {
@@ -151,7 +127,7 @@ describe('cluster driver', function () {
         const name = physicalName();
         await driver.createDatabase(name);
         await driver.installBuiltInSchema(name);
-        const rows = await queryIn<{ schema: string; usable: boolean }>(
+        const rows = await query<{ schema: string; usable: boolean }>(
           urlOf(name),
           `select nspname as schema, has_schema_privilege('public', oid, 'USAGE') as usable
              from pg_namespace where nspname in ('auth', 'platform') order by nspname`,
@@ -166,11 +142,11 @@ describe('cluster driver', function () {
         const name = physicalName();
         await driver.createDatabase(name);
         // A table in the way makes step 1 fail halfway through.
-        await queryIn(urlOf(name), 'create schema users');
+        await query(urlOf(name), 'create schema users');
         const error = await rejection(driver.installBuiltInSchema(name));
         expect(error.message).to.match(/users/);
-        expect(await queryIn(urlOf(name), `select to_regclass('public.tenants') is null as rolled_back`)).to.deep.equal([{ rolled_back: true }]);
-        expect(await queryIn(urlOf(name), `select to_regclass('platform.schema_steps') is null as rolled_back`)).to.deep.equal([
+        expect(await query(urlOf(name), `select to_regclass('public.tenants') is null as rolled_back`)).to.deep.equal([{ rolled_back: true }]);
+        expect(await query(urlOf(name), `select to_regclass('platform.schema_steps') is null as rolled_back`)).to.deep.equal([
           { rolled_back: true },
         ]);
       });
@@ -190,7 +166,7 @@ describe('cluster driver', function () {
         const name = physicalName();
         await driver.createDatabase(name);
         await driver.installBuiltInSchema(name);
-        await queryIn(urlOf(name), 'delete from platform.schema_steps');
+        await query(urlOf(name), 'delete from platform.schema_steps');
         const error = await rejection(driver.verifyDatabase(name));
         expect(error.message).to.include(`database ${name} has built-in schema 0`);
       });
@@ -307,7 +283,7 @@ describe('cluster driver', function () {
         // With credentials added, it reaches that very database.
         url.username = admin.username;
         url.password = admin.password;
-        expect(await queryIn(url.toString(), 'select current_database() as name')).to.deep.equal([{ name }]);
+        expect(await query(url.toString(), 'select current_database() as name')).to.deep.equal([{ name }]);
       });
     });
   });
@@ -349,7 +325,7 @@ describe('cluster driver', function () {
 
     it('shares one driver between regions on the same cluster URL, and keeps others apart', async function () {
       const url = postgres.adminUrl;
-      const other = withDatabase(url, 'template1');
+      const other = databaseUrl(url, 'template1');
       const clusters = directory(['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1', 'AZURE_EASTUS'], { us: url, eu: url, azure: other });
 
       const us = clusters.forRegion('AWS_US_WEST_2');

@@ -1,11 +1,9 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
 import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Region } from '@platform/domain';
-import { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from '@platform/data-plane';
+import { BUILT_IN_SCHEMA_VERSION, installBuiltInSchema, installedSchemaVersion } from '@platform/data-plane';
 
 const PHYSICAL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-/** Serialises schema installs into one database across processes. */
-const INSTALL_LOCK = 7426002;
 
 function assertPhysicalName(name: string): void {
   // Physical names are generated, never user input; refuse anything else before it reaches SQL.
@@ -36,34 +34,12 @@ export class PgClusterDriver implements ClusterDriver {
   }
 
   async installBuiltInSchema(physicalName: string): Promise<void> {
-    await this.withDatabase(physicalName, async (client) => {
-      await client.query('begin');
-      try {
-        await client.query('select pg_advisory_xact_lock($1)', [INSTALL_LOCK]);
-        await client.query(`create schema if not exists platform`);
-        await client.query(`revoke all on schema platform from public`);
-        await client.query(
-          `create table if not exists platform.schema_steps (version int primary key, applied timestamptz not null default now())`,
-        );
-        const done = await client.query<{ version: number }>('select version from platform.schema_steps');
-        const applied = new Set(done.rows.map((row) => row.version));
-        for (const step of BUILT_IN_SCHEMA_STEPS) {
-          if (applied.has(step.version)) continue;
-          await client.query(step.sql);
-          await client.query('insert into platform.schema_steps (version) values ($1)', [step.version]);
-        }
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback');
-        throw error;
-      }
-    });
+    await this.withDatabase(physicalName, installBuiltInSchema);
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {
     await this.withDatabase(physicalName, async (client) => {
-      const result = await client.query<{ version: number | null }>('select max(version) as version from platform.schema_steps');
-      const version = result.rows[0]?.version ?? 0;
+      const version = await installedSchemaVersion(client);
       if (version !== BUILT_IN_SCHEMA_VERSION) {
         throw new Error(`database ${physicalName} has built-in schema ${version}, expected ${BUILT_IN_SCHEMA_VERSION}`);
       }

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
 import pg from 'pg';
-import type { Clock, ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
+import { databaseUrl } from '@platform/config';
+import type { ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
 // Integration test: the reconciler runs with the real control-plane store over a real PostgreSQL.
 import { MikroProvisioningStore, openRepositories } from '@platform/persistence';
-import { databaseExists, eventually, startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
+import { databaseExists, deferred, eventually, FakeClock, query, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory } from './cluster-driver.js';
@@ -21,26 +20,6 @@ interface Row {
   last_error: string | null;
   deleted: Date | null;
   dropped: Date | null;
-}
-
-class FakeClock implements Clock {
-  private current = Date.now();
-
-  now(): Date {
-    return new Date(this.current);
-  }
-
-  advance(ms: number): void {
-    this.current += ms;
-  }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let release!: () => void;
-  const promise = new Promise<void>((resolveIt) => {
-    release = resolveIt;
-  });
-  return { promise, resolve: release };
 }
 
 function sleep(ms: number): Promise<void> {
@@ -119,14 +98,10 @@ describe('Reconciler', function () {
     await Promise.all(reconcilers.splice(0).map((reconciler) => reconciler.stop()));
     await clusters?.close();
     const names = physicalNames.splice(0);
-    await withAdminClient(postgres.adminUrl, async (client) => {
+    await withClient(postgres.adminUrl, async (client) => {
       for (const name of names) await client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`);
     });
-    if (cp) {
-      await cp.close();
-      // The migrator leaves a schema snapshot named after the control-plane database.
-      rmSync(resolve(`.snapshot-${new URL(cp.url).pathname.slice(1)}.json`), { force: true });
-    }
+    await cp?.close();
   });
 
   after(async function () {
@@ -151,14 +126,8 @@ describe('Reconciler', function () {
   }
 
   async function row(id: string): Promise<Row> {
-    const client = new pg.Client({ connectionString: cp.url });
-    await client.connect();
-    try {
-      const result = await client.query<Row>('select status, attempts, last_error, deleted, dropped from databases where id = $1', [id]);
-      return result.rows[0];
-    } finally {
-      await client.end();
-    }
+    const [found] = await query<Row>(cp.url, 'select status, attempts, last_error, deleted, dropped from databases where id = $1', [id]);
+    return found;
   }
 
   function untilStatus(id: string, status: string): Promise<Row> {
@@ -169,20 +138,15 @@ describe('Reconciler', function () {
   }
 
   async function schemaSteps(physicalName: string): Promise<number[]> {
-    const url = new URL(postgres.adminUrl);
-    url.pathname = `/${physicalName}`;
-    const client = new pg.Client({ connectionString: url.toString() });
-    await client.connect();
     try {
-      const result = await client.query<{ version: number }>(
+      const rows = await query<{ version: number }>(
+        postgres.urlFor(physicalName),
         `select version from platform.schema_steps where to_regclass('platform.schema_steps') is not null order by version`,
       );
-      return result.rows.map((found) => found.version);
+      return rows.map((found) => found.version);
     } catch (error) {
       if ((error as { code?: string }).code === '42P01') return [];
       throw error;
-    } finally {
-      await client.end();
     }
   }
 
@@ -266,9 +230,7 @@ describe('Reconciler', function () {
     await untilStatus(database.id, 'READY');
     await builder.stop();
 
-    const url = new URL(postgres.adminUrl);
-    url.pathname = `/${database.physicalName}`;
-    const session = new pg.Client({ connectionString: url.toString() });
+    const session = new pg.Client({ connectionString: databaseUrl(postgres.adminUrl, database.physicalName) });
     session.on('error', () => {});
     await session.connect();
 

@@ -35,10 +35,9 @@ export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): P
   };
 }
 
-
-/** Runs `fn` with a client on the server's maintenance database. */
-export async function withAdminClient<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
+/** Runs `fn` with a client of its own on the database `url` names, closed afterwards. */
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await fn(client);
@@ -47,21 +46,31 @@ export async function withAdminClient<T>(adminUrl: string, fn: (client: pg.Clien
   }
 }
 
+/** The rows of one statement, run on a connection of its own. */
+export async function query<R extends pg.QueryResultRow = any>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  return withClient(url, async (client) => (await client.query<R>(sql, params)).rows);
+}
+
+export interface ScratchDatabase {
+  name: string;
+  /** A superuser URL of the database. */
+  url: string;
+}
+
 /** Creates an empty database with a unique name, e.g. a control plane of its own for one test. */
-export async function createScratchDatabase(server: TestPostgres, prefix: string): Promise<{ name: string; url: string }> {
+export async function createScratchDatabase(server: TestPostgres, prefix: string): Promise<ScratchDatabase> {
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  await withAdminClient(server.adminUrl, (client) => client.query(`create database ${client.escapeIdentifier(name)}`));
+  await withClient(server.adminUrl, (client) => client.query(`create database ${client.escapeIdentifier(name)}`));
   return { name, url: server.urlFor(name) };
 }
 
+/** Drops a scratch database, ending the sessions still connected to it. */
 export async function dropScratchDatabase(server: TestPostgres, name: string): Promise<void> {
-  await withAdminClient(server.adminUrl, (client) =>
-    client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`),
-  );
+  await withClient(server.adminUrl, (client) => client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`));
 }
 
 export async function databaseExists(adminUrl: string, name: string): Promise<boolean> {
-  return withAdminClient(adminUrl, async (client) => {
+  return withClient(adminUrl, async (client) => {
     const result = await client.query('select 1 from pg_database where datname = $1', [name]);
     return (result.rowCount ?? 0) > 0;
   });

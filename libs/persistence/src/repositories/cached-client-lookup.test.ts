@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { OAuthClient } from '@platform/domain';
+import { rejection } from '@platform/testing';
 import { CachedClientLookup, type ClientForAuthentication, type CachedClientLookupOptions } from './cached-client-lookup.js';
 
 function clientRecord(id: string, secretDigest = `digest-of-${id}`): ClientForAuthentication {
@@ -33,15 +34,6 @@ function setup(options: Omit<CachedClientLookupOptions, 'now'> = {}, hold = fals
     loadsOf: (id: string) => calls.filter((called) => called === id).length,
     advance: (ms: number) => void (now += ms),
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 describe('CachedClientLookup', function () {

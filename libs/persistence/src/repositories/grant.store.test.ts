@@ -1,21 +1,22 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { AuthorizationCodeGrant } from '@platform/domain';
-import { MikroGrantStore } from './grant.store.js';
-import { createScratchControlPlane, query, startServer, type ScratchControlPlane, type TestServer } from '../test-support.test.js';
+import { query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
+import { SqlGrantStore } from './grant.store.js';
 
-describe('MikroGrantStore', function () {
+describe('SqlGrantStore', function () {
   this.timeout(30_000);
-  let server: TestServer;
+  let server: TestPostgres;
   let controlPlane: ScratchControlPlane;
-  let store: MikroGrantStore;
+  let store: SqlGrantStore;
   let developerId: string;
   const now = new Date();
 
   before(async function () {
-    server = await startServer();
+    server = await startTestPostgres();
     controlPlane = await createScratchControlPlane(server);
-    store = new MikroGrantStore(controlPlane.orm);
+    store = new SqlGrantStore(controlPlane.orm);
     developerId = randomUUID();
     await query(controlPlane.url, `insert into developers (id, email, created) values ($1, 'grants@example.test', now())`, [developerId]);
   });

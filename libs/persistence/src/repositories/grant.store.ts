@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { AuthorizationCodeGrant, CodeRedemption, GrantStore, RefreshTokenRecord, RevocationList, TokenFamily } from '@platform/domain';
+import type { AuthorizationCodeGrant, CodeRedemption, GrantStore, RefreshTokenRecord, TokenFamily } from '@platform/domain';
 
 interface FamilyRow {
   id: string;
@@ -27,11 +27,11 @@ function toFamily(row: FamilyRow): TokenFamily {
 }
 
 /**
- * Codes, refresh tokens and their families in the control plane, in raw SQL: each step that
- * must happen once (spending a code, rotating a refresh token) is one conditional statement, so
- * concurrent requests cannot both succeed.
+ * Codes, refresh tokens and their families in the control plane, in raw SQL over the ORM's
+ * connection (no entities): each step that must happen once (spending a code, rotating a refresh
+ * token) is one conditional statement, so concurrent requests cannot both succeed.
  */
-export class MikroGrantStore implements GrantStore {
+export class SqlGrantStore implements GrantStore {
   constructor(private readonly orm: MikroORM) {}
 
   private execute<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -151,67 +151,5 @@ export class MikroGrantStore implements GrantStore {
   async revokeFamily(id: string): Promise<void> {
     // Stamped by the database's clock, the one PolledRevocationList compares against.
     await this.execute(`update token_families set revoked = now() where id = ? and revoked is null`, [id]);
-  }
-}
-
-const REVOCATION_OVERLAP_MS = 60_000;
-
-/**
- * What a resource server (apps/api) knows of revoked families: it reads the families revoked
- * since its last look every `pollMs`, so a revocation takes effect there within that bound.
- * Families revoked longer ago than `retainSeconds` (the longest access-token lifetime) are
- * forgotten: every token of theirs has expired by then.
- */
-export class PolledRevocationList implements RevocationList {
-  private revoked = new Map<string, number>();
-  private since = new Date(0);
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly options: { pollMs: number; retainSeconds: number; onError?: (error: unknown) => void },
-  ) {}
-
-  isRevoked(familyId: string): boolean {
-    return this.revoked.has(familyId);
-  }
-
-  /** Loads what is revoked now, then keeps polling until `stop`. */
-  async start(): Promise<void> {
-    this.since = new Date(Date.now() - this.options.retainSeconds * 1000);
-    await this.poll();
-    const tick = () => {
-      this.timer = setTimeout(() => {
-        this.poll()
-          .catch((error) => this.options.onError?.(error))
-          .finally(() => {
-            if (this.timer) tick();
-          });
-      }, this.options.pollMs);
-      this.timer.unref();
-    };
-    tick();
-  }
-
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-
-  async poll(): Promise<void> {
-    // `revoked` is stamped when its transaction starts, and a slow one may commit after a later
-    // one was read: each poll re-reads a minute back (the partial index keeps that cheap), and
-    // revoking statements are single statements far shorter than that.
-    const from = new Date(this.since.getTime() - REVOCATION_OVERLAP_MS);
-    const rows = await this.orm.em
-      .getConnection()
-      .execute<{ id: string; revoked: Date | string }[]>(`select id, revoked from token_families where revoked >= ? order by revoked`, [from], 'all');
-    for (const row of rows) {
-      const at = new Date(row.revoked).getTime();
-      this.revoked.set(row.id, at);
-      if (at > this.since.getTime()) this.since = new Date(at);
-    }
-    const horizon = Date.now() - this.options.retainSeconds * 1000;
-    for (const [id, at] of this.revoked) if (at < horizon) this.revoked.delete(id);
   }
 }

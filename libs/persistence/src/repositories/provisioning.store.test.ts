@@ -2,16 +2,8 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database, ProvisioningTask, Workspace } from '@platform/domain';
 import { openRepositories } from '../request-scope.js';
-import {
-  createScratchControlPlane,
-  deferred,
-  eventually,
-  FakeClock,
-  query,
-  startServer,
-  type ScratchControlPlane,
-  type TestServer,
-} from '../test-support.test.js';
+import { deferred, eventually, FakeClock, query, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
 import { MikroProvisioningStore } from './provisioning.store.js';
 
 interface Row {
@@ -29,24 +21,15 @@ function recorder() {
   return { tasks, work: async (task: ProvisioningTask) => void tasks.push(task) };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
 describe('MikroProvisioningStore', function () {
-  let server: TestServer;
+  let server: TestPostgres;
   let cp: ScratchControlPlane;
   let clock: FakeClock;
   let store: MikroProvisioningStore;
   let workspace: Workspace;
 
   before(async function () {
-    server = await startServer();
+    server = await startTestPostgres();
   });
 
   beforeEach(async function () {

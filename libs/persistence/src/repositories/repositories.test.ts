@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, physicalDatabaseName, type Repositories, type SigningKeyRecord, type WorkspaceMember } from '@platform/domain';
 import { openRepositories } from '../request-scope.js';
-import { createScratchControlPlane, query, startServer, type ScratchControlPlane, type TestServer } from '../test-support.test.js';
+import { query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
 import { MikroSigningKeyRepository } from './signing-key.repository.js';
 
 function uniqueSlug(prefix = 'ws'): string {
@@ -24,12 +25,12 @@ async function expectConflict(promise: Promise<unknown>, code: string): Promise<
 }
 
 describe('repositories', function () {
-  let server: TestServer;
+  let server: TestPostgres;
   let cp: ScratchControlPlane;
   let repos: Repositories;
 
   before(async function () {
-    server = await startServer();
+    server = await startTestPostgres();
   });
 
   beforeEach(async function () {

@@ -1,6 +1,7 @@
 import pg from 'pg';
 
-export const CLIENT_CHANGED_CHANNEL = 'oauth_client_changed';
+/** The channel the client-notifications migration's trigger notifies on. */
+const CLIENT_CHANGED_CHANNEL = 'oauth_client_changed';
 
 export interface ClientChangeHandlers {
   /** A client was created, changed or deleted (committed). */

@@ -1,25 +1,16 @@
 import { expect } from 'chai';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { BUILT_IN_SCHEMA_STEPS, TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from '@platform/data-plane';
 // Integration test: row-level security is PostgreSQL's, so it runs against a real server.
-import { startTestPostgres, withAdminClient, type TestPostgres } from '@platform/testing';
-import { PgClusterDriver } from './cluster-driver.js';
+import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
+import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
+import { installBuiltInSchema } from './schema-installer.js';
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 const ALL_STEPS = BUILT_IN_SCHEMA_STEPS.map((step) => step.version);
 
-async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected the promise to reject');
-}
-
 describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   let postgres: TestPostgres;
-  const drivers: PgClusterDriver[] = [];
   const pools: pg.Pool[] = [];
   const created: string[] = [];
 
@@ -33,26 +24,22 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
 
   afterEach(async function () {
     await Promise.all(pools.splice(0).map((pool) => pool.end()));
-    await Promise.all(drivers.splice(0).map((driver) => driver.close()));
     await dropDatabases(created.splice(0));
   });
 
   async function dropDatabases(names: string[]): Promise<void> {
-    await withAdminClient(postgres.adminUrl, async (client) => {
-      for (const name of names) await client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`);
-    });
+    await Promise.all(names.map((name) => dropScratchDatabase(postgres, name)));
   }
 
-  function newDriver(): PgClusterDriver {
-    const driver = new PgClusterDriver(postgres.adminUrl);
-    drivers.push(driver);
-    return driver;
-  }
-
-  function physicalName(): string {
-    const name = `ti_${randomBytes(6).toString('hex')}`;
+  /** An empty database of this test only; dropped after it. */
+  async function emptyDatabase(): Promise<string> {
+    const { name } = await createScratchDatabase(postgres, 'ti');
     created.push(name);
     return name;
+  }
+
+  function install(name: string): Promise<void> {
+    return withClient(postgres.urlFor(name), installBuiltInSchema);
   }
 
   /** A pool of ONE connection, as the cluster admin (a superuser), to the database. */
@@ -65,10 +52,8 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
 
   /** A fresh database with the built-in schema, and a one-connection admin pool to it. */
   async function provisioned(): Promise<{ name: string; pool: pg.Pool }> {
-    const name = physicalName();
-    const driver = newDriver();
-    await driver.createDatabase(name);
-    await driver.installBuiltInSchema(name);
+    const name = await emptyDatabase();
+    await install(name);
     return { name, pool: adminPool(name) };
   }
 
@@ -318,9 +303,7 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   });
 
   it('upgrading a database from step 1 isolates the tables it already has', async function () {
-    const name = physicalName();
-    const driver = newDriver();
-    await driver.createDatabase(name);
+    const name = await emptyDatabase();
     const pool = adminPool(name);
     // What the installer left behind when step 1 was the last step.
     await pool.query(`create schema platform`);
@@ -331,7 +314,7 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     const { a, b } = await twoTenants(pool);
     await pool.query(`insert into orders (tenant_id, item) values ($1, 'a'), ($2, 'b')`, [a, b]);
 
-    await driver.installBuiltInSchema(name);
+    await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);
     expect(await isolation(pool, 'public.orders')).to.deep.equal(ISOLATED);
     await pool.query(`grant select on orders to ${TENANT_APP_ROLE}`);
@@ -342,7 +325,7 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   it('installs twice without change, and into several databases at once', async function () {
     expect(ALL_STEPS).to.deep.equal([1, 2, 3]);
     const { name, pool } = await provisioned();
-    await newDriver().installBuiltInSchema(name);
+    await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);
     expect(await isolation(pool, 'users.tenant_users')).to.deep.equal(ISOLATED);
     await pool.end();
@@ -353,17 +336,16 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     const ownServer = !process.env.DATABASE_URL;
     for (let round = 0; round < 4; round++) {
       await dropDatabases(created.splice(0));
-      if (ownServer) await withAdminClient(postgres.adminUrl, (client) => client.query(`drop role if exists ${TENANT_APP_ROLE}`));
-      const names = [physicalName(), physicalName(), physicalName(), physicalName()];
-      await Promise.all(names.map((each) => newDriver().createDatabase(each)));
-      await Promise.all(names.map((each) => newDriver().installBuiltInSchema(each)));
+      if (ownServer) await withClient(postgres.adminUrl, (client) => client.query(`drop role if exists ${TENANT_APP_ROLE}`));
+      const names = await Promise.all([emptyDatabase(), emptyDatabase(), emptyDatabase(), emptyDatabase()]);
+      await Promise.all(names.map(install));
       for (const each of names) {
-        const steps = await withAdminClient(postgres.urlFor(each), (client) =>
+        const steps = await withClient(postgres.urlFor(each), (client) =>
           values<number>(client, 'select version from platform.schema_steps order by 1'),
         );
         expect(steps, each).to.deep.equal(ALL_STEPS);
       }
-      const role = await withAdminClient(postgres.adminUrl, (client) =>
+      const role = await withClient(postgres.adminUrl, (client) =>
         values<number>(client, 'select count(*)::int from pg_roles where rolname = $1', [TENANT_APP_ROLE]),
       );
       expect(role).to.deep.equal([1]);
@@ -373,22 +355,20 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   it('a failing step 2 rolls back everything, the cluster-wide role included', async function () {
     // Only on a server of this test's own: on a shared one, others may be using the role.
     if (process.env.DATABASE_URL) this.skip();
-    await withAdminClient(postgres.adminUrl, (client) => client.query(`drop role if exists ${TENANT_APP_ROLE}`));
-    const name = physicalName();
-    const driver = newDriver();
-    await driver.createDatabase(name);
+    await withClient(postgres.adminUrl, (client) => client.query(`drop role if exists ${TENANT_APP_ROLE}`));
+    const name = await emptyDatabase();
     const pool = adminPool(name);
     // In the way of step 2's function.
     await pool.query(`create schema platform`);
     await pool.query(`create function platform.enforce_tenant_isolation() returns event_trigger language plpgsql as $$ begin end $$`);
 
-    const error = await rejection(driver.installBuiltInSchema(name));
+    const error = await rejection(install(name));
     expect(error.code).to.equal('42723');
     expect(await values(pool, `select to_regclass('public.tenants')::text`)).to.deep.equal([null]);
     expect(await values<number>(pool, 'select count(*)::int from pg_roles where rolname = $1', [TENANT_APP_ROLE])).to.deep.equal([0]);
 
     await pool.query(`drop function platform.enforce_tenant_isolation()`);
-    await driver.installBuiltInSchema(name);
+    await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);
   });
 

@@ -1,15 +1,16 @@
 import { expect } from 'chai';
-import { ClientChangeListener } from './client-changes.js';
-import { createScratchControlPlane, eventually, query, startServer, type ScratchControlPlane, type TestServer } from '../test-support.test.js';
+import { ClientChangeListener } from './client-change-listener.js';
+import { eventually, query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
 
 describe('ClientChangeListener', function () {
   this.timeout(30_000);
-  let server: TestServer;
+  let server: TestPostgres;
   let controlPlane: ScratchControlPlane;
   let listener: ClientChangeListener | null = null;
 
   before(async function () {
-    server = await startServer();
+    server = await startTestPostgres();
     controlPlane = await createScratchControlPlane(server);
   });
 

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { NotFoundError, UnavailableError } from '@platform/domain';
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
+
+/** What the repositories need of a pool. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  connect(): Promise<pg.PoolClient>;
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const { code, constraint: name } = error as { code?: string; constraint?: string };
+  return code === '23505' && (constraint === undefined || name === constraint);
+}
+
+/**
+ * A database dropped while a cached path still led to it answers as a missing one; a server out
+ * of connections, or a pool that waited too long for one, as busy (503) rather than broken.
+ */
+function translate(error: unknown): never {
+  const { code, message } = error as { code?: string; message?: string };
+  if (code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
+  if (code === '53300' || /timeout exceeded when trying to connect/i.test(message ?? '')) {
+    throw new UnavailableError('database_busy', 'The database is busy; try again shortly', { cause: error });
+  }
+  throw error;
+}
+
+/**
+ * A database's pool as the repositories use it, with the errors above translated. It looks the
+ * pool up on every call: a pool evicted between two queries of a request is replaced, never reused.
+ */
+export function queryableOf(pool: () => pg.Pool): Queryable {
+  return {
+    query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) =>
+      (typeof text === 'string' ? pool().query<R>(text, values) : pool().query<R>(text)).catch(translate),
+    connect: () => pool().connect().catch(translate),
+  };
+}
+
+export async function inTransaction<T>(pool: Queryable, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await fn(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Runs `fn` in one tenant's context: as the role row-level security applies to, with the tenant
+ * setting set for this transaction only (SET LOCAL), so a pooled connection never carries a
+ * tenant into its next use.
+ */
+export async function inTenantContext<T>(pool: Queryable, tenantId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query(`set local role ${TENANT_APP_ROLE}`);
+    await client.query('select set_config($1, $2, true)', [TENANT_CONTEXT_SETTING, tenantId]);
+    return fn(client);
+  });
+}

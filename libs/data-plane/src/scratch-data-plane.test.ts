@@ -1,0 +1,67 @@
+/**
+ * Setup shared by this library's tests against real PostgreSQL; it declares no tests of its own.
+ * Databases get the built-in schema from this library's own installer, as provisioning does.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DataPlaneRepositories, Database } from '@platform/domain';
+import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClient, type ScratchDatabase, type TestPostgres } from '@platform/testing';
+import { PgDataPlane } from './pg-data-plane.js';
+import { DataPlanePools, type DataPlanePoolOptions } from './pools.js';
+import { installBuiltInSchema } from './schema-installer.js';
+
+/** A scratch database with the built-in schema installed. */
+export async function createBuiltInDatabase(server: TestPostgres, prefix: string): Promise<ScratchDatabase> {
+  const database = await createScratchDatabase(server, prefix);
+  await withClient(database.url, installBuiltInSchema);
+  return database;
+}
+
+/** The control plane's record of a READY platform database whose physical database is `physicalName`. */
+export function readyDatabase(physicalName: string): Database {
+  const created = new Date();
+  return {
+    id: randomUUID(),
+    workspace: { id: randomUUID(), name: 'Tests', slug: 'tests', billingCustomerId: null, created },
+    name: 'app',
+    region: 'AWS_US_WEST_2',
+    status: 'READY',
+    physicalName,
+    created,
+    updated: created,
+    deleted: null,
+  };
+}
+
+export interface ScratchDataPlane {
+  server: TestPostgres;
+  pools: DataPlanePools;
+  dataPlane: PgDataPlane;
+  /** A new database with the built-in schema, and its repositories as the API opens them. */
+  newDatabase(prefix?: string): Promise<ScratchDatabase & { record: Database; repos: DataPlaneRepositories }>;
+  /** Closes the pools, drops the databases and stops the server. */
+  close(): Promise<void>;
+}
+
+/** A test server and a PgDataPlane over it that reaches each database as the server's superuser. */
+export async function startScratchDataPlane(options: DataPlanePoolOptions = {}): Promise<ScratchDataPlane> {
+  const server = await startTestPostgres();
+  const pools = new DataPlanePools(options);
+  const dataPlane = new PgDataPlane(pools, (database) => server.urlFor(database.physicalName));
+  const created: string[] = [];
+  return {
+    server,
+    pools,
+    dataPlane,
+    async newDatabase(prefix = 'dp') {
+      const database = await createBuiltInDatabase(server, prefix);
+      created.push(database.name);
+      const record = readyDatabase(database.name);
+      return { ...database, record, repos: dataPlane.open(record) };
+    },
+    async close() {
+      await pools.close();
+      await Promise.all(created.splice(0).map((name) => dropScratchDatabase(server, name)));
+      await server.stop();
+    },
+  };
+}

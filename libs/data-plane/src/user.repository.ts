@@ -1,0 +1,132 @@
+import { ConflictError, NotFoundError, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
+import { inTenantContext, inTransaction, isUniqueViolation, type Queryable } from './queryable.js';
+import { USER_COLUMNS, toUser, type UserRow } from './rows.js';
+import { LIVE_SESSION } from './session.repository.js';
+
+const PATCHABLE: Record<keyof UserPatch, string> = {
+  name: 'name',
+  givenName: 'given_name',
+  familyName: 'family_name',
+  picture: 'picture',
+};
+
+export class PgUserRepository implements UserRepository {
+  constructor(private readonly pool: Queryable) {}
+
+  async create(input: NewUser, tenantId?: string): Promise<User> {
+    try {
+      return await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<UserRow>(
+          `insert into users.users as u (email, name, given_name, family_name, picture)
+           values ($1, $2, $3, $4, $5) returning ${USER_COLUMNS}`,
+          [input.email, input.name ?? null, input.givenName ?? null, input.familyName ?? null, input.picture ?? null],
+        );
+        const user = toUser(rows[0]);
+        await client.query(`insert into auth.credentials (user_id, method, secret) values ($1, 'password', $2)`, [user.id, input.passwordHash]);
+        if (tenantId !== undefined) {
+          const linked = await client.query(
+            `insert into users.tenant_users (tenant_id, user_id)
+             select id, $2 from tenants where id = $1 and deleted is null`,
+            [tenantId, user.id],
+          );
+          if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
+        }
+        return user;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'users_email_live')) {
+        throw new ConflictError('email_taken', 'A user with this email already exists in this database', { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async find(id: string): Promise<User | null> {
+    const { rows } = await this.pool.query<UserRow>(`select ${USER_COLUMNS} from users.users u where u.id = $1 and u.deleted is null`, [id]);
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  async findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null> {
+    const { rows } = await this.pool.query<UserRow & { secret: string }>(
+      `select ${USER_COLUMNS}, c.secret from users.users u
+       join auth.credentials c on c.user_id = u.id and c.method = 'password'
+       where lower(u.email) = lower($1) and u.deleted is null`,
+      [email],
+    );
+    return rows[0] ? { user: toUser(rows[0]), passwordHash: rows[0].secret } : null;
+  }
+
+  async update(id: string, patch: UserPatch): Promise<User | null> {
+    const sets: string[] = [];
+    const values: unknown[] = [id];
+    for (const [key, column] of Object.entries(PATCHABLE) as [keyof UserPatch, string][]) {
+      if (patch[key] === undefined) continue;
+      values.push(patch[key]);
+      sets.push(`${column} = $${values.length}`);
+    }
+    const { rows } = await this.pool.query<UserRow>(
+      `update users.users u set ${[...sets, 'updated = now()'].join(', ')} where u.id = $1 and u.deleted is null returning ${USER_COLUMNS}`,
+      values,
+    );
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  async listMembers(tenantId: string): Promise<User[]> {
+    // Isolated twice: by the filter, and by row-level security on users.tenant_users.
+    return inTenantContext(this.pool, tenantId, async (client) => {
+      const { rows } = await client.query<UserRow>(
+        `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
+         where tu.tenant_id = $1 and u.deleted is null order by u.created, u.id`,
+        [tenantId],
+      );
+      return rows.map(toUser);
+    });
+  }
+
+  async tenantIds(userId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `select t.id from users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null
+       where tu.user_id = $1 order by t.created, t.id`,
+      [userId],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async link(tenantId: string, userId: string): Promise<boolean> {
+    const result = await this.pool.query(
+      `insert into users.tenant_users (tenant_id, user_id)
+       select t.id, u.id from tenants t, users.users u
+       where t.id = $1 and t.deleted is null and u.id = $2 and u.deleted is null
+       on conflict do nothing`,
+      [tenantId, userId],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async unlink(tenantId: string, userId: string): Promise<boolean> {
+    const result = await this.pool.query('delete from users.tenant_users where tenant_id = $1 and user_id = $2', [tenantId, userId]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async shareTenant(userId: string, otherUserId: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ shared: boolean }>(
+      `select exists (
+         select 1 from users.tenant_users a
+         join users.tenant_users b on b.tenant_id = a.tenant_id
+         join tenants t on t.id = a.tenant_id and t.deleted is null
+         where a.user_id = $1 and b.user_id = $2) as shared`,
+      [userId, otherUserId],
+    );
+    return rows[0].shared;
+  }
+
+  async access(userId: string, sessionId: string, tenantId: string): Promise<{ sessionValid: boolean; member: boolean }> {
+    const { rows } = await this.pool.query<{ session_valid: boolean; member: boolean }>(
+      `select ${LIVE_SESSION} as session_valid,
+              exists (select 1 from users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null
+                      where tu.user_id = $1 and tu.tenant_id = $3) as member`,
+      [userId, sessionId, tenantId],
+    );
+    return { sessionValid: rows[0].session_valid, member: rows[0].member };
+  }
+}
