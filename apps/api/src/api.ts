@@ -1,21 +1,22 @@
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
-import { systemClock } from '@platform/domain';
-import { createHttpApp, serve, type Serving } from '@platform/http';
-import { managementRoutes, type ManagementScope } from '@platform/management-api';
 import { databaseUrl } from '@platform/config';
 import { DataPlanePools, PgDataPlane } from '@platform/data-plane';
+import { systemClock } from '@platform/domain';
+import { createHttpApp, serve, type Serving } from '@platform/http';
+import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
 import {
   CachedDatabaseLocator,
-  PolledRevocationList,
   MikroProvisioningStore,
   MikroSigningKeyRepository,
+  PolledRevocationList,
   openOrm,
   openRepositories,
   pingControlPlane,
 } from '@platform/persistence';
 import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
+import { faultInjector } from './fault-point.js';
 
 /** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
 export type RunningApi = Serving;
@@ -23,10 +24,15 @@ export type RunningApi = Serving;
 /** Opens the control plane, builds the management API, starts the provisioner and listens. */
 export async function startApi(config: ApiConfig, options: { logger?: Logger } = {}): Promise<RunningApi> {
   const logger = options.logger ?? pino({ name: 'api', level: config.logLevel });
+
+  // The control plane and the clusters that hold the databases.
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   const clusters = new PgClusterDirectory(config.regions, config.clusterUrls);
+  const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
+
+  // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
+  // family stop working within one poll.
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
-  // Developer tokens of a revoked refresh-token family stop working within one poll.
   const revocations = new PolledRevocationList(orm, {
     pollMs: config.revocationPollMs,
     retainSeconds: config.developerTokenTtlSeconds + 60,
@@ -40,18 +46,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     clock: systemClock,
     revocations,
   });
-  const userTokens = new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock });
-  const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
-  const dataPlane = new PgDataPlane(pools, (database) => databaseUrl(config.clusterUrls[database.region], database.physicalName));
-  const locator = new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs });
-  const { hasher, throttle } = passwordSignIn(config, systemClock);
-  const secrets = new Sha256ClientSecrets();
-  const secureCookie = new URL(config.api.publicApiUrl).protocol === 'https:';
-  const sessions = {
-    ttlSeconds: config.sessionTtlSeconds,
-    cookieName: secureCookie ? '__Secure-auth.session-token' : 'auth.session-token',
-    secureCookie,
-  };
+
+  // The provisioner moves databases from REQUESTED to READY and drops deleted ones.
   const reconciler = new Reconciler({
     store: new MikroProvisioningStore(orm, systemClock),
     clusters,
@@ -60,68 +56,49 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
   });
 
+  // The ports every request shares; each request adds repositories over its own unit of work.
+  const { hasher, throttle } = passwordSignIn(config, systemClock);
+  const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
+  const services: ManagementServices = {
+    clusters,
+    provisioner: reconciler,
+    locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
+    dataPlane: new PgDataPlane(pools, (database) => databaseUrl(config.clusterUrls[database.region], database.physicalName)),
+    hasher,
+    throttle,
+    tokens: new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock }),
+    sessionTtlSeconds: config.sessionTtlSeconds,
+    sessionCookie,
+    secrets: new Sha256ClientSecrets(),
+    publicApiUrl: config.api.publicApiUrl,
+    controlPlaneReady: () => pingControlPlane(orm),
+  };
+
   const app = createHttpApp<ManagementScope>({
     routes: managementRoutes,
     logger,
     tokenVerifier,
     validateResponses: config.validateResponses,
     allowedOrigins: config.allowedOrigins,
-    sessionCookieName: sessions.cookieName,
-    openScope: () => ({
-      get repos() {
-        const repos = openRepositories(orm);
-        Object.defineProperty(this, 'repos', { value: repos });
-        return repos;
-      },
-      clusters,
-      provisioner: reconciler,
-      locator,
-      dataPlane,
-      hasher,
-      userTokens,
-      throttle,
-      secrets,
-      sessions,
-      publicApiUrl: config.api.publicApiUrl,
-      controlPlaneReady: () => pingControlPlane(orm),
-    }),
-    openapi: {
-      title: 'Multi-tenant PostgreSQL platform API',
-      version: `0.1.0-${config.buildHash}`,
-      description: 'Workspaces and databases. Errors are APIError {errorCode, message, statusCode}.',
-      servers: [
-        { url: config.api.publicBaseUrl, description: '{base_url}' },
-        ...(config.api.publicApiUrl !== config.api.publicBaseUrl ? [{ url: config.api.publicApiUrl, description: '{api_url}' }] : []),
-      ],
-    },
+    sessionCookieName: sessionCookie.name,
+    openScope: () => ({ ...services, ...openRepositories(orm) }),
+    openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
   });
 
   const serving = await serve(app, { host: config.api.host, port: config.api.port });
   reconciler.start();
   logger.info({ url: serving.url }, 'api listening');
 
-  let closing: Promise<void> | null = null;
-  return {
-    url: serving.url,
-    server: serving.server,
-    close: () =>
-      (closing ??= (async () => {
-        await serving.close();
-        revocations.stop();
-        await reconciler.stop();
-        await clusters.close();
-        await pools.close();
-        await orm.close();
-        logger.info('api stopped');
-      })()),
+  // In the reverse order of opening: no request or provisioning step outlives what it uses.
+  const shutDown = async () => {
+    await serving.close();
+    revocations.stop();
+    await reconciler.stop();
+    await clusters.close();
+    await pools.close();
+    await orm.close();
+    logger.info('api stopped');
   };
-}
-
-/** PLATFORM_FAULT_POINT=<step>: the process kills itself at that provisioning step (tests of recovery). */
-function faultInjector(point: string, logger: Logger) {
-  return (step: string) => {
-    if (step !== point) return;
-    logger.warn({ step }, 'fault point reached: killing the process');
-    process.kill(process.pid, 'SIGKILL');
-  };
+  let stopping: Promise<void> | undefined;
+  return { url: serving.url, server: serving.server, close: () => (stopping ??= shutDown()) };
 }

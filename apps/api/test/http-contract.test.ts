@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { platform, type TestPlatform } from './support/platform.js';
 import { expectApiError } from './support/fixtures.js';
+import { platform, type TestPlatform } from './support/platform.js';
 
 describe('HTTP contract', function () {
   let p: TestPlatform;
@@ -8,10 +8,27 @@ describe('HTTP contract', function () {
     p = await platform();
   });
 
-  it('answers unknown routes with a 404 APIError and unknown methods with 405', async function () {
+  it('answers unknown routes with a 404 APIError and unknown methods with 405 and the methods the path takes', async function () {
     expectApiError(await p.request('GET', '/no/such/route'), 404, 'route_not_found');
-    expectApiError(await p.request('PATCH', '/workspaces'), 405, 'method_not_allowed');
+    const patched = await p.request('PATCH', '/workspaces');
+    expectApiError(patched, 405, 'method_not_allowed');
+    expect(patched.body).to.deep.equal({ errorCode: 'method_not_allowed', message: 'The route does not accept this method', statusCode: 405 });
+    expect(patched.headers.get('allow')).to.equal('POST, HEAD, GET');
+    const rotated = await p.request('GET', '/workspaces/x/oauth-clients/y/secret');
+    expectApiError(rotated, 405, 'method_not_allowed');
+    expect(rotated.headers.get('allow')).to.equal('POST');
     expectApiError(await p.request('GET', '/workspaces/x/databases/y/z/w'), 404, 'route_not_found');
+  });
+
+  it('answers a body that is not JSON with 415 unsupported_content_type', async function () {
+    const { token } = await p.controlPlane.newDeveloper();
+    const refused = await p.request('POST', '/workspaces', { token, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' });
+    expect(refused.status).to.equal(415);
+    expect(refused.body).to.deep.equal({
+      errorCode: 'unsupported_content_type',
+      message: 'The request body must be JSON (Content-Type: application/json)',
+      statusCode: 415,
+    });
   });
 
   it('echoes a sane X-Request-Id and makes one up otherwise', async function () {
@@ -63,6 +80,9 @@ describe('HTTP contract', function () {
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);
     expect(rename.requestBody.content['application/json'].schema.properties.name).to.include({ maxLength: 63, minLength: 1 });
     expect(rename.responses).to.include.keys('200', '400', '401', '404', '409', '500');
+    // What the framework answers for it: a token without the scope, a body too large or not JSON.
+    expect(rename.responses).to.include.keys('403', '413', '415');
+    expect(Object.keys(body.paths['/healthz'].get.responses)).to.deep.equal(['200', '500']);
     expect(rename.responses['200'].content['application/json'].schema.required).to.include('parent');
     expect(body.paths['/healthz'].get.security).to.deep.equal([]);
     expect(body.components.securitySchemes.jwtBearerAuth).to.include({ type: 'http', scheme: 'bearer' });

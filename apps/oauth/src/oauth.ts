@@ -1,36 +1,21 @@
 import { pino, type Logger } from 'pino';
 import { JwtAccessTokens, JwtTokenVerifier, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
-import {
-  authenticateClient,
-  authenticateDeveloper,
-  checkAuthorizationRequest,
-  clientCredentialsTokens,
-  exchangeAuthorizationCode,
-  introspectToken,
-  issueAuthorizationCode,
-  refreshTokens,
-  revokeToken,
-  signUpDeveloper,
-  systemClock,
-  type GrantDeps,
-} from '@platform/domain';
+import { systemClock, type ClientLookup, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
-import { tokenServiceRoutes, type TokenServiceScope } from '@platform/token-service';
+import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
 import {
   CachedClientLookup,
   ClientChangeListener,
-  SqlGrantStore,
   MikroSigningKeyRepository,
+  SqlGrantStore,
   openOrm,
   openRepositories,
   pingControlPlane,
+  type MikroORM,
 } from '@platform/persistence';
 import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
-
-/** Client ids are `cli_` plus 16 characters, or a first-party name; anything else is no client. */
-const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The token service: owns the signing key set (creating the first key), publishes it as JWKS
@@ -39,97 +24,94 @@ const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export async function startTokenService(config: OAuthConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
+
+  // The control plane, and the key set this service signs with (its first key made here).
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8 });
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
   await keys.ensureSigningKey();
-  const secrets = new Sha256ClientSecrets();
-  // Clients are read once per OAUTH_CLIENT_CACHE_MS, not per token request; a change committed
-  // anywhere (a new secret, a deletion) reaches this cache at once through the listener, and
-  // while the listener is down the TTL bounds how stale it can be.
-  const clientLookup = new CachedClientLookup((id) => openRepositories(orm).clients.findForAuthentication(id), { ttlMs: config.clientCacheMs });
-  const clients = { findForAuthentication: (id: string) => (CLIENT_ID.test(id) ? clientLookup.find(id) : Promise.resolve(null)) };
-  const clientChanges = new ClientChangeListener(config.databaseUrl, {
-    changed: (id) => clientLookup.forget(id),
-    lost: (error) => {
-      clientLookup.clear();
-      logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting');
-    },
-  });
-  await clientChanges.start();
+  const clients = await watchedClientLookup(orm, config, logger);
+
+  // The ports every request shares; each request adds repositories over its own unit of work.
   const { hasher, throttle } = passwordSignIn(config, systemClock);
-  const tokens = new JwtAccessTokens(keys, {
-    issuer: config.oauth.issuer,
-    audience: config.api.publicBaseUrl,
-    clock: systemClock,
-    ttlSeconds: config.developerTokenTtlSeconds,
-  });
   const grants = new SqlGrantStore(orm);
-  const settings = {
-    clock: systemClock,
-    codeTtlSeconds: config.codeTtlSeconds,
-    refreshTtlSeconds: config.refreshTokenTtlSeconds,
-    issuer: config.oauth.issuer,
-  };
-  /** Dependencies over a fresh unit of work: one per request. */
-  const deps = (): GrantDeps => {
-    const repos = openRepositories(orm);
-    return { clients: repos.clients, developers: repos.developers, workspaces: repos.workspaces, secrets, grants, tokens, settings };
-  };
-  const scope: TokenServiceScope = {
-    issuer: config.oauth.issuer,
-    jwks: () => keys.publicJwks(),
+  const services: TokenServices = {
+    clients: clients.lookup,
+    secrets: new Sha256ClientSecrets(),
+    grants,
+    tokens: new JwtAccessTokens(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock, ttlSeconds: config.developerTokenTtlSeconds }),
+    hasher,
+    throttle,
+    settings: { clock: systemClock, codeTtlSeconds: config.codeTtlSeconds, refreshTtlSeconds: config.refreshTokenTtlSeconds, issuer: config.oauth.issuer },
+    keys,
     controlPlaneReady: () => pingControlPlane(orm),
-    authenticateClient: (credentials) => authenticateClient({ clients, secrets }, credentials),
-    clientCredentials: (client, requested) => clientCredentialsTokens({ tokens }, client, requested),
-    authorizationCode: (client, input) => exchangeAuthorizationCode(deps(), client, input),
-    refresh: (client, input) => refreshTokens(deps(), client, input),
-    revoke: (client, token, hint) => revokeToken({ grants, tokens }, client, token, hint),
-    introspect: (client, token) => introspectToken({ grants, tokens, settings }, client, token),
-    checkAuthorization: (params) => checkAuthorizationRequest({ clients, settings }, params),
-    signInAndAuthorize: async (request, credentials, clientAddress) => {
-      const unit = deps();
-      const developer = await authenticateDeveloper({ developers: unit.developers, hasher, throttle }, credentials, clientAddress);
-      return issueAuthorizationCode(unit, request, developer);
-    },
-    signUp: async (input, clientAddress) => {
-      await signUpDeveloper({ developers: openRepositories(orm).developers, hasher, throttle }, input, clientAddress);
-    },
   };
+
   const app = createHttpApp<TokenServiceScope>({
     routes: tokenServiceRoutes,
     logger,
     // No operation of the token service takes a bearer token: clients authenticate in the form.
     tokenVerifier: new JwtTokenVerifier(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock }),
-    openScope: () => scope,
-    openapi: {
-      title: 'Multi-tenant PostgreSQL platform token service',
-      version: `0.1.0-${config.buildHash}`,
-      description:
-        'OAuth 2.0 authorization server (RFC 6749, 7636, 8414, 7009, 7662, 9068) for the platform\'s management API. ' +
-        'Errors of the OAuth endpoints are RFC 6749 `{error, error_description}`.',
-      servers: [{ url: config.oauth.issuer, description: 'token service' }],
+    validateResponses: config.validateResponses,
+    openScope: () => requestScope(services, orm),
+    openapi: tokenServiceApiInfo({ buildHash: config.buildHash, issuer: config.oauth.issuer }),
+  });
+  const purging = purgeExpiredGrants(grants, logger);
+
+  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port });
+  logger.info({ url: serving.url }, 'token service listening');
+
+  // In the reverse order of opening: no request outlives what it uses.
+  const shutDown = async () => {
+    clearInterval(purging);
+    await serving.close();
+    await clients.stop();
+    await orm.close();
+  };
+  let stopping: Promise<void> | undefined;
+  return { url: serving.url, server: serving.server, close: () => (stopping ??= shutDown()) };
+}
+
+/**
+ * Clients are read once per OAUTH_CLIENT_CACHE_MS, not per token request; a change committed
+ * anywhere (a new secret, a deletion) reaches this cache at once through the listener, and while
+ * the listener is down the TTL bounds how stale it can be.
+ */
+async function watchedClientLookup(orm: MikroORM, config: OAuthConfig, logger: Logger): Promise<{ lookup: ClientLookup; stop(): Promise<void> }> {
+  const cache = new CachedClientLookup((id) => openRepositories(orm).clients.findForAuthentication(id), { ttlMs: config.clientCacheMs });
+  const changes = new ClientChangeListener(config.databaseUrl, {
+    changed: (id) => cache.forget(id),
+    lost: (error) => {
+      cache.clear();
+      logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting');
     },
   });
-  // Expired codes and dead token families go every ten minutes (each replica; the deletes are idempotent).
-  const purging = setInterval(() => {
+  await changes.start();
+  return { lookup: { findForAuthentication: (id) => cache.find(id) }, stop: () => changes.stop() };
+}
+
+/** A request's scope: the shared ports, and repositories over a unit of work opened when a route first needs one. */
+function requestScope(services: TokenServices, orm: MikroORM): TokenServiceScope {
+  let unit: Repositories | undefined;
+  const repositories = () => (unit ??= openRepositories(orm));
+  return {
+    ...services,
+    get developers() {
+      return repositories().developers;
+    },
+    get workspaces() {
+      return repositories().workspaces;
+    },
+  };
+}
+
+/** Expired codes and dead token families go every ten minutes (each replica; the deletes are idempotent). */
+function purgeExpiredGrants(grants: SqlGrantStore, logger: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => {
     grants.purge(systemClock.now()).then(
       (purged) => logger.debug(purged, 'purged expired grants'),
       (error: unknown) => logger.warn({ err: error }, 'purging expired grants failed'),
     );
   }, 600_000);
-  purging.unref();
-  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port });
-  logger.info({ url: serving.url }, 'token service listening');
-  let closing: Promise<void> | null = null;
-  return {
-    url: serving.url,
-    server: serving.server,
-    close: () =>
-      (closing ??= (async () => {
-        clearInterval(purging);
-        await serving.close();
-        await clientChanges.stop();
-        await orm.close();
-      })()),
-  };
+  timer.unref();
+  return timer;
 }

@@ -77,6 +77,18 @@ export function describeStructError(where: string, error: StructError): string {
   return `Invalid request: ${parts.join('; ')}`;
 }
 
+/** An answer of the HTTP layer itself that no domain error describes, such as 415. */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpStatusError';
+  }
+}
+
 export interface MappedError {
   body: ApiErrorBody;
   /** True when the error is ours to explain; false when it must be logged as a bug. */
@@ -87,6 +99,9 @@ export function toApiError(error: unknown): MappedError {
   if (error instanceof DomainError) {
     const statusCode = STATUS_BY_KIND[error.kind];
     return { body: { errorCode: error.code, message: error.message, statusCode }, expected: true };
+  }
+  if (error instanceof HttpStatusError) {
+    return { body: { errorCode: error.errorCode, message: error.message, statusCode: error.status }, expected: true };
   }
   if (error instanceof URIError) {
     return { body: { errorCode: 'bad_request', message: 'Malformed percent-encoding in the path', statusCode: 400 }, expected: true };

@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { UnauthenticatedError, type Principal, type TokenVerifier } from '@platform/domain';
+import { ConflictError, RateLimitedError, UnauthenticatedError, type Principal, type TokenVerifier } from '@platform/domain';
 import { createHttpApp } from './app.js';
-import { defineRoute } from './route.js';
-import { int, record, text } from './schema.js';
+import { defineRoute, respond } from './route.js';
+import { int, optional, record, text } from './schema.js';
 
 /** Accepts the tokens 'good' (both scopes) and 'read-only' only. */
 const verifier: TokenVerifier = {
@@ -53,6 +53,52 @@ const routes = [
     success: { status: 200, description: 'x', schema: record({ name: text({ max: 3 }) }) },
     errors: [],
     handler: async () => ({ name: 'too long' }),
+  }),
+  defineRoute<object, undefined, { to?: string }>({
+    method: 'GET',
+    path: '/page',
+    operationId: 'page',
+    summary: 'an HTML page, or a redirect',
+    tags: ['test'],
+    auth: 'none',
+    query: record({ to: optional(text({ max: 10 })) }),
+    success: { status: 200, description: 'a page', contentType: 'text/html' },
+    errors: [],
+    responses: [{ status: 303, description: 'elsewhere', headers: { Location: 'where' } }],
+    handler: async ({ query }) =>
+      query.to
+        ? respond({ status: 303, headers: { Location: `/${query.to}` } })
+        : respond({ body: '<p>hi</p>', headers: { 'Content-Type': 'text/html; charset=utf-8' } }),
+  }),
+  defineRoute<object, undefined, { answer: string }>({
+    method: 'GET',
+    path: '/undeclared',
+    operationId: 'undeclared',
+    summary: 'answers what it declares, or what it does not',
+    tags: ['test'],
+    auth: 'bearer',
+    query: record({ answer: text({ max: 20 }) }),
+    success: { status: 200, description: 'ok', schema: record({ ok: int() }) },
+    errors: [409],
+    handler: async ({ query, caller }) => {
+      if (query.answer === 'conflict') throw new ConflictError('taken', 'Taken');
+      if (query.answer === 'teapot') return respond({ status: 418, body: { ok: 1 } });
+      if (query.answer === 'text') return 'plain words';
+      if (query.answer === 'rate') throw new RateLimitedError(60);
+      return { ok: caller.kind === 'developer' ? 1 : 0 };
+    },
+  }),
+  defineRoute<object>({
+    method: 'POST',
+    path: '/public',
+    operationId: 'public',
+    summary: 'a public route',
+    tags: ['test'],
+    auth: 'none',
+    success: { status: 204, description: 'done' },
+    errors: [],
+    // @ts-expect-error a public route's handler has no caller
+    handler: async ({ caller }) => void caller,
   }),
 ];
 
@@ -128,5 +174,73 @@ describe('createHttpApp', () => {
     const response = await fetch(`${base}/drift`);
     expect(response.status).to.equal(500);
     expect(logged.some((line) => String(JSON.stringify(line)).includes('response of drift does not match its schema'))).to.equal(true);
+  });
+
+  it('answers a method the path does not take with 405 and an Allow header naming the ones it does', async () => {
+    const response = await fetch(`${base}/echo`, { method: 'DELETE' });
+    expect(response.status).to.equal(405);
+    expect(response.headers.get('allow')).to.equal('POST');
+    expect(await response.json()).to.deep.equal({ errorCode: 'method_not_allowed', message: 'The route does not accept this method', statusCode: 405 });
+    const page = await fetch(`${base}/page`, { method: 'PUT' });
+    expect(page.status).to.equal(405);
+    expect(page.headers.get('allow')).to.equal('HEAD, GET');
+  });
+
+  it('answers a body that is not JSON with 415 unsupported_content_type, after authentication', async () => {
+    const post = (token?: string) =>
+      fetch(`${base}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: 'n=3',
+      });
+    expect((await post()).status).to.equal(401);
+    const refused = await post('good');
+    expect(refused.status).to.equal(415);
+    expect(await refused.json()).to.deep.equal({
+      errorCode: 'unsupported_content_type',
+      message: 'The request body must be JSON (Content-Type: application/json)',
+      statusCode: 415,
+    });
+  });
+
+  it('answers an HTML page with its media type, and a redirect without a body', async () => {
+    const page = await fetch(`${base}/page`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(await page.text()).to.equal('<p>hi</p>');
+    const moved = await fetch(`${base}/page?to=there`, { redirect: 'manual' });
+    expect(moved.status).to.equal(303);
+    expect(moved.headers.get('location')).to.equal('/there');
+    expect(moved.headers.get('content-type')).to.equal(null);
+    expect(moved.headers.get('content-length')).to.equal('0');
+    expect(await moved.text()).to.equal('');
+    const done = await fetch(`${base}/public`, { method: 'POST' });
+    expect(done.status).to.equal(204);
+  });
+
+  it('lets through answers the route declares, errors included', async () => {
+    const get = (answer: string) => fetch(`${base}/undeclared?answer=${answer}`, { headers: { authorization: 'Bearer good' } });
+    const ok = await get('ok');
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.deep.equal({ ok: 1 });
+    const conflict = await get('conflict');
+    expect(conflict.status).to.equal(409);
+    expect(await conflict.json()).to.deep.equal({ errorCode: 'taken', message: 'Taken', statusCode: 409 });
+    expect((await fetch(`${base}/undeclared?answer=ok`, { headers: { authorization: 'Bearer read-only' } })).status).to.equal(200);
+    expect((await fetch(`${base}/undeclared?answer=${'x'.repeat(21)}`, { headers: { authorization: 'Bearer good' } })).status).to.equal(400);
+  });
+
+  it('refuses an answer whose status or media type the route does not declare, when told to check them', async () => {
+    const get = (answer: string) => fetch(`${base}/undeclared?answer=${answer}`, { headers: { authorization: 'Bearer good' } });
+    for (const [answer, what] of [
+      ['teapot', 'undeclared answered 418 application/json, which its route does not declare'],
+      ['text', 'undeclared answered 200 text/plain, which its route does not declare'],
+      ['rate', 'undeclared answered 429 application/json, which its route does not declare'],
+    ]) {
+      const response = await get(answer);
+      expect(response.status, answer).to.equal(500);
+      expect(await response.json(), answer).to.deep.equal({ errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 });
+      expect(logged.some((line) => String(JSON.stringify(line)).includes(what)), what).to.equal(true);
+    }
   });
 });

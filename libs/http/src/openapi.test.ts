@@ -140,10 +140,12 @@ describe('buildOpenApiDocument', () => {
     for (const operation of [list, create, remove]) expect(operation.responses).to.have.property('401');
   });
 
-  it('documents 400, 500 and the route errors, all with the APIError schema', () => {
-    expect(Object.keys(health.responses)).to.have.members(['200', '400', '500']);
-    expect(Object.keys(create.responses)).to.have.members(['201', '400', '401', '404', '409', '500']);
-    for (const status of ['400', '401', '404', '409', '500']) {
+  it('documents 500, the route errors and what the framework answers for the route, all with the APIError schema', () => {
+    // A route without input cannot be refused as invalid; one with a JSON body can be too large or not JSON.
+    expect(Object.keys(health.responses)).to.have.members(['200', '500']);
+    expect(Object.keys(create.responses)).to.have.members(['201', '400', '401', '403', '404', '409', '413', '415', '500']);
+    expect(Object.keys(remove.responses)).to.have.members(['204', '400', '401', '403', '404', '500']);
+    for (const status of ['400', '401', '403', '404', '409', '413', '415', '500']) {
       expect(create.responses[status].content).to.deep.equal({
         'application/json': { schema: { $ref: '#/components/schemas/APIError' } },
       });
@@ -184,5 +186,78 @@ describe('buildOpenApiDocument', () => {
     expect(Object.keys(single.paths['/openapi.json'].get.responses['200'].content ?? {})).to.deep.equal([
       'application/vnd.oai.openapi+json',
     ]);
+  });
+
+  describe('a route that declares its own answers', () => {
+    const problem = record({ error: text({ max: 50 }) }, 'A protocol error');
+    const page = defineRoute({
+      method: 'GET',
+      path: '/page',
+      operationId: 'page',
+      summary: 'A page',
+      tags: [],
+      auth: 'none',
+      success: { status: 200, description: 'The page', contentType: 'text/html' },
+      errors: [],
+      responses: [
+        { status: 400, description: 'An error page', contentType: 'text/html' },
+        { status: 303, description: 'Elsewhere', headers: { Location: 'Where to go' } },
+      ],
+      handler: async () => '<p>hi</p>',
+    });
+    const form = defineRoute({
+      method: 'POST',
+      path: '/form',
+      operationId: 'form',
+      summary: 'A form',
+      tags: [],
+      auth: 'none',
+      form: true,
+      success: { status: 200, description: 'Done', schema: record({ ok: text({ max: 2 }) }) },
+      errors: [429],
+      responses: [
+        { status: 400, description: 'A protocol error', schema: problem },
+        { status: 401, description: 'Who are you?', schema: problem, headers: { 'WWW-Authenticate': 'A Basic challenge' } },
+      ],
+      handler: async () => ({ ok: 'ok' }),
+    });
+    const doc = buildOpenApiDocument([page, form], info) as Document;
+    const pageOperation = doc.paths['/page'].get;
+    const formOperation = doc.paths['/form'].post;
+
+    it('documents each with its media type: an HTML page is a string, a redirect has a Location and no body', () => {
+      expect(pageOperation.responses).to.deep.equal({
+        200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+        303: { description: 'Elsewhere', headers: { Location: { description: 'Where to go', schema: { type: 'string' } } } },
+        400: { description: 'An error page', content: { 'text/html': { schema: { type: 'string' } } } },
+        500: { description: 'Internal error', content: { 'application/json': { schema: { $ref: '#/components/schemas/APIError' } } } },
+      });
+    });
+
+    it('declares no security and no 401 or 403 for a public route that does not answer them', () => {
+      expect(pageOperation.security).to.deep.equal([]);
+      expect(formOperation.security).to.deep.equal([]);
+      expect(formOperation.responses).not.to.have.property('403');
+      expect(formOperation.responses['401']).to.deep.equal({
+        description: 'Who are you?',
+        headers: { 'WWW-Authenticate': { description: 'A Basic challenge', schema: { type: 'string' } } },
+        content: { 'application/json': { schema: toJsonSchema(problem) } },
+      });
+    });
+
+    it("merges its answers with the framework's at one status: one schema per media type, or oneOf", () => {
+      expect(Object.keys(formOperation.responses)).to.have.members(['200', '400', '401', '413', '429', '500']);
+      expect(formOperation.responses['400']).to.deep.equal({
+        description: 'A protocol error',
+        content: { 'application/json': { schema: { oneOf: [toJsonSchema(problem), { $ref: '#/components/schemas/APIError' }] } } },
+      });
+    });
+
+    it('documents a form body as string fields', () => {
+      expect(formOperation.requestBody).to.deep.equal({
+        required: true,
+        content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } },
+      });
+    });
   });
 });

@@ -1,5 +1,7 @@
+import { ApiErrorSchema } from './api-error.js';
+import { declaredResponses, mediaTypeOf } from './responses.js';
 import { toJsonSchema, type JsonSchema } from './schema.js';
-import type { Route } from './route.js';
+import type { ResponseSpec, Route } from './route.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -8,18 +10,8 @@ export interface OpenApiInfo {
   servers: { url: string; description: string }[];
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: malformed JSON, wrong content type, or a field that fails validation',
-  401: 'Missing, invalid or expired bearer token',
-  403: 'Forbidden',
-  404: 'Not found, or not visible to the caller',
-  409: 'Conflict with the current state',
-  413: 'Request body too large',
-  429: 'Too many requests',
-  500: 'Internal error',
-  502: 'An upstream service failed',
-  503: 'Unavailable',
-};
+/** A form's fields reach the handler unvalidated, as strings; its description names them. */
+const FORM: JsonSchema = { type: 'object', additionalProperties: { type: 'string' } };
 
 function parameters(location: 'path' | 'query', schema: JsonSchema | undefined): object[] {
   if (!schema) return [];
@@ -33,25 +25,43 @@ function parameters(location: 'path' | 'query', schema: JsonSchema | undefined):
   }));
 }
 
+function bodySchema(spec: ResponseSpec): JsonSchema {
+  if (spec.schema === ApiErrorSchema) return { $ref: '#/components/schemas/APIError' };
+  return spec.schema ? toJsonSchema(spec.schema) : { type: 'string' };
+}
+
+/** One response object per status: answers that share a status share it, one content entry per media type. */
+function responsesObject(specs: readonly ResponseSpec[]): Record<string, object> {
+  const byStatus = new Map<number, ResponseSpec[]>();
+  for (const spec of specs) byStatus.set(spec.status, [...(byStatus.get(spec.status) ?? []), spec]);
+  const responses: Record<string, object> = {};
+  for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const content: Record<string, JsonSchema[]> = {};
+    const headers: Record<string, object> = {};
+    for (const spec of group) {
+      const mediaType = mediaTypeOf(spec);
+      if (mediaType) content[mediaType] = [...(content[mediaType] ?? []), bodySchema(spec)];
+      for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
+    }
+    responses[status] = {
+      description: group[0].description,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(Object.keys(content).length > 0
+        ? {
+            content: Object.fromEntries(
+              Object.entries(content).map(([mediaType, schemas]) => [mediaType, { schema: schemas.length === 1 ? schemas[0] : { oneOf: schemas } }]),
+            ),
+          }
+        : {}),
+    };
+  }
+  return responses;
+}
+
 /** The OpenAPI 3.1 document of a route table, from the same structs that validate requests. */
 export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenApiInfo): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
-    const responses: Record<string, object> = {
-      [route.success.status]: {
-        description: route.success.description,
-        ...(route.success.schema
-          ? { content: { [route.success.contentType ?? 'application/json']: { schema: toJsonSchema(route.success.schema) } } }
-          : {}),
-      },
-    };
-    const errors = new Set([400, ...route.errors, ...(route.auth === 'none' ? [] : [401]), 500]);
-    for (const status of [...errors].sort()) {
-      responses[status] = {
-        description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/APIError' } } },
-      };
-    }
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = {
       operationId: route.operationId,
@@ -66,7 +76,8 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenAp
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.body) } } } }
         : {}),
-      responses,
+      ...(route.form ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: FORM } } } } : {}),
+      responses: responsesObject(declaredResponses(route)),
     };
   }
   return {

@@ -1,5 +1,5 @@
 import type { Struct } from 'superstruct';
-import type { Principal } from '@platform/domain';
+import type { ManagementPrincipal, Principal } from '@platform/domain';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
@@ -10,14 +10,20 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  */
 export type RouteAuth = 'none' | 'management' | 'bearer' | 'session';
 
-export interface RouteInput<TScope, P, Q, B> {
+/** Who called, as each kind of route knows it: a public route has no caller at all. */
+export interface CallerByAuth {
+  none: object;
+  management: { caller: ManagementPrincipal };
+  bearer: { caller: Principal };
+  /** The session cookie's token; a request without one never reaches the handler. */
+  session: { sessionToken: string };
+}
+
+/** What every handler gets, whoever called. */
+export interface RequestInput<TScope, P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** Set on routes with `developer` or `bearer` auth. */
-  caller: Principal;
-  /** The session cookie's token, on routes with `session` auth. */
-  sessionToken: string | undefined;
   /** The client's address (the socket's; no proxy headers are trusted). */
   clientAddress: string;
   /** A request header ('' when absent). */
@@ -29,17 +35,29 @@ export interface RouteInput<TScope, P, Q, B> {
   requestId: string;
 }
 
+export type RouteInput<TScope, P, Q, B, A extends RouteAuth = RouteAuth> = RequestInput<TScope, P, Q, B> & CallerByAuth[A];
+
+/**
+ * One answer an operation can give, as the OpenAPI document shows it. `contentType` defaults to
+ * `application/json` when there is a schema; with neither, the answer has no body (204, a redirect).
+ */
+export interface ResponseSpec {
+  status: number;
+  description: string;
+  contentType?: string;
+  schema?: Struct<any, any>;
+  /** Headers worth documenting (such as `Location`), each with what it carries. */
+  headers?: Record<string, string>;
+}
+
 export interface RouteResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
 }
 
-/**
- * One row of the route table: it validates the request and documents the operation. The
- * handler returns the response body (or a RouteResult when it sets status or headers).
- */
-export interface Route<TScope = unknown, P = any, Q = any, B = any> {
+/** What a route documents and validates, whoever may call it. */
+export interface RouteOperation<P, Q, B> {
   method: HttpMethod;
   /** OpenAPI-style path: `/workspaces/{workspaceSlug}`. */
   path: string;
@@ -47,7 +65,6 @@ export interface Route<TScope = unknown, P = any, Q = any, B = any> {
   summary: string;
   description?: string;
   tags: string[];
-  auth: RouteAuth;
   params?: Struct<P, any>;
   query?: Struct<Q, any>;
   body?: Struct<B, any>;
@@ -57,12 +74,27 @@ export interface Route<TScope = unknown, P = any, Q = any, B = any> {
    * endpoint, whose errors have their own shape.
    */
   form?: boolean;
-  /** The success status and its body (none for 204). */
-  success: { status: number; description: string; schema?: Struct<any, any>; contentType?: string };
-  /** Error statuses this operation documents; 400 and 500 are implied for every operation. */
+  /** The answer the handler gives unless it says otherwise. */
+  success: ResponseSpec;
+  /** APIError statuses this operation documents; those the framework itself answers are implied. */
   errors: number[];
-  handler: (input: RouteInput<TScope, P, Q, B>) => Promise<unknown>;
+  /** Every other answer: HTML pages, redirects, errors in a protocol's own shape. */
+  responses?: ResponseSpec[];
 }
+
+/** How a route authenticates, and the handler that gets what that yields. */
+export type RouteHandling<TScope, P, Q, B, A extends RouteAuth> = {
+  auth: A;
+  handler: (input: RouteInput<TScope, P, Q, B, A>) => Promise<unknown>;
+};
+
+/**
+ * One row of the route table: it validates the request and documents the operation. The
+ * handler returns the response body (or a RouteResult when it sets status or headers); what it
+ * is given depends on `auth`.
+ */
+export type Route<TScope = unknown, P = any, Q = any, B = any> = RouteOperation<P, Q, B> &
+  { [A in RouteAuth]: RouteHandling<TScope, P, Q, B, A> }[RouteAuth];
 
 export function defineRoute<TScope, P = undefined, Q = undefined, B = undefined>(
   route: Route<TScope, P, Q, B>,
@@ -70,11 +102,14 @@ export function defineRoute<TScope, P = undefined, Q = undefined, B = undefined>
   return route;
 }
 
-export function isRouteResult(value: unknown): value is RouteResult & { __result: true } {
+/** A RouteResult marked as one, so that the framework does not take it for a body. */
+export type Responded = RouteResult & { __result: true };
+
+export function isRouteResult(value: unknown): value is Responded {
   return typeof value === 'object' && value !== null && (value as { __result?: unknown }).__result === true;
 }
 
 /** Wraps a body with a status or headers, for handlers whose success is not the default. */
-export function respond(result: RouteResult): RouteResult & { __result: true } {
+export function respond(result: RouteResult): Responded {
   return { ...result, __result: true };
 }

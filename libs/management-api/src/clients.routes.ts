@@ -1,46 +1,32 @@
-import { deleteClient, listClients, registerClient, rotateClientSecret, type OAuthClient, type OAuthClientType } from '@platform/domain';
-import { defineRoute, respond, arrayOf, dateTime, oneOf, optional, record, text } from '@platform/http';
-import type { ManagementScope } from './management-scope.js';
-import { workspaceSlugParam } from './common.js';
+import { deleteClient, listClients, registerClient, rotateClientSecret } from '@platform/domain';
+import { respond, arrayOf, oneOf, optional, record, text } from '@platform/http';
+import {
+  CLIENT_NAME_MAX_LENGTH,
+  CLIENT_TYPES,
+  ClientSchema,
+  ClientWithSecretSchema,
+  NewClientSchema,
+  REDIRECT_URI_MAX_LENGTH,
+  presentClient,
+  presentClientWithSecret,
+} from './client.presenter.js';
+import { defineManagementRoute } from './management-scope.js';
+import { WORKSPACE_PATH, clientPathParams, workspacePathParams } from './path-params.js';
 
-const clientFields = {
-  client_id: text({ max: 64 }),
-  name: text({ max: 100 }),
-  type: oneOf(['confidential', 'public'], 'confidential: has a secret (servers); public: none (command-line tools, loopback redirects)'),
-  redirect_uris: arrayOf(text({ max: 2048 })),
-  created: dateTime(),
-};
-const ClientSchema = record(clientFields, 'An OAuth client of the workspace');
-const ClientWithSecretSchema = record(
-  { ...clientFields, client_secret: text({ max: 128, description: 'Shown this once; store it now. Only its digest is kept.' }) },
-  'A confidential client with its new secret',
-);
-const NewClientSchema = record(
-  { ...clientFields, client_secret: optional(text({ max: 128, description: 'Confidential clients only; shown this once' })) },
-  'The registered client',
-);
-
-function presentClient(client: OAuthClient) {
-  return {
-    client_id: client.id,
-    name: client.name,
-    type: client.type,
-    redirect_uris: client.redirectUris,
-    created: client.created.toISOString(),
-  };
-}
-
-const W = '/workspaces/{workspaceSlug}';
-const WorkspacePath = record({ workspaceSlug: workspaceSlugParam });
-const ClientPath = record({ workspaceSlug: workspaceSlugParam, clientId: text({ min: 1, max: 64 }) });
-type ClientPathParams = { workspaceSlug: string; clientId: string };
+const RegisterClientRequest = record({
+  name: text({ min: 1, max: CLIENT_NAME_MAX_LENGTH }),
+  type: oneOf(CLIENT_TYPES),
+  redirect_uris: optional(arrayOf(text({ min: 1, max: REDIRECT_URI_MAX_LENGTH }))),
+});
 /** Client management is for people: a client's own token cannot mint more clients. */
 const PEOPLE_ONLY = 'Developers only: a client token answers 403 developer_token_required.';
+/** A response that carries a secret must not be stored by any cache on the way. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export const clientRoutes = [
-  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { name: string; type: OAuthClientType; redirect_uris?: string[] }>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${W}/oauth-clients`,
+    path: `${WORKSPACE_PATH}/oauth-clients`,
     operationId: 'registerClient',
     summary: 'Register an OAuth client for the workspace',
     description:
@@ -48,70 +34,61 @@ export const clientRoutes = [
       'exactly; a public client may only use loopback http URIs (RFC 8252), a confidential one https or loopback http.',
     tags: ['oauth clients'],
     auth: 'management',
-    params: WorkspacePath,
-    body: record({
-      name: text({ min: 1, max: 100 }),
-      type: oneOf(['confidential', 'public']),
-      redirect_uris: optional(arrayOf(text({ min: 1, max: 2048 }))),
-    }),
+    params: workspacePathParams,
+    body: RegisterClientRequest,
     success: { status: 201, description: 'Registered', schema: NewClientSchema },
-    errors: [404],
+    errors: [403, 404],
     handler: async ({ params, body, caller, scope }) => {
-      const { client, secret } = await registerClient({ ...scope.repos, secrets: scope.secrets }, caller, params.workspaceSlug, {
+      const { client, secret } = await registerClient(scope, caller, params.workspaceSlug, {
         name: body.name,
         type: body.type,
         redirectUris: body.redirect_uris ?? [],
       });
-      return respond({
-        status: 201,
-        body: { ...presentClient(client), ...(secret ? { client_secret: secret } : {}) },
-        headers: { 'Cache-Control': 'no-store' },
-      });
+      return respond({ status: 201, body: presentClientWithSecret(client, secret), headers: NO_STORE });
     },
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${W}/oauth-clients`,
+    path: `${WORKSPACE_PATH}/oauth-clients`,
     operationId: 'listClients',
     summary: 'List the workspace’s OAuth clients (never their secrets)',
     description: PEOPLE_ONLY,
     tags: ['oauth clients'],
     auth: 'management',
-    params: WorkspacePath,
+    params: workspacePathParams,
     success: { status: 200, description: 'Clients, oldest first', schema: arrayOf(ClientSchema) },
-    errors: [404],
-    handler: async ({ params, caller, scope }) =>
-      (await listClients({ ...scope.repos, secrets: scope.secrets }, caller, params.workspaceSlug)).map(presentClient),
+    errors: [403, 404],
+    handler: async ({ params, caller, scope }) => (await listClients(scope, caller, params.workspaceSlug)).map(presentClient),
   }),
-  defineRoute<ManagementScope, ClientPathParams>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${W}/oauth-clients/{clientId}/secret`,
+    path: `${WORKSPACE_PATH}/oauth-clients/{clientId}/secret`,
     operationId: 'rotateClientSecret',
     summary: 'Replace a confidential client’s secret',
     description: `${PEOPLE_ONLY} The old secret stops working at once; the new one is shown in this response only.`,
     tags: ['oauth clients'],
     auth: 'management',
-    params: ClientPath,
+    params: clientPathParams,
     success: { status: 200, description: 'The client with its new secret', schema: ClientWithSecretSchema },
-    errors: [404],
+    errors: [403, 404],
     handler: async ({ params, caller, scope }) => {
-      const { client, secret } = await rotateClientSecret({ ...scope.repos, secrets: scope.secrets }, caller, params.workspaceSlug, params.clientId);
-      return respond({ status: 200, body: { ...presentClient(client), client_secret: secret }, headers: { 'Cache-Control': 'no-store' } });
+      const { client, secret } = await rotateClientSecret(scope, caller, params.workspaceSlug, params.clientId);
+      return respond({ status: 200, body: presentClientWithSecret(client, secret), headers: NO_STORE });
     },
   }),
-  defineRoute<ManagementScope, ClientPathParams>({
+  defineManagementRoute({
     method: 'DELETE',
-    path: `${W}/oauth-clients/{clientId}`,
+    path: `${WORKSPACE_PATH}/oauth-clients/{clientId}`,
     operationId: 'deleteClient',
     summary: 'Delete an OAuth client',
     description: `${PEOPLE_ONLY} The client can no longer obtain tokens; tokens it holds expire on their own.`,
     tags: ['oauth clients'],
     auth: 'management',
-    params: ClientPath,
+    params: clientPathParams,
     success: { status: 204, description: 'Deleted' },
-    errors: [404],
+    errors: [403, 404],
     handler: async ({ params, caller, scope }) => {
-      await deleteClient({ ...scope.repos, secrets: scope.secrets }, caller, params.workspaceSlug, params.clientId);
+      await deleteClient(scope, caller, params.workspaceSlug, params.clientId);
       return undefined;
     },
   }),

@@ -1,35 +1,20 @@
-import {
-  DATABASE_NAME_MAX_LENGTH,
-  DATABASE_NAME_PATTERN,
-  REGIONS,
-  createDatabase,
-  deleteDatabase,
-  getDatabase,
-  listDatabases,
-  renameDatabase,
-  type Region,
-} from '@platform/domain';
-import { defineRoute, respond, arrayOf, oneOf, record, text } from '@platform/http';
-import type { ManagementScope } from './management-scope.js';
-import { databaseNameParam, workspaceSlugParam } from './common.js';
-import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './presenters.js';
-
-const databaseName = (description: string) =>
-  text({ min: 1, max: DATABASE_NAME_MAX_LENGTH, pattern: DATABASE_NAME_PATTERN, description });
+import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase } from '@platform/domain';
+import { respond, arrayOf, oneOf, record } from '@platform/http';
+import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
+import { defineManagementRoute } from './management-scope.js';
+import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, workspacePathParams } from './path-params.js';
+import { databaseNameField } from './request-fields.js';
 
 const CreateDatabaseRequest = record({
-  databaseName: databaseName('Unique among the workspace’s databases: letters, digits and underscores, starting with a letter or underscore'),
+  databaseName: databaseNameField('Unique among the workspace’s databases: letters, digits and underscores, starting with a letter or underscore'),
   region: oneOf(REGIONS),
 });
-const RenameDatabaseRequest = record({ name: databaseName('The new name; the same rules as at creation') });
-const WorkspaceParams = record({ workspaceSlug: workspaceSlugParam });
-const DatabaseParams = record({ workspaceSlug: workspaceSlugParam, databaseName: databaseNameParam });
-type DatabasePath = { workspaceSlug: string; databaseName: string };
+const RenameDatabaseRequest = record({ name: databaseNameField('The new name; the same rules as at creation') });
 
 export const databaseRoutes = [
-  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { databaseName: string; region: Region }>({
+  defineManagementRoute({
     method: 'POST',
-    path: '/workspaces/{workspaceSlug}/databases',
+    path: `${WORKSPACE_PATH}/databases`,
     operationId: 'createDatabase',
     summary: 'Create a database',
     description:
@@ -37,57 +22,48 @@ export const databaseRoutes = [
       'built-in schema (BUILT), verifies it (READY). Poll the database until its status is READY.',
     tags: ['databases'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     body: CreateDatabaseRequest,
-    success: { status: 201, description: 'Created, in REQUESTED', schema: DatabaseSchema },
+    success: { status: 201, description: 'Created, in REQUESTED', schema: DatabaseSchema, headers: { Location: 'The new database' } },
     errors: [404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const database = await createDatabase({ ...scope.repos, ...scope }, caller, params.workspaceSlug, {
-        name: body.databaseName,
-        region: body.region,
-      });
+      const database = await createDatabase(scope, caller, params.workspaceSlug, { name: body.databaseName, region: body.region });
       return respond({
         status: 201,
-        body: presentDatabase(database, scope.clusters, scope.publicApiUrl),
+        body: presentDatabase(database, scope),
         headers: { Location: `/workspaces/${database.workspace.slug}/databases/${database.name}` },
       });
     },
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }>({
+  defineManagementRoute({
     method: 'GET',
-    path: '/workspaces/{workspaceSlug}/databases',
+    path: `${WORKSPACE_PATH}/databases`,
     operationId: 'listDatabases',
     summary: 'List the workspace’s databases',
     tags: ['databases'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     success: { status: 200, description: 'The databases, oldest first', schema: arrayOf(DatabaseSchema) },
     errors: [404],
     handler: async ({ params, caller, scope }) =>
-      (await listDatabases(scope.repos, caller, params.workspaceSlug)).map((database) =>
-        presentDatabase(database, scope.clusters, scope.publicApiUrl),
-      ),
+      (await listDatabases(scope, caller, params.workspaceSlug)).map((database) => presentDatabase(database, scope)),
   }),
-  defineRoute<ManagementScope, DatabasePath>({
+  defineManagementRoute({
     method: 'GET',
-    path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    path: DATABASE_PATH,
     operationId: 'getDatabase',
     summary: 'Get a database',
     tags: ['databases'],
     auth: 'management',
-    params: DatabaseParams,
+    params: databasePathParams,
     success: { status: 200, description: 'The database', schema: DatabaseSchema },
     errors: [404],
     handler: async ({ params, caller, scope }) =>
-      presentDatabase(
-        await getDatabase(scope.repos, caller, params.workspaceSlug, params.databaseName),
-        scope.clusters,
-        scope.publicApiUrl,
-      ),
+      presentDatabase(await getDatabase(scope, caller, params.workspaceSlug, params.databaseName), scope),
   }),
-  defineRoute<ManagementScope, DatabasePath, undefined, { name: string }>({
+  defineManagementRoute({
     method: 'PUT',
-    path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    path: DATABASE_PATH,
     operationId: 'renameDatabase',
     summary: 'Rename a database',
     description:
@@ -95,28 +71,28 @@ export const databaseRoutes = [
       'keep working. `parent` is the database as it was before the rename. Renaming to the current name changes nothing.',
     tags: ['databases'],
     auth: 'management',
-    params: DatabaseParams,
+    params: databasePathParams,
     body: RenameDatabaseRequest,
     success: { status: 200, description: 'The renamed database', schema: RenamedDatabaseSchema },
     errors: [404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const { database, previous } = await renameDatabase(scope.repos, caller, params.workspaceSlug, params.databaseName, body.name);
-      return { ...presentDatabase(database, scope.clusters, scope.publicApiUrl), parent: previous };
+      const { database, previous } = await renameDatabase(scope, caller, params.workspaceSlug, params.databaseName, body.name);
+      return { ...presentDatabase(database, scope), parent: previous };
     },
   }),
-  defineRoute<ManagementScope, DatabasePath>({
+  defineManagementRoute({
     method: 'DELETE',
-    path: '/workspaces/{workspaceSlug}/databases/{databaseName}',
+    path: DATABASE_PATH,
     operationId: 'deleteDatabase',
     summary: 'Delete a database and drop its PostgreSQL database',
     description: 'The name is free again at once. Open connections to the database are ended.',
     tags: ['databases'],
     auth: 'management',
-    params: DatabaseParams,
+    params: databasePathParams,
     success: { status: 204, description: 'Deleted' },
     errors: [404],
     handler: async ({ params, caller, scope }) => {
-      await deleteDatabase({ ...scope.repos, ...scope }, caller, params.workspaceSlug, params.databaseName);
+      await deleteDatabase(scope, caller, params.workspaceSlug, params.databaseName);
       return undefined;
     },
   }),

@@ -5,7 +5,9 @@ import { tenantRoutes } from './tenants.routes.js';
 import { userRoutes } from './users.routes.js';
 import { workspaceRoutes } from './workspaces.routes.js';
 
-export { type ManagementScope } from './management-scope.js';
+export { type ManagementScope, type ManagementServices } from './management-scope.js';
+export { managementApiInfo } from './api-info.js';
+export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
 export const managementRoutes = [...healthRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...tenantRoutes, ...userRoutes];

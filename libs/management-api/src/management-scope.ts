@@ -1,51 +1,25 @@
-import type {
-  ClientSecrets,
-  ClusterDirectory,
-  DataPlane,
-  DatabaseLocator,
-  LoginThrottle,
-  PasswordHasher,
-  Provisioner,
-  Repositories,
-  SignInDeps,
-  UserTokenIssuer,
-} from '@platform/domain';
+import type { ClientDeps, DatabaseDeps, ProvisioningDeps, Repositories, SignInDeps, UserTokenIssuer } from '@platform/domain';
+import { defineRoute, type HealthScope, type Route } from '@platform/http';
+import type { SessionCookie } from './session-cookie.js';
 
-/** What a management-API handler may use; opened once per request. */
-export interface ManagementScope {
-  /** Repositories over this request's own EntityManager fork. */
-  repos: Repositories;
-  clusters: ClusterDirectory;
-  provisioner: Provisioner;
-  locator: DatabaseLocator;
-  dataPlane: DataPlane;
-  hasher: PasswordHasher;
-  userTokens: UserTokenIssuer;
-  throttle: LoginThrottle;
-  secrets: ClientSecrets;
-  sessions: { ttlSeconds: number; cookieName: string; secureCookie: boolean };
+/**
+ * What a management-API handler may use, opened once per request. It is the dependencies of
+ * every use case the routes call, so a handler hands the scope itself to the use case.
+ */
+export interface ManagementScope extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps {
+  /** Issues a user's token when they sign in. */
+  tokens: UserTokenIssuer;
+  sessionCookie: SessionCookie;
   /** The public {api_url}, reported as a database's apiHost. */
   publicApiUrl: string;
-  controlPlaneReady(): Promise<boolean>;
 }
 
-/** The dependencies of the tenant and user use cases, from a request's scope. */
-export function signInDeps(scope: ManagementScope): SignInDeps {
-  return {
-    workspaces: scope.repos.workspaces,
-    databases: scope.repos.databases,
-    locator: scope.locator,
-    dataPlane: scope.dataPlane,
-    hasher: scope.hasher,
-    tokens: scope.userTokens,
-    throttle: scope.throttle,
-    sessionTtlSeconds: scope.sessions.ttlSeconds,
-  };
-}
+/** The part of the scope that lives as long as the process; each request adds repositories over its own unit of work. */
+export type ManagementServices = Omit<ManagementScope, keyof Repositories>;
 
-/** The session cookie (SPEC: `auth.session-token`, `__Secure-` prefixed under https). */
-export function sessionCookie(scope: ManagementScope, token: string, maxAgeSeconds: number): string {
-  const attributes = [`${scope.sessions.cookieName}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
-  if (scope.sessions.secureCookie) attributes.push('Secure');
-  return attributes.join('; ');
+/** A route of the management API; its path, query and body types follow from their schemas. */
+export function defineManagementRoute<P = undefined, Q = undefined, B = undefined>(
+  route: Route<ManagementScope, P, Q, B>,
+): Route<ManagementScope, P, Q, B> {
+  return defineRoute(route);
 }

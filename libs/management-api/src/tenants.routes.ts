@@ -1,56 +1,43 @@
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from '@platform/domain';
-import { defineRoute, respond, arrayOf, dateTime, nullable, optional, record, text, uuid } from '@platform/http';
-import { signInDeps, type ManagementScope } from './management-scope.js';
-import { databaseNameParam, workspaceSlugParam } from './common.js';
+import { respond, arrayOf, optional, record, uuid } from '@platform/http';
+import { defineManagementRoute } from './management-scope.js';
+import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
+import { tenantNameField } from './request-fields.js';
+import { TenantSchema, presentTenant } from './tenant.presenter.js';
 
-export const TenantSchema = record(
-  { id: uuid(), name: nullable(text({ max: 255 })), created: dateTime(), updated: dateTime() },
-  'A tenant of the database',
-);
-
-export function presentTenant(tenant: { id: string; name: string | null; created: Date; updated: Date }) {
-  return { id: tenant.id, name: tenant.name, created: tenant.created.toISOString(), updated: tenant.updated.toISOString() };
-}
-
-export const DatabasePath = record({ workspaceSlug: workspaceSlugParam, databaseName: databaseNameParam });
-export const TenantPath = record({ workspaceSlug: workspaceSlugParam, databaseName: databaseNameParam, tenantId: uuid('The tenant id') });
-export type DatabasePathParams = { workspaceSlug: string; databaseName: string };
-export type TenantPathParams = DatabasePathParams & { tenantId: string };
-
-const D = '/workspaces/{workspaceSlug}/databases/{databaseName}';
-const T = `${D}/tenants/{tenantId}`;
-const TenantName = text({ min: 1, max: 255, description: 'The tenant’s name' });
+const CreateTenantRequest = record({ name: tenantNameField, id: optional(uuid('A tenant id of your choosing')) });
+const RenameTenantRequest = record({ name: tenantNameField });
 
 export const tenantRoutes = [
-  defineRoute<ManagementScope, DatabasePathParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${D}/tenants`,
+    path: `${DATABASE_PATH}/tenants`,
     operationId: 'listTenants',
     summary: 'List tenants: all of them with a developer token, the user’s own with a user token',
     tags: ['tenants'],
     auth: 'bearer',
-    params: DatabasePath,
+    params: databasePathParams,
     success: { status: 200, description: 'Tenants, oldest first', schema: arrayOf(TenantSchema) },
     errors: [404, 409],
     handler: async ({ params, caller, scope }) =>
-      (await listTenants(signInDeps(scope), caller, params.workspaceSlug, params.databaseName)).map(presentTenant),
+      (await listTenants(scope, caller, params.workspaceSlug, params.databaseName)).map(presentTenant),
   }),
-  defineRoute<ManagementScope, DatabasePathParams, undefined, { name: string; id?: string }>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${D}/tenants`,
+    path: `${DATABASE_PATH}/tenants`,
     operationId: 'createTenant',
     summary: 'Create a tenant',
     description:
-      'Not in the SPEC, which shows no creation. `id` may be given (a UUID not in use: 409 otherwise). A user who creates a ' +
-      'tenant becomes its first member.',
+      'Not in the SPEC, which shows no creation. `id` may be given (a UUID not in use: 409 otherwise) by a developer; a ' +
+      'user who gives one gets 403 developer_token_required. A user who creates a tenant becomes its first member.',
     tags: ['tenants'],
     auth: 'bearer',
-    params: DatabasePath,
-    body: record({ name: TenantName, id: optional(uuid('A tenant id of your choosing')) }),
-    success: { status: 201, description: 'Created', schema: TenantSchema },
-    errors: [404, 409],
+    params: databasePathParams,
+    body: CreateTenantRequest,
+    success: { status: 201, description: 'Created', schema: TenantSchema, headers: { Location: 'The new tenant' } },
+    errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const tenant = await createTenant(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, body);
+      const tenant = await createTenant(scope, caller, params.workspaceSlug, params.databaseName, body);
       return respond({
         status: 201,
         body: presentTenant(tenant),
@@ -58,44 +45,45 @@ export const tenantRoutes = [
       });
     },
   }),
-  defineRoute<ManagementScope, TenantPathParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: T,
+    path: TENANT_PATH,
     operationId: 'getTenant',
     summary: 'Get a tenant',
     tags: ['tenants'],
     auth: 'bearer',
-    params: TenantPath,
+    params: tenantPathParams,
     success: { status: 200, description: 'The tenant', schema: TenantSchema },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) => presentTenant(await getTenant(signInDeps(scope), caller, params)),
+    handler: async ({ params, caller, scope }) => presentTenant(await getTenant(scope, caller, params)),
   }),
-  defineRoute<ManagementScope, TenantPathParams, undefined, { name: string }>({
+  defineManagementRoute({
     method: 'PUT',
-    path: T,
+    path: TENANT_PATH,
     operationId: 'updateTenant',
     summary: 'Rename a tenant',
     description: 'Only the name can change. Answers an array holding the tenant, as the SPEC shows.',
     tags: ['tenants'],
     auth: 'bearer',
-    params: TenantPath,
-    body: record({ name: TenantName }),
+    params: tenantPathParams,
+    body: RenameTenantRequest,
     success: { status: 200, description: 'The renamed tenant, in an array', schema: arrayOf(TenantSchema) },
     errors: [404, 409],
-    handler: async ({ params, body, caller, scope }) => [presentTenant(await renameTenant(signInDeps(scope), caller, params, body.name))],
+    handler: async ({ params, body, caller, scope }) => [presentTenant(await renameTenant(scope, caller, params, body.name))],
   }),
-  defineRoute<ManagementScope, TenantPathParams>({
+  defineManagementRoute({
     method: 'DELETE',
-    path: T,
+    path: TENANT_PATH,
     operationId: 'deleteTenant',
     summary: 'Delete a tenant and its memberships (developers only)',
+    description: 'A member of the tenant gets 403 developer_token_required.',
     tags: ['tenants'],
     auth: 'bearer',
-    params: TenantPath,
+    params: tenantPathParams,
     success: { status: 204, description: 'Deleted' },
     errors: [403, 404, 409],
     handler: async ({ params, caller, scope }) => {
-      await deleteTenant(signInDeps(scope), caller, params);
+      await deleteTenant(scope, caller, params);
       return undefined;
     },
   }),

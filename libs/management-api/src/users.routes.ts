@@ -1,5 +1,4 @@
 import {
-  PASSWORD_MAX_LENGTH,
   createUserWithSession,
   currentUser,
   getDatabaseUser,
@@ -12,247 +11,184 @@ import {
   signUp,
   unlinkUser,
   updateDatabaseUser,
-  type LoginResult,
-  type User,
-  type UserPatch,
 } from '@platform/domain';
-import { defineRoute, respond, arrayOf, dateTime, int, nullable, oneOf, optional, record, text, uuid } from '@platform/http';
-import { sessionCookie, signInDeps, type ManagementScope } from './management-scope.js';
-import { DatabasePath, TenantPath, TenantSchema, presentTenant, type DatabasePathParams, type TenantPathParams } from './tenants.routes.js';
-import { databaseNameParam, workspaceSlugParam } from './common.js';
+import { respond, arrayOf, nullable, optional, record, uuid } from '@platform/http';
+import { defineManagementRoute } from './management-scope.js';
+import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
+import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
+import { sessionCookieHeader } from './session-cookie.js';
+import { TenantSchema, presentTenant } from './tenant.presenter.js';
+import { CurrentUserSchema, SignedInUserSchema, UserSchema, presentCurrentUser, presentSignedIn, presentUser } from './user.presenter.js';
 
-const D = '/workspaces/{workspaceSlug}/databases/{databaseName}';
-const T = `${D}/tenants/{tenantId}`;
-
-const email = text({ min: 3, max: 320, pattern: /^[^\s@]+@[^\s@]+$/, description: 'An email address' });
-/** Bounded before hashing: the cost of a sign-in is not the client's to choose. */
-const password = text({ min: 1, max: PASSWORD_MAX_LENGTH, description: `8 to ${PASSWORD_MAX_LENGTH} characters` });
-const profileText = (description: string) => text({ max: 255, description });
-const pictureUrl = text({ max: 2048, description: 'A URL of the user’s picture' });
-
-const userFields = {
-  id: uuid(),
-  email: text({ max: 320 }),
-  name: nullable(text({ max: 255 })),
-  givenName: nullable(text({ max: 255 })),
-  familyName: nullable(text({ max: 255 })),
-  picture: nullable(text({ max: 2048 })),
-  created: dateTime(),
-  emailVerified: nullable(dateTime()),
-  updated: dateTime(),
-};
-export const UserSchema = record(userFields, 'A user of the database');
-
-const LoginUserResponse = record(
-  {
-    id: uuid('The user id'),
-    tenants: arrayOf(uuid(), 'Ids of the user’s tenants'),
-    token: record({ jwt: text({ max: 4096 }), maxAge: int('Seconds'), type: oneOf(['ACCESS_TOKEN']) }),
-  },
-  'A signed-in user. The response also sets the session cookie.',
-);
-
-const CurrentUserSchema = record(
-  { ...userFields, tenants: arrayOf(uuid(), 'Ids of the user’s tenants') },
-  'The signed-in user with their tenants',
-);
-
-export function presentUser(user: User) {
-  return {
-    id: user.id,
-    email: user.email,
-    name: user.name,
-    givenName: user.givenName,
-    familyName: user.familyName,
-    picture: user.picture,
-    created: user.created.toISOString(),
-    emailVerified: user.emailVerified?.toISOString() ?? null,
-    updated: user.updated.toISOString(),
-  };
-}
-
-function signedIn(scope: ManagementScope, result: LoginResult, status: number) {
-  return respond({
-    status,
-    body: { id: result.user.id, tenants: result.tenantIds, token: result.token },
-    headers: { 'Set-Cookie': sessionCookie(scope, result.session.token, result.session.maxAge), 'Cache-Control': 'no-store' },
-  });
-}
-
-type Credentials = { email: string; password: string };
-const LoginRequest = record({ email, password });
-const CreateBasicUserRequest = record({ email, password, name: optional(profileText('Recorded in users.users')) });
-type BasicUser = { email: string; password: string; name?: string };
+const email = emailField('An email address');
+const LoginRequest = record({ email, password: passwordField });
+const CreateBasicUserRequest = record({ email, password: passwordField, name: optional(personNameField('Recorded in users.users')) });
 const UpdateUserRequest = record({
-  name: optional(nullable(profileText('Display name'))),
-  givenName: optional(nullable(profileText('Given name'))),
-  familyName: optional(nullable(profileText('Family name'))),
-  picture: optional(nullable(pictureUrl)),
+  name: optional(nullable(personNameField('Display name'))),
+  givenName: optional(nullable(personNameField('Given name'))),
+  familyName: optional(nullable(personNameField('Family name'))),
+  picture: optional(nullable(pictureUrlField)),
 });
 const V2CreateUserRequest = record({
   email,
-  password,
-  name: optional(profileText('Display name')),
-  givenName: optional(profileText('Given name')),
-  familyName: optional(profileText('Family name')),
-  picture: optional(pictureUrl),
+  password: passwordField,
+  name: optional(personNameField('Display name')),
+  givenName: optional(personNameField('Given name')),
+  familyName: optional(personNameField('Family name')),
+  picture: optional(pictureUrlField),
 });
-type V2User = BasicUser & { givenName?: string; familyName?: string; picture?: string };
-const UserInDatabase = record({ workspaceSlug: workspaceSlugParam, databaseName: databaseNameParam, userId: uuid('The user id') });
-const UserInTenant = record({
-  workspaceSlug: workspaceSlugParam,
-  databaseName: databaseNameParam,
-  tenantId: uuid('The tenant id'),
-  userId: uuid('The user id'),
-});
-type UserInDatabaseParams = DatabasePathParams & { userId: string };
-type UserInTenantParams = TenantPathParams & { userId: string };
+/** Documents the cookie that sign-in sets and sign-out clears. */
+const SESSION_COOKIE = { 'Set-Cookie': 'The session cookie (`auth.session-token`, `__Secure-` prefixed under https)' };
 
 export const userRoutes = [
-  defineRoute<ManagementScope, TenantPathParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${T}/users`,
+    path: `${TENANT_PATH}/users`,
     operationId: 'listTenantUsers',
     summary: 'List the tenant’s users',
     tags: ['users'],
     auth: 'bearer',
-    params: TenantPath,
+    params: tenantPathParams,
     success: { status: 200, description: 'Members, oldest first', schema: arrayOf(UserSchema) },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) => (await listTenantUsers(signInDeps(scope), caller, params)).map(presentUser),
+    handler: async ({ params, caller, scope }) => (await listTenantUsers(scope, caller, params)).map(presentUser),
   }),
-  defineRoute<ManagementScope, TenantPathParams, undefined, BasicUser>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${T}/users`,
+    path: `${TENANT_PATH}/users`,
     operationId: 'createTenantUser',
     summary: 'Create a user in the tenant and sign them in',
     description: 'A developer, or a member of the tenant, may. The response sets the new user’s session cookie.',
     tags: ['users'],
     auth: 'bearer',
-    params: TenantPath,
+    params: tenantPathParams,
     body: CreateBasicUserRequest,
-    success: { status: 201, description: 'Created and signed in', schema: LoginUserResponse },
+    success: { status: 201, description: 'Created and signed in', schema: SignedInUserSchema, headers: SESSION_COOKIE },
     errors: [404, 409],
-    handler: async ({ params, body, caller, scope }) => signedIn(scope, await signUp(signInDeps(scope), caller, params, body), 201),
+    handler: async ({ params, body, caller, scope }) => presentSignedIn(await signUp(scope, caller, params, body), scope.sessionCookie, 201),
   }),
-  defineRoute<ManagementScope, TenantPathParams, undefined, Credentials>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${T}/users/login`,
+    path: `${TENANT_PATH}/users/login`,
     operationId: 'loginTenantUser',
     summary: 'Sign in to a tenant with email and password',
     description: 'Any failure, including a user who is not a member, answers the same 401. Repeated failures answer 429 with Retry-After.',
     tags: ['users'],
     auth: 'none',
-    params: TenantPath,
+    params: tenantPathParams,
     body: LoginRequest,
-    success: { status: 200, description: 'Signed in; sets the session cookie', schema: LoginUserResponse },
+    success: { status: 200, description: 'Signed in; sets the session cookie', schema: SignedInUserSchema, headers: SESSION_COOKIE },
     errors: [401, 429],
     handler: async ({ params, body, clientAddress, scope }) =>
-      signedIn(scope, await signIn(signInDeps(scope), params, body, clientAddress), 200),
+      presentSignedIn(await signIn(scope, params, body, clientAddress), scope.sessionCookie, 200),
   }),
-  defineRoute<ManagementScope, UserInTenantParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${T}/users/{userId}`,
+    path: `${TENANT_PATH}/users/{userId}`,
     operationId: 'getTenantUser',
     summary: 'Get a user of the tenant',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInTenant,
+    params: userInTenantPathParams,
     success: { status: 200, description: 'The user', schema: UserSchema },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) => presentUser(await getTenantUser(signInDeps(scope), caller, params, params.userId)),
+    handler: async ({ params, caller, scope }) => presentUser(await getTenantUser(scope, caller, params, params.userId)),
   }),
-  defineRoute<ManagementScope, UserInTenantParams>({
+  defineManagementRoute({
     method: 'PUT',
-    path: `${T}/users/{userId}/link`,
+    path: `${TENANT_PATH}/users/{userId}/link`,
     operationId: 'linkTenantUser',
     summary: 'Add an existing user of the database to the tenant',
-    description: 'Not in the SPEC. A developer, or a member of the tenant, may. Adding a member again changes nothing.',
+    description:
+      'Not in the SPEC. Developers only: a member of the tenant gets 403 developer_token_required. Adding a member again ' +
+      'changes nothing.',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInTenant,
+    params: userInTenantPathParams,
     success: { status: 200, description: 'The user, now a member', schema: UserSchema },
-    errors: [404, 409],
-    handler: async ({ params, caller, scope }) => presentUser(await linkUser(signInDeps(scope), caller, params, params.userId)),
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, scope }) => presentUser(await linkUser(scope, caller, params, params.userId)),
   }),
-  defineRoute<ManagementScope, UserInTenantParams>({
+  defineManagementRoute({
     method: 'DELETE',
-    path: `${T}/users/{userId}/link`,
+    path: `${TENANT_PATH}/users/{userId}/link`,
     operationId: 'unlinkTenantUser',
     summary: 'Remove a user from the tenant',
-    description: 'Not in the SPEC. A developer, or a member of the tenant (themselves included), may. Takes effect at once.',
+    description:
+      'Not in the SPEC. A developer may remove anyone; a member of the tenant only themselves (anyone else: 403 ' +
+      'developer_token_required). Takes effect at once.',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInTenant,
+    params: userInTenantPathParams,
     success: { status: 204, description: 'Removed' },
-    errors: [404, 409],
+    errors: [403, 404, 409],
     handler: async ({ params, caller, scope }) => {
-      await unlinkUser(signInDeps(scope), caller, params, params.userId);
+      await unlinkUser(scope, caller, params, params.userId);
       return undefined;
     },
   }),
-  defineRoute<ManagementScope, DatabasePathParams, undefined, Credentials>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${D}/users/login`,
+    path: `${DATABASE_PATH}/users/login`,
     operationId: 'loginUser',
     summary: 'Sign in to the database with email and password ({api_url})',
     tags: ['users'],
     auth: 'none',
-    params: DatabasePath,
+    params: databasePathParams,
     body: LoginRequest,
-    success: { status: 200, description: 'Signed in; sets the session cookie', schema: LoginUserResponse },
+    success: { status: 200, description: 'Signed in; sets the session cookie', schema: SignedInUserSchema, headers: SESSION_COOKIE },
     errors: [401, 429],
     handler: async ({ params, body, clientAddress, scope }) =>
-      signedIn(scope, await signIn(signInDeps(scope), params, body, clientAddress), 200),
+      presentSignedIn(await signIn(scope, params, body, clientAddress), scope.sessionCookie, 200),
   }),
-  defineRoute<ManagementScope, DatabasePathParams>({
+  defineManagementRoute({
     method: 'POST',
-    path: `${D}/users/logout`,
+    path: `${DATABASE_PATH}/users/logout`,
     operationId: 'logoutUser',
     summary: 'End the session of a user token ({api_url})',
-    description: 'Not in the SPEC. The session, its cookie and every token issued with it stop working at once.',
+    description:
+      'Not in the SPEC. The session, its cookie and every token issued with it stop working at once. A developer token ' +
+      'gets 403 user_token_required.',
     tags: ['users'],
     auth: 'bearer',
-    params: DatabasePath,
-    success: { status: 204, description: 'Signed out; clears the session cookie' },
-    errors: [],
+    params: databasePathParams,
+    success: { status: 204, description: 'Signed out; clears the session cookie', headers: SESSION_COOKIE },
+    errors: [403],
     handler: async ({ params, caller, scope }) => {
-      await signOut(signInDeps(scope), caller, params.workspaceSlug, params.databaseName);
-      return respond({ status: 204, headers: { 'Set-Cookie': sessionCookie(scope, '', 0) } });
+      await signOut(scope, caller, params.workspaceSlug, params.databaseName);
+      return respond({ status: 204, headers: { 'Set-Cookie': sessionCookieHeader(scope.sessionCookie, '', 0) } });
     },
   }),
-  defineRoute<ManagementScope, DatabasePathParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${D}/users/me`,
+    path: `${DATABASE_PATH}/users/me`,
     operationId: 'getCurrentUser',
     summary: 'The signed-in user and the ids of their tenants ({api_url})',
+    description: 'A developer token gets 403 user_token_required.',
     tags: ['users'],
     auth: 'bearer',
-    params: DatabasePath,
+    params: databasePathParams,
     success: { status: 200, description: 'The user', schema: CurrentUserSchema },
-    errors: [],
-    handler: async ({ params, caller, scope }) => {
-      const { user, tenantIds } = await currentUser(signInDeps(scope), caller, params.workspaceSlug, params.databaseName);
-      return { ...presentUser(user), tenants: tenantIds };
-    },
+    errors: [403],
+    handler: async ({ params, caller, scope }) => presentCurrentUser(await currentUser(scope, caller, params.workspaceSlug, params.databaseName)),
   }),
-  defineRoute<ManagementScope, UserInDatabaseParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${D}/users/{userId}`,
+    path: `${DATABASE_PATH}/users/{userId}`,
     operationId: 'getUser',
     summary: 'Get a user of the database',
     description: 'A developer sees every user; a user sees themselves and the users they share a tenant with.',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInDatabase,
+    params: userInDatabasePathParams,
     success: { status: 200, description: 'The user', schema: UserSchema },
     errors: [404, 409],
     handler: async ({ params, caller, scope }) =>
-      presentUser(await getDatabaseUser(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId)),
+      presentUser(await getDatabaseUser(scope, caller, params.workspaceSlug, params.databaseName, params.userId)),
   }),
-  defineRoute<ManagementScope, UserInDatabaseParams, undefined, UserPatch>({
+  defineManagementRoute({
     method: 'PUT',
-    path: `${D}/users/{userId}`,
+    path: `${DATABASE_PATH}/users/{userId}`,
     operationId: 'updateUser',
     summary: 'Update a user’s profile',
     description:
@@ -261,28 +197,28 @@ export const userRoutes = [
       'another user they can see). Answers the updated User.',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInDatabase,
+    params: userInDatabasePathParams,
     body: UpdateUserRequest,
     success: { status: 200, description: 'The updated user', schema: UserSchema },
     errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) =>
-      presentUser(await updateDatabaseUser(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId, body)),
+      presentUser(await updateDatabaseUser(scope, caller, params.workspaceSlug, params.databaseName, params.userId, body)),
   }),
-  defineRoute<ManagementScope, UserInDatabaseParams>({
+  defineManagementRoute({
     method: 'GET',
-    path: `${D}/users/{userId}/tenants`,
+    path: `${DATABASE_PATH}/users/{userId}/tenants`,
     operationId: 'listUserTenants',
     summary: 'List the tenants a user belongs to',
     description: 'Not in the SPEC. A developer may ask for any user; a user only for themselves.',
     tags: ['users'],
     auth: 'bearer',
-    params: UserInDatabase,
+    params: userInDatabasePathParams,
     success: { status: 200, description: 'The user’s tenants', schema: arrayOf(TenantSchema) },
     errors: [404, 409],
     handler: async ({ params, caller, scope }) =>
-      (await listUserTenants(signInDeps(scope), caller, params.workspaceSlug, params.databaseName, params.userId)).map(presentTenant),
+      (await listUserTenants(scope, caller, params.workspaceSlug, params.databaseName, params.userId)).map(presentTenant),
   }),
-  defineRoute<ManagementScope, { database: string; tenantId: string }, undefined, V2User>({
+  defineManagementRoute({
     method: 'POST',
     path: '/v2/databases/{database}/tenants/{tenantId}/users',
     operationId: 'createTenantUserV2',
@@ -296,10 +232,9 @@ export const userRoutes = [
     body: V2CreateUserRequest,
     success: { status: 201, description: 'Created and added to the tenant', schema: UserSchema },
     errors: [401, 403, 404, 409],
-    handler: async ({ params, body, sessionToken, scope }) =>
-      respond({
-        status: 201,
-        body: presentUser(await createUserWithSession(signInDeps(scope), sessionToken, { databaseId: params.database, tenantId: params.tenantId }, body)),
-      }),
+    handler: async ({ params, body, sessionToken, scope }) => {
+      const user = await createUserWithSession(scope, sessionToken, { databaseId: params.database, tenantId: params.tenantId }, body);
+      return respond({ status: 201, body: presentUser(user) });
+    },
   }),
 ];

@@ -1,8 +1,5 @@
 import {
-  WORKSPACE_ROLES,
-  WORKSPACE_SLUG_MAX_LENGTH,
-  WORKSPACE_SLUG_MIN_LENGTH,
-  WORKSPACE_SLUG_PATTERN,
+  REGIONS,
   addMember,
   changeMemberRole,
   createWorkspace,
@@ -11,39 +8,22 @@ import {
   listRegions,
   listWorkspaces,
   removeMember,
-  REGIONS,
-  type WorkspaceRole,
 } from '@platform/domain';
-import { defineRoute, respond, arrayOf, oneOf, optional, record, text, uuid } from '@platform/http';
-import type { ManagementScope } from './management-scope.js';
-import { workspaceSlugParam } from './common.js';
-import { WorkspaceMemberSchema, WorkspaceSchema, presentMember, presentWorkspace } from './presenters.js';
+import { respond, arrayOf, oneOf, optional, record } from '@platform/http';
+import { defineManagementRoute } from './management-scope.js';
+import { WORKSPACE_PATH, memberPathParams, workspacePathParams } from './path-params.js';
+import { emailField, workspaceNameField, workspaceSlugField } from './request-fields.js';
+import { WorkspaceMemberSchema, WorkspaceRoleSchema, WorkspaceSchema, presentMember, presentWorkspace } from './workspace.presenter.js';
 
 const CreateWorkspaceRequest = record({
-  name: text({ min: 1, max: 100, description: 'Display name' }),
-  slug: optional(
-    text({
-      min: WORKSPACE_SLUG_MIN_LENGTH,
-      max: WORKSPACE_SLUG_MAX_LENGTH,
-      pattern: WORKSPACE_SLUG_PATTERN,
-      description: 'Used in paths; derived from the name when omitted. Unique across the platform',
-    }),
-  ),
+  name: workspaceNameField,
+  slug: optional(workspaceSlugField('Used in paths; derived from the name when omitted. Unique across the platform')),
 });
-const WorkspaceParams = record({ workspaceSlug: workspaceSlugParam });
-const MemberParams = record({ workspaceSlug: workspaceSlugParam, developerId: uuid('The member’s developer id') });
-type MemberPathParams = { workspaceSlug: string; developerId: string };
-const Role = oneOf(WORKSPACE_ROLES, 'owner: manages the members; member: uses the workspace');
 const AddMemberRequest = record({
-  email: text({
-    min: 3,
-    max: 320,
-    pattern: /^[^\s@]+@[^\s@]+$/,
-    description: 'The email of an existing developer account, matched case-insensitively (accounts are unique regardless of case)',
-  }),
-  role: optional(Role),
+  email: emailField('The email of an existing developer account, matched case-insensitively (accounts are unique regardless of case)'),
+  role: optional(WorkspaceRoleSchema),
 });
-const ChangeRoleRequest = record({ role: Role });
+const ChangeRoleRequest = record({ role: WorkspaceRoleSchema });
 /** Membership changes are for people: a client's token cannot grant access to its workspace. */
 const OWNERS_ONLY =
   'Owners only: a member gets 403 owner_required, a client token 403 developer_token_required, and anyone outside the ' +
@@ -53,7 +33,7 @@ const KEEPS_AN_OWNER =
   'are serialized, so two owners demoting or removing each other at once leave one of them owner.';
 
 export const workspaceRoutes = [
-  defineRoute<ManagementScope, undefined, undefined, { name: string; slug?: string }>({
+  defineManagementRoute({
     method: 'POST',
     path: '/workspaces',
     operationId: 'createWorkspace',
@@ -62,14 +42,14 @@ export const workspaceRoutes = [
     auth: 'management',
     body: CreateWorkspaceRequest,
     description: 'A developer token bound to one workspace (issued to that workspace’s client) gets 403 workspace_bound_token.',
-    success: { status: 201, description: 'Created', schema: WorkspaceSchema },
+    success: { status: 201, description: 'Created', schema: WorkspaceSchema, headers: { Location: 'The new workspace' } },
     errors: [403, 409],
     handler: async ({ body, caller, scope }) => {
-      const workspace = await createWorkspace(scope.repos, caller, body);
+      const workspace = await createWorkspace(scope, caller, body);
       return respond({ status: 201, body: presentWorkspace(workspace), headers: { Location: `/workspaces/${workspace.slug}` } });
     },
   }),
-  defineRoute<ManagementScope>({
+  defineManagementRoute({
     method: 'GET',
     path: '/workspaces',
     operationId: 'listWorkspaces',
@@ -79,49 +59,49 @@ export const workspaceRoutes = [
     auth: 'management',
     success: { status: 200, description: 'The caller’s workspaces', schema: arrayOf(WorkspaceSchema) },
     errors: [],
-    handler: async ({ caller, scope }) => (await listWorkspaces(scope.repos, caller)).map(presentWorkspace),
+    handler: async ({ caller, scope }) => (await listWorkspaces(scope, caller)).map(presentWorkspace),
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }>({
+  defineManagementRoute({
     method: 'GET',
-    path: '/workspaces/{workspaceSlug}',
+    path: WORKSPACE_PATH,
     operationId: 'getWorkspace',
     summary: 'Get a workspace',
     tags: ['workspaces'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     success: { status: 200, description: 'The workspace', schema: WorkspaceSchema },
     errors: [404],
-    handler: async ({ params, caller, scope }) => presentWorkspace(await getWorkspace(scope.repos, caller, params.workspaceSlug)),
+    handler: async ({ params, caller, scope }) => presentWorkspace(await getWorkspace(scope, caller, params.workspaceSlug)),
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }>({
+  defineManagementRoute({
     method: 'GET',
-    path: '/workspaces/{workspaceSlug}/regions',
+    path: `${WORKSPACE_PATH}/regions`,
     operationId: 'listRegions',
     summary: 'List the regions this platform serves',
     description: 'The regions configured with PLATFORM_REGIONS; a database can be created in any of them.',
     tags: ['workspaces'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     success: { status: 200, description: 'Region names', schema: arrayOf(oneOf(REGIONS)) },
     errors: [404],
-    handler: async ({ params, caller, scope }) => [...(await listRegions({ ...scope.repos, ...scope }, caller, params.workspaceSlug))],
+    handler: async ({ params, caller, scope }) => [...(await listRegions(scope, caller, params.workspaceSlug))],
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }>({
+  defineManagementRoute({
     method: 'GET',
-    path: '/workspaces/{workspaceSlug}/members',
+    path: `${WORKSPACE_PATH}/members`,
     operationId: 'listMembers',
     summary: 'List the developers who belong to the workspace',
     description: 'Open to every member and to the workspace’s OAuth clients.',
     tags: ['workspaces'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     success: { status: 200, description: 'Members, earliest first', schema: arrayOf(WorkspaceMemberSchema) },
     errors: [404],
-    handler: async ({ params, caller, scope }) => (await listMembers(scope.repos, caller, params.workspaceSlug)).map(presentMember),
+    handler: async ({ params, caller, scope }) => (await listMembers(scope, caller, params.workspaceSlug)).map(presentMember),
   }),
-  defineRoute<ManagementScope, { workspaceSlug: string }, undefined, { email: string; role?: WorkspaceRole }>({
+  defineManagementRoute({
     method: 'POST',
-    path: '/workspaces/{workspaceSlug}/members',
+    path: `${WORKSPACE_PATH}/members`,
     operationId: 'addMember',
     summary: 'Add an existing developer to the workspace',
     description:
@@ -130,18 +110,18 @@ export const workspaceRoutes = [
       '`member`. The developer reaches the workspace and its databases at once.',
     tags: ['workspaces'],
     auth: 'management',
-    params: WorkspaceParams,
+    params: workspacePathParams,
     body: AddMemberRequest,
     success: { status: 201, description: 'The new member', schema: WorkspaceMemberSchema },
     errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const member = await addMember(scope.repos, caller, params.workspaceSlug, { email: body.email, role: body.role });
+      const member = await addMember(scope, caller, params.workspaceSlug, body);
       return respond({ status: 201, body: presentMember(member) });
     },
   }),
-  defineRoute<ManagementScope, MemberPathParams, undefined, { role: WorkspaceRole }>({
+  defineManagementRoute({
     method: 'PATCH',
-    path: '/workspaces/{workspaceSlug}/members/{developerId}',
+    path: `${WORKSPACE_PATH}/members/{developerId}`,
     operationId: 'changeMemberRole',
     summary: 'Change a member’s role',
     description:
@@ -149,16 +129,16 @@ export const workspaceRoutes = [
       'changes nothing. 404 member_not_found when the developer does not belong to the workspace.',
     tags: ['workspaces'],
     auth: 'management',
-    params: MemberParams,
+    params: memberPathParams,
     body: ChangeRoleRequest,
     success: { status: 200, description: 'The member with their role', schema: WorkspaceMemberSchema },
     errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) =>
-      presentMember(await changeMemberRole(scope.repos, caller, params.workspaceSlug, params.developerId, body.role)),
+      presentMember(await changeMemberRole(scope, caller, params.workspaceSlug, params.developerId, body.role)),
   }),
-  defineRoute<ManagementScope, MemberPathParams>({
+  defineManagementRoute({
     method: 'DELETE',
-    path: '/workspaces/{workspaceSlug}/members/{developerId}',
+    path: `${WORKSPACE_PATH}/members/{developerId}`,
     operationId: 'removeMember',
     summary: 'Remove a member from the workspace, or leave it',
     description:
@@ -168,11 +148,11 @@ export const workspaceRoutes = [
       'with the workspace. 404 member_not_found when the developer does not belong to the workspace.',
     tags: ['workspaces'],
     auth: 'management',
-    params: MemberParams,
+    params: memberPathParams,
     success: { status: 204, description: 'Removed' },
     errors: [403, 404, 409],
     handler: async ({ params, caller, scope }) => {
-      await removeMember(scope.repos, caller, params.workspaceSlug, params.developerId);
+      await removeMember(scope, caller, params.workspaceSlug, params.developerId);
       return undefined;
     },
   }),

@@ -1,1 +1,3 @@
-export { tokenServiceRoutes, type TokenServiceScope } from './token-service.routes.js';
+export { tokenServiceRoutes } from './token-service.routes.js';
+export { tokenServiceApiInfo } from './api-info.js';
+export type { TokenServiceScope, TokenServices } from './token-service-scope.js';

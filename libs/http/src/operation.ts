@@ -1,0 +1,176 @@
+import type { Context, Middleware } from 'koa';
+import { validate, type StructError, type Struct } from 'superstruct';
+import {
+  ForbiddenError,
+  UnauthenticatedError,
+  ValidationError,
+  requireManagement,
+  type Principal,
+  type TokenScope,
+  type TokenVerifier,
+} from '@platform/domain';
+import { describeStructError, HttpStatusError, toApiError } from './api-error.js';
+import type { RequestState } from './request-context.js';
+import { checkAnswer, declaredResponses, type Answer } from './responses.js';
+import { isRouteResult, type RequestInput, type Route } from './route.js';
+
+export interface OperationOptions<TScope> {
+  /** Opens the per-request scope (for example repositories over a forked EntityManager). */
+  openScope: () => TScope;
+  tokenVerifier: TokenVerifier;
+  /** Checks every answer against its route's declared responses; for tests and development. */
+  validateResponses?: boolean;
+  /** Origins whose pages may send cookie-authenticated requests. */
+  allowedOrigins?: readonly string[];
+  /** The session cookie's name (`auth.session-token`, `__Secure-` prefixed under https). */
+  sessionCookieName?: string;
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
+
+/** The Koa handler of one route: authenticate, read and validate the request, run the handler, answer. */
+export function operationHandler<TScope>(route: Route<TScope>, options: OperationOptions<TScope>, parse: Middleware) {
+  const declared = declaredResponses(route);
+  const handler = async (ctx: Context) => {
+    let result: unknown;
+    try {
+      result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse));
+    } catch (error) {
+      const { body } = toApiError(error);
+      if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body });
+      throw error;
+    }
+    writeAnswer(ctx, route, result);
+    if (options.validateResponses) checkAnswer(route.operationId, declared, answerOf(ctx));
+  };
+  Object.defineProperty(handler, 'name', { value: route.operationId });
+  return handler;
+}
+
+/** Authenticates as the route says, before the body is read: an anonymous caller's body is never parsed. */
+async function invoke<TScope>(
+  route: Route<TScope>,
+  ctx: Context,
+  options: OperationOptions<TScope>,
+  read: () => Promise<RequestInput<TScope, unknown, unknown, unknown>>,
+): Promise<unknown> {
+  switch (route.auth) {
+    case 'none':
+      return route.handler(await read());
+    case 'session': {
+      const sessionToken = sessionCookie(ctx, options);
+      return route.handler({ ...(await read()), sessionToken });
+    }
+    case 'management': {
+      const caller = requireManagement(await bearerCaller(ctx, options.tokenVerifier));
+      requireScope(caller, route.method);
+      return route.handler({ ...(await read()), caller });
+    }
+    case 'bearer': {
+      const caller = await bearerCaller(ctx, options.tokenVerifier);
+      requireScope(caller, route.method);
+      return route.handler({ ...(await read()), caller });
+    }
+  }
+}
+
+async function readRequest<TScope>(
+  ctx: Context,
+  route: Route<TScope>,
+  options: OperationOptions<TScope>,
+  parse: Middleware,
+): Promise<RequestInput<TScope, unknown, unknown, unknown>> {
+  const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
+  const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;
+  const body = await readBody(ctx, route, parse);
+  return {
+    params,
+    query,
+    body,
+    clientAddress: ctx.ip,
+    header: (name: string) => ctx.get(name),
+    rawQuery: { ...ctx.query },
+    scope: options.openScope(),
+    requestId: (ctx.state as RequestState).requestId,
+  };
+}
+
+async function readBody(ctx: Context, route: Route<any>, parse: Middleware): Promise<unknown> {
+  if (route.form) {
+    if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
+    await parse(ctx, async () => {});
+    return ctx.request.body;
+  }
+  if (!route.body) return undefined;
+  const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
+  if (hasBody && !ctx.is('application/json')) {
+    throw new HttpStatusError(415, 'unsupported_content_type', 'The request body must be JSON (Content-Type: application/json)');
+  }
+  if (hasBody) await parse(ctx, async () => {});
+  return check('body', route.body, hasBody ? ctx.request.body : undefined);
+}
+
+function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {
+  const [error, result] = validate(value, struct, { coerce: true });
+  if (error) throw new ValidationError('validation_failed', describeStructError(where, error as StructError));
+  return result as T;
+}
+
+function writeAnswer(ctx: Context, route: Route<any>, result: unknown): void {
+  const { status, body, headers } = isRouteResult(result) ? result : { status: undefined, body: result, headers: undefined };
+  for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
+  // Without this Koa would answer a body-less 303 or 200 with its status text as text/plain.
+  ctx.body = body === undefined ? null : body;
+  ctx.status = status ?? route.success.status;
+}
+
+function answerOf(ctx: Context): Answer {
+  const hasBody = ctx.body !== null && ctx.body !== undefined;
+  return { status: ctx.status, mediaType: hasBody ? ctx.response.type || undefined : undefined, body: ctx.body };
+}
+
+async function bearerCaller(ctx: Context, verifier: TokenVerifier): Promise<Principal> {
+  const header = ctx.get('authorization');
+  if (!header) throw new UnauthenticatedError('unauthorized', 'Authorization header with a Bearer token is required');
+  const match = BEARER.exec(header);
+  if (!match) throw new UnauthenticatedError('invalid_token', 'The Authorization header must be `Bearer <token>`');
+  return verifier.verify(match[1]);
+}
+
+/**
+ * Management tokens (a developer's, a client's) carry scopes: reading needs `api:read`,
+ * anything else `api:write`. User tokens come from signing in to a database and carry none.
+ */
+function requireScope(caller: Principal, method: string): void {
+  if (caller.kind === 'user') return;
+  const needed: TokenScope = method === 'GET' ? 'api:read' : 'api:write';
+  if (!caller.scopes.includes(needed)) {
+    throw new ForbiddenError('insufficient_scope', `This operation needs a token with the '${needed}' scope`);
+  }
+}
+
+/** The session cookie, from an allowed origin; without one the caller is anonymous and refused before the body is read. */
+function sessionCookie(ctx: Context, options: OperationOptions<unknown>): string {
+  assertSameSite(ctx, options.allowedOrigins ?? []);
+  const token = ctx.cookies.get(options.sessionCookieName ?? 'auth.session-token');
+  if (!token) throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
+  return token;
+}
+
+/** Browsers send Origin on cross-site POSTs; a request naming a foreign origin is refused. */
+function assertSameSite(ctx: Context, allowed: readonly string[]): void {
+  const origin = ctx.get('origin');
+  const referer = ctx.get('referer');
+  let from: string | null = null;
+  if (origin) from = origin;
+  else if (referer) {
+    try {
+      from = new URL(referer).origin;
+    } catch {
+      from = 'invalid';
+    }
+  }
+  if (from !== null && !allowed.includes(from)) {
+    throw new ForbiddenError('cross_site_request', 'Cookie-authenticated requests must come from an allowed origin');
+  }
+}

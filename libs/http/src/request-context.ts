@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { RateLimitedError } from '@platform/domain';
+import { toApiError } from './api-error.js';
+
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** A request id (the caller's when sane) and a logger per request; every request is logged once. */
+export function requestContext(logger: Logger) {
+  return async function requestContext(ctx: Context, next: Next) {
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const started = performance.now();
+    const state = ctx.state as RequestState;
+    state.requestId = requestId;
+    state.log = logger.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+        'request',
+      );
+    }
+  };
+}
+
+/** The one place errors become answers: APIError bodies, and unexpected errors logged in full. */
+export function errorMapper() {
+  return async function errorMapper(ctx: Context, next: Next) {
+    try {
+      await next();
+    } catch (error) {
+      const { body, expected } = toApiError(error);
+      const state = ctx.state as RequestState;
+      if (!expected) state.log.error({ err: error }, 'unhandled error');
+      ctx.status = body.statusCode;
+      ctx.body = body;
+      ctx.set('Cache-Control', 'no-store');
+      if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
+      if (body.errorCode === 'insufficient_scope') ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
+      if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
+    }
+  };
+}

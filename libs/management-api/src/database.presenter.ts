@@ -1,0 +1,48 @@
+import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, type ClusterDirectory, type Database } from '@platform/domain';
+import { bool, dateTime, oneOf, record, text, uuid } from '@platform/http';
+import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
+
+const databaseFields = {
+  id: uuid(),
+  name: text({ min: 1, max: DATABASE_NAME_MAX_LENGTH }),
+  workspace: WorkspaceSchema,
+  status: oneOf(DATABASE_STATUSES, 'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved'),
+  region: oneOf(REGIONS),
+  expandable: bool('Whether the database can move to dedicated compute; false until compute instances exist'),
+  apiHost: text({ max: 2048, description: 'The {api_url} serving this database’s tenants and users' }),
+  dbHost: text({ max: 2048, description: 'A postgres:// URL (without credentials) that reaches the database' }),
+  created: dateTime(),
+  sharded: bool('Always false until a distributed engine serves sharded databases'),
+};
+
+export const DatabaseSchema = record(databaseFields, 'A database');
+
+export const RenamedDatabaseSchema = record(
+  {
+    ...databaseFields,
+    parent: record({ id: uuid(), name: text({ max: DATABASE_NAME_MAX_LENGTH }) }, 'The database as it was before this rename'),
+  },
+  'A renamed database',
+);
+
+/** Where a database is reached: the scope provides both. */
+export interface DatabaseHosts {
+  clusters: ClusterDirectory;
+  /** The {api_url}, a database's apiHost. */
+  publicApiUrl: string;
+}
+
+export function presentDatabase(database: Database, hosts: DatabaseHosts) {
+  return {
+    id: database.id,
+    name: database.name,
+    workspace: presentWorkspace(database.workspace),
+    status: database.status,
+    region: database.region,
+    expandable: false,
+    apiHost: hosts.publicApiUrl,
+    dbHost: hosts.clusters.forRegion(database.region).connectionUrl(database.physicalName),
+    created: database.created.toISOString(),
+    sharded: false,
+  };
+}

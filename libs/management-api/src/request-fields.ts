@@ -1,0 +1,44 @@
+import {
+  DATABASE_NAME_MAX_LENGTH,
+  DATABASE_NAME_PATTERN,
+  EMAIL_MAX_LENGTH,
+  EMAIL_PATTERN,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PERSON_NAME_MAX_LENGTH,
+  TENANT_NAME_MAX_LENGTH,
+  WORKSPACE_NAME_MAX_LENGTH,
+  WORKSPACE_SLUG_MAX_LENGTH,
+  WORKSPACE_SLUG_MIN_LENGTH,
+  WORKSPACE_SLUG_PATTERN,
+} from '@platform/domain';
+import { text } from '@platform/http';
+
+// Request fields held to the domain's rules, so the schema that validates and documents a field
+// cannot drift from the rule the use case enforces.
+
+/** The domain keeps no rule for pictures; URLs longer than this are not worth storing. */
+export const PICTURE_URL_MAX_LENGTH = 2048;
+
+export const emailField = (description: string) => text({ max: EMAIL_MAX_LENGTH, pattern: EMAIL_PATTERN, description });
+
+/**
+ * Bounded before hashing: the cost of a sign-in is not the client's to choose. The minimum is the
+ * use case's to check, so a short password answers invalid_password at sign-up and the same 401
+ * as any other failure at sign-in.
+ */
+export const passwordField = text({ min: 1, max: PASSWORD_MAX_LENGTH, description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` });
+
+export const personNameField = (description: string) => text({ max: PERSON_NAME_MAX_LENGTH, description });
+
+export const pictureUrlField = text({ max: PICTURE_URL_MAX_LENGTH, description: 'A URL of the user’s picture' });
+
+export const tenantNameField = text({ min: 1, max: TENANT_NAME_MAX_LENGTH, description: 'The tenant’s name' });
+
+export const databaseNameField = (description: string) =>
+  text({ min: 1, max: DATABASE_NAME_MAX_LENGTH, pattern: DATABASE_NAME_PATTERN, description });
+
+export const workspaceNameField = text({ min: 1, max: WORKSPACE_NAME_MAX_LENGTH, description: 'Display name' });
+
+export const workspaceSlugField = (description: string) =>
+  text({ min: WORKSPACE_SLUG_MIN_LENGTH, max: WORKSPACE_SLUG_MAX_LENGTH, pattern: WORKSPACE_SLUG_PATTERN, description });
