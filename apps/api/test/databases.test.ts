@@ -1,14 +1,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { databaseExists } from '@platform/testing';
+import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName, waitForStatus } from '@platform/test-fixtures';
 import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
-import {
-  createDatabase,
-  developerWithWorkspace,
-  expectApiError,
-  uniqueDatabaseName,
-  waitForStatus,
-} from './support/fixtures.js';
 
 /** Connects to what dbHost names, with the test server's superuser credentials. */
 async function queryThroughDbHost(p: TestPlatform, dbHost: string, sql: string) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { expectApiError } from './support/fixtures.js';
+import { expectApiError } from '@platform/test-fixtures';
 import { platform, type TestPlatform } from './support/platform.js';
 
 describe('HTTP contract', function () {

@@ -1,22 +1,10 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { databaseUrl } from '@platform/config';
 import { databaseExists, eventually, freePort, httpClient } from '@platform/testing';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
+import { createTestControlPlane, startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
-
-/** The API as its own process, as `npm start` runs it, so that it can really die. */
-async function spawnApi(env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<NodeJS.Signals | number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const request = httpClient(`http://127.0.0.1:${env.API_PORT}`);
-  await eventually(async () => (await request('GET', '/healthz').catch(() => undefined))?.status === 200 || undefined, 30_000, 'the API process');
-  return { child, exited };
-}
 
 async function controlPlaneRow(url: string, id: string) {
   const client = new pg.Client({ connectionString: url });
@@ -32,7 +20,7 @@ describe('provisioning after a crash', function () {
   this.timeout(90_000);
   let p: TestPlatform;
   let controlPlane: TestControlPlane;
-  const running: ChildProcess[] = [];
+  const running: AppProcess[] = [];
 
   before(async function () {
     p = await platform();
@@ -41,15 +29,15 @@ describe('provisioning after a crash', function () {
   });
 
   after(async function () {
-    for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const { child } of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await controlPlane.close();
   });
 
   it('converges to READY with one PostgreSQL database when killed between CREATE DATABASE and the status write', async function () {
-    const port = String(await freePort());
+    // The API as its own process, as `npm start` runs it, so that it can really die; restarted on the same port.
+    const port = await freePort();
     const env = {
       DATABASE_URL: controlPlane.url,
-      API_PORT: port,
       PUBLIC_BASE_URL: TEST_AUDIENCE,
       OAUTH_ISSUER: TEST_ISSUER,
       LOG_LEVEL: 'error',
@@ -58,8 +46,8 @@ describe('provisioning after a crash', function () {
     const request = httpClient(`http://127.0.0.1:${port}`);
     const { token } = await controlPlane.newDeveloper();
 
-    const doomed = await spawnApi({ ...env, PLATFORM_FAULT_POINT: 'after_create_database' });
-    running.push(doomed.child);
+    const doomed = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', port, env: { ...env, PLATFORM_FAULT_POINT: 'after_create_database' } });
+    running.push(doomed);
     expect((await request('POST', '/workspaces', { token, json: { name: 'Crash', slug: 'crash-test' } })).status).to.equal(201);
     const created = await request('POST', '/workspaces/crash-test/databases', { token, json: { databaseName: 'survivor', region: 'AWS_US_WEST_2' } });
     expect(created.status).to.equal(201);
@@ -70,8 +58,8 @@ describe('provisioning after a crash', function () {
     expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(true);
     expect((await controlPlaneRow(controlPlane.url, created.body.id)).status).to.equal('REQUESTED');
 
-    const restarted = await spawnApi(env);
-    running.push(restarted.child);
+    const restarted = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', port, env });
+    running.push(restarted);
     const ready = await eventually(async () => {
       const found = await request('GET', '/workspaces/crash-test/databases/survivor', { token });
       return found.body?.status === 'READY' ? found.body : undefined;
@@ -88,9 +76,7 @@ describe('provisioning after a crash', function () {
     } finally {
       await cluster.end();
     }
-    const admin = new URL(p.postgres.adminUrl);
-    admin.pathname = `/${physicalName}`;
-    const inside = new pg.Client({ connectionString: admin.toString() });
+    const inside = new pg.Client({ connectionString: databaseUrl(p.postgres.adminUrl, physicalName) });
     await inside.connect();
     try {
       const steps = (await inside.query('select version from platform.schema_steps order by version')).rows;

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { httpClient } from '@platform/testing';
+import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
-import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, expectApiError, uniqueEmail } from './support/fixtures.js';
+import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
 
 const SECURE_API_URL = 'https://api.secure.test';
 

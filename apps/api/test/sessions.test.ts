@@ -1,17 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { expectApiError } from '@platform/test-fixtures';
 import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
-import {
-  TEST_PASSWORD,
-  createTenant,
-  createUser,
-  developerWithReadyDatabase,
-  expectApiError,
-  loginUser,
-  uniqueEmail,
-  type TestTenant,
-  type TestUser,
-} from './support/fixtures.js';
+import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, loginUser, uniqueEmail, type TestTenant, type TestUser } from './support/fixtures.js';
 
 const USER_KEYS = ['id', 'email', 'name', 'givenName', 'familyName', 'picture', 'created', 'emailVerified', 'updated'];
 

@@ -1,17 +1,9 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { developerWithWorkspace, expectApiError, uniqueDatabaseName } from '@platform/test-fixtures';
 import { platform, type TestPlatform } from './support/platform.js';
-import {
-  TEST_PASSWORD,
-  createTenant,
-  createUser,
-  developerWithReadyDatabase,
-  developerWithWorkspace,
-  expectApiError,
-  uniqueDatabaseName,
-  uniqueEmail,
-} from './support/fixtures.js';
+import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -134,7 +126,7 @@ describe('tenants', function () {
       expectApiError(await p.request('POST', `${owner.D}/tenants`, { token: owner.token, json: 'ok' }), 400, 'malformed_json');
       expectApiError(
         await p.request('POST', `${owner.D}/tenants`, { token: owner.token, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' }),
-        400,
+        415,
         'unsupported_content_type',
       );
       expect(await tenantIds()).to.deep.equal(before);

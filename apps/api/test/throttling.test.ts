@@ -1,17 +1,10 @@
 import { expect } from 'chai';
 import { httpClient } from '@platform/testing';
+import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
-import {
-  createTenant,
-  createUser,
-  developerWithReadyDatabase,
-  expectApiError,
-  uniqueEmail,
-  type TestTenant,
-  type TestUser,
-} from './support/fixtures.js';
+import { createTenant, createUser, developerWithReadyDatabase, uniqueEmail, type TestTenant, type TestUser } from './support/fixtures.js';
 
 const WINDOW_SECONDS = 2;
 

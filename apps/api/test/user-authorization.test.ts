@@ -1,17 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expectApiError } from '@platform/test-fixtures';
 import { platform, type TestPlatform } from './support/platform.js';
-import {
-  TEST_PASSWORD,
-  createTenant,
-  createUser,
-  developerWithReadyDatabase,
-  expectApiError,
-  loginUser,
-  uniqueEmail,
-  type TestTenant,
-  type TestUser,
-} from './support/fixtures.js';
+import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, loginUser, uniqueEmail, type TestTenant, type TestUser } from './support/fixtures.js';
 
 interface Operation {
   method: string;

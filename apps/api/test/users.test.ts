@@ -1,19 +1,9 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { expectApiError } from '@platform/test-fixtures';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
-import {
-  TEST_PASSWORD,
-  createTenant,
-  createUser,
-  developerWithReadyDatabase,
-  expectApiError,
-  loginUser,
-  sessionCookieOf,
-  uniqueEmail,
-  type TestTenant,
-  type TestUser,
-} from './support/fixtures.js';
+import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, loginUser, sessionCookieOf, uniqueEmail, type TestTenant, type TestUser } from './support/fixtures.js';
 
 const USER_KEYS = ['id', 'email', 'name', 'givenName', 'familyName', 'picture', 'created', 'emailVerified', 'updated'];
 const SESSION_COOKIE = /^auth\.session-token=([A-Za-z0-9_-]{20,}); Path=\/; HttpOnly; SameSite=Lax; Max-Age=(\d+)$/;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { issueClientToken, issueDeveloperToken } from '@platform/auth';
 import { systemClock } from '@platform/domain';
+import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName } from '@platform/test-fixtures';
 import { platform, TEST_AUDIENCE, TEST_ISSUER, type TestPlatform } from './support/platform.js';
-import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName } from './support/fixtures.js';
 
 /** What management tokens need to read and to write. */
 const SCOPES = ['api:read', 'api:write'];

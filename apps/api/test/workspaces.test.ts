@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { developerWithWorkspace, expectApiError, uniqueSlug } from '@platform/test-fixtures';
 import { platform, SERVED_REGIONS, type TestPlatform } from './support/platform.js';
-import { developerWithWorkspace, expectApiError, uniqueSlug } from './support/fixtures.js';
 
 describe('workspaces', function () {
   let p: TestPlatform;
@@ -69,7 +69,7 @@ describe('workspaces', function () {
     it('refuses malformed JSON, a wrong content type and an oversized body with 4xx APIErrors', async function () {
       const { token } = await p.controlPlane.newDeveloper();
       expectApiError(await p.request('POST', '/workspaces', { token, raw: '{"name": ', contentType: 'application/json' }), 400, 'malformed_json');
-      expectApiError(await p.request('POST', '/workspaces', { token, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 400, 'unsupported_content_type');
+      expectApiError(await p.request('POST', '/workspaces', { token, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 415, 'unsupported_content_type');
       expectApiError(await p.request('POST', '/workspaces', { token, raw: '"just a string"', contentType: 'application/json' }), 400, 'malformed_json');
       expectApiError(await p.request('POST', '/workspaces', { token, raw: 'null', contentType: 'application/json' }), 400, 'malformed_json');
       expectApiError(await p.request('POST', '/workspaces', { token, json: { name: 'nul\u0000byte' } }), 400, 'validation_failed');
@@ -107,12 +107,19 @@ describe('workspaces', function () {
       expect(hidden.body.message.replace(slug, 'X')).to.equal(missing.body.message.replace(`${slug}-missing`, 'X'));
     });
 
-    it('answers 4xx for odd slugs', async function () {
+    it('answers 400 for slugs no workspace may have and 404 for the rest of the odd ones', async function () {
       const { token } = await p.controlPlane.newDeveloper();
-      for (const odd of ['%E0%A4%A', '..%2F..%2Fetc', 'x'.repeat(300), '%00', "'; drop table workspaces; --"]) {
+      const cases: [string, number, string][] = [
+        ['%E0%A4%A', 404, 'workspace_not_found'],
+        ['..%2F..%2Fetc', 404, 'workspace_not_found'],
+        ['x'.repeat(300), 400, 'validation_failed'],
+        ['%00', 400, 'validation_failed'],
+        ["'; drop table workspaces; --", 404, 'workspace_not_found'],
+      ];
+      for (const [odd, status, errorCode] of cases) {
         const response = await p.request('GET', `/workspaces/${encodeURI(odd).replace(/%25/g, '%')}`, { token });
-        expect(response.status, odd).to.be.within(400, 404);
-        expectApiError(response, response.status);
+        expect(response.status, odd).to.equal(status);
+        expectApiError(response, status, errorCode);
       }
     });
   });

@@ -1,50 +1,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { eventually } from '@platform/testing';
+import { createDatabase, developerWithWorkspace, uniqueDatabaseName, uniqueSlug, waitForStatus } from '@platform/test-fixtures';
 import type { TestPlatform } from './platform.js';
 
-export function uniqueSlug(prefix = 'ws'): string {
-  return `${prefix}-${randomBytes(4).toString('hex')}`;
-}
+// Tenants and users: fixtures only this app's tests need (the shared ones are in @platform/test-fixtures).
 
-export function uniqueDatabaseName(prefix = 'db'): string {
-  return `${prefix}_${randomBytes(4).toString('hex')}`;
-}
-
-/** A developer with a workspace of their own. */
-export async function developerWithWorkspace(p: TestPlatform) {
-  const developer = await p.controlPlane.newDeveloper();
-  const slug = uniqueSlug();
-  const created = await p.request('POST', '/workspaces', { token: developer.token, json: { name: `Workspace ${slug}`, slug } });
-  expect(created.status, created.text).to.equal(201);
-  return { developer, token: developer.token, slug, workspace: created.body };
-}
-
-export async function createDatabase(p: TestPlatform, token: string, slug: string, name = uniqueDatabaseName(), region = 'AWS_US_WEST_2') {
-  const created = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: name, region } });
-  expect(created.status, created.text).to.equal(201);
-  return created.body;
-}
-
-export async function waitForStatus(p: TestPlatform, token: string, slug: string, name: string, status: string) {
-  return eventually(async () => {
-    const found = await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token });
-    return found.body?.status === status ? found.body : undefined;
-  }, 20_000, `database ${name} to be ${status}`);
-}
-
-/** Asserts an APIError body with the exact status and code. */
-export function expectApiError(response: { status: number; body: any; text: string }, status: number, errorCode?: string) {
-  expect(response.status, response.text).to.equal(status);
-  expect(response.body).to.be.an('object');
-  expect(response.body.statusCode).to.equal(status);
-  expect(response.body.message).to.be.a('string').with.length.greaterThan(0);
-  if (errorCode) expect(response.body.errorCode).to.equal(errorCode);
-  else expect(response.body.errorCode).to.be.a('string').and.match(/^[a-z_]+$/);
-  expect(response.text).not.to.match(/at .*\.ts:\d+/);
-}
-
-// ---- Tenants and users ----
+// Until http-contract.test.ts imports it from @platform/test-fixtures itself.
+export { expectApiError } from '@platform/test-fixtures';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { platform } from './support/platform.js';
-import { signUpDeveloper, startTokenServiceProcess, type TokenServiceUnderTest } from './support/token-service.js';
+import { signUpDeveloper } from '@platform/test-fixtures';
+import { platform, type TestPlatform } from './support/platform.js';
 
 // Debian's chromium, not a browser Playwright downloads: playwright-core has no install step, and
 // with an executablePath it never looks for one of its own.
@@ -65,7 +65,7 @@ async function startCallbackServer() {
  */
 describe('the sign-in page in a real browser (Chromium)', function () {
   this.timeout(60_000);
-  let service: TokenServiceUnderTest | undefined;
+  let service: TestPlatform | undefined;
   let callbacks: Awaited<ReturnType<typeof startCallbackServer>> | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;
@@ -81,8 +81,7 @@ describe('the sign-in page in a real browser (Chromium)', function () {
       console.warn(`    skipped: Debian chromium is not installed at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
       this.skip();
     }
-    const p = await platform();
-    service = await startTokenServiceProcess(p);
+    service = await platform();
     callbacks = await startCallbackServer();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
@@ -109,7 +108,6 @@ describe('the sign-in page in a real browser (Chromium)', function () {
   after(async function () {
     await browser?.close();
     await callbacks?.close();
-    await service?.close();
   });
 
   /** A fresh authorization request: PKCE S256, a random state, the loopback redirect URI. */
@@ -269,7 +267,7 @@ describe('the sign-in page in a real browser (Chromium)', function () {
     expect(tokens.body.access_token).to.be.a('string');
     expect(tokens.body.refresh_token).to.be.a('string');
     expect(tokens.body.scope).to.equal(SCOPE);
-    const listed = await service!.trusting('GET', '/workspaces', { token: tokens.body.access_token });
+    const listed = await service!.request('GET', '/workspaces', { token: tokens.body.access_token });
     expect(listed.status, listed.text).to.equal(200);
     expect(listed.body).to.deep.equal([]);
 

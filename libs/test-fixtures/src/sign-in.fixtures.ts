@@ -1,60 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { eventually, freePort, httpClient } from '@platform/testing';
-import { startApi, type RunningApi } from '../../src/api.js';
-import { loadApiConfig } from '../../src/config.js';
-import { TEST_AUDIENCE, type TestPlatform } from './platform.js';
-
-/** apps/oauth as its own process on the shared control plane, and an API that trusts it. */
-export interface TokenServiceUnderTest {
-  issuer: string;
-  /** Requests to the token service. */
-  oauth: ReturnType<typeof httpClient>;
-  /** An API trusting this token service (the shared one trusts a made-up issuer). */
-  api: RunningApi;
-  trusting: ReturnType<typeof httpClient>;
-  close(): Promise<void>;
-}
-
-export async function startTokenServiceProcess(
-  p: TestPlatform,
-  env: Record<string, string> = {},
-  apiEnv: Record<string, string> = {},
-): Promise<TokenServiceUnderTest> {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'apps/oauth/src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: p.controlPlane.url,
-      OAUTH_PORT: String(port),
-      OAUTH_ISSUER: issuer,
-      PUBLIC_BASE_URL: TEST_AUDIENCE,
-      LOG_LEVEL: 'error',
-      PASSWORD_HASH_LOGN: '10',
-      LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const oauth = httpClient(issuer);
-  await eventually(async () => ((await oauth('GET', '/healthz').catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 'the token service');
-  const api = await startApi(loadApiConfig({ ...p.env, OAUTH_ISSUER: issuer, REVOCATION_POLL_MS: '200', ...apiEnv }));
-  return {
-    issuer,
-    oauth,
-    api,
-    trusting: httpClient(api.url),
-    async close() {
-      await api.close();
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
-  };
-}
 
 /** A browser-like visit: no redirects followed, cookies passed by hand. */
 export async function visit(url: string, init: { method?: string; form?: Record<string, string>; cookie?: string } = {}) {
@@ -80,7 +24,7 @@ export function hiddenFields(html: string): Record<string, string> {
   return fields;
 }
 
-/** Signs a developer up through the sign-up page, as a person would. */
+/** Signs a developer up through the token service's sign-up page, as a person would. */
 export async function signUpDeveloper(issuer: string, options: { email?: string; password?: string } = {}) {
   const email = options.email ?? `dev-${randomBytes(5).toString('hex')}@example.test`;
   const password = options.password ?? `pw-${randomBytes(9).toString('base64url')}`;

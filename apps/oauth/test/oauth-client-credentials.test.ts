@@ -1,47 +1,28 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as oidc from 'openid-client';
-import { eventually, freePort, httpClient } from '@platform/testing';
-import { startApi, type RunningApi } from '../src/api.js';
-import { loadApiConfig } from '../src/config.js';
-import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
-import { developerWithWorkspace, expectApiError } from './support/fixtures.js';
+import { developerWithWorkspace, expectApiError, type AppProcess } from '@platform/test-fixtures';
+import { OTHER_ISSUER, platform, startApiProcess, type TestPlatform } from './support/platform.js';
+import { basic, tokenRequest } from './support/oauth-requests.js';
 
 /**
- * The token service as its own process, on the shared control plane, driven by a client library
- * written elsewhere (openid-client); the tokens it issues are used on an API that trusts it.
+ * The token service on the shared control plane, driven by a client library written elsewhere
+ * (openid-client); the tokens it issues are used on an API (its own process) that trusts it.
  */
 describe('OAuth clients and the client_credentials grant', function () {
   this.timeout(60_000);
   let p: TestPlatform;
-  let oauthProcess: ChildProcess;
   let issuer: string;
-  let api: RunningApi;
-  let trusting: ReturnType<typeof httpClient>;
-  let token: ReturnType<typeof httpClient>;
+  /** An API on the same control plane that trusts another issuer. */
+  let otherApi: AppProcess;
 
   before(async function () {
     p = await platform();
-    const port = await freePort();
-    issuer = `http://127.0.0.1:${port}`;
-    oauthProcess = spawn(process.execPath, ['--import', 'tsx', 'apps/oauth/src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: p.controlPlane.url, OAUTH_PORT: String(port), OAUTH_ISSUER: issuer, PUBLIC_BASE_URL: TEST_AUDIENCE, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    token = httpClient(issuer);
-    await eventually(async () => ((await token('GET', '/healthz').catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 'the token service');
-    // An API that trusts this token service (the shared one trusts a made-up issuer).
-    api = await startApi(loadApiConfig({ ...p.env, OAUTH_ISSUER: issuer }));
-    trusting = httpClient(api.url);
+    issuer = p.issuer;
+    otherApi = await startApiProcess(p.controlPlane, OTHER_ISSUER);
   });
 
   after(async function () {
-    await api?.close();
-    if (oauthProcess && oauthProcess.exitCode === null) {
-      const exited = new Promise((resolve) => oauthProcess.once('exit', resolve));
-      oauthProcess.kill('SIGTERM');
-      await exited;
-    }
+    await otherApi?.stop();
   });
 
   async function register(owner: { token: string; slug: string }, body: object) {
@@ -53,14 +34,6 @@ describe('OAuth clients and the client_credentials grant', function () {
     const created = await register(owner, { name: 'Deploy bot', type: 'confidential' });
     expect(created.status, created.text).to.equal(201);
     return { owner, clientId: created.body.client_id as string, secret: created.body.client_secret as string };
-  }
-
-  function form(fields: Record<string, string>, headers: Record<string, string> = {}) {
-    return token('POST', '/oauth2/token', { raw: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded', headers });
-  }
-
-  function basic(id: string, secret: string): Record<string, string> {
-    return { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}` };
   }
 
   it('registers a confidential client whose secret is shown once and listed never', async function () {
@@ -85,16 +58,16 @@ describe('OAuth clients and the client_credentials grant', function () {
       expect(tokens.expires_in).to.equal(3600);
       const bearer = tokens.access_token;
 
-      expect((await trusting('GET', '/workspaces', { token: bearer })).body.map((w: { slug: string }) => w.slug)).to.deep.equal([owner.slug]);
-      expect((await trusting('GET', `/workspaces/${owner.slug}`, { token: bearer })).status).to.equal(200);
-      expectApiError(await trusting('GET', `/workspaces/${other.slug}`, { token: bearer }), 404, 'workspace_not_found');
+      expect((await p.request('GET', '/workspaces', { token: bearer })).body.map((w: { slug: string }) => w.slug)).to.deep.equal([owner.slug]);
+      expect((await p.request('GET', `/workspaces/${owner.slug}`, { token: bearer })).status).to.equal(200);
+      expectApiError(await p.request('GET', `/workspaces/${other.slug}`, { token: bearer }), 404, 'workspace_not_found');
       // What only people may do.
-      expectApiError(await trusting('POST', '/workspaces', { token: bearer, json: { name: 'By a bot' } }), 403, 'developer_token_required');
-      expectApiError(await trusting('POST', `/workspaces/${owner.slug}/oauth-clients`, { token: bearer, json: { name: 'x', type: 'public' } }), 403, 'developer_token_required');
-      // The shared API trusts another issuer: the token is not valid there.
-      expectApiError(await p.request('GET', `/workspaces/${owner.slug}`, { token: bearer }), 401, 'invalid_token');
+      expectApiError(await p.request('POST', '/workspaces', { token: bearer, json: { name: 'By a bot' } }), 403, 'developer_token_required');
+      expectApiError(await p.request('POST', `/workspaces/${owner.slug}/oauth-clients`, { token: bearer, json: { name: 'x', type: 'public' } }), 403, 'developer_token_required');
+      // An API that trusts another issuer: the token is not valid there.
+      expectApiError(await otherApi.request('GET', `/workspaces/${owner.slug}`, { token: bearer }), 401, 'invalid_token');
     }
-    const created = await trusting('POST', `/workspaces/${owner.slug}/databases`, {
+    const created = await p.request('POST', `/workspaces/${owner.slug}/databases`, {
       token: (await oidc.clientCredentialsGrant(await oidc.discovery(new URL(issuer), clientId, secret, undefined, { execute: [oidc.allowInsecureRequests] }))).access_token,
       json: { databaseName: 'made_by_a_bot', region: 'AWS_US_WEST_2' },
     });
@@ -103,17 +76,17 @@ describe('OAuth clients and the client_credentials grant', function () {
 
   it('answers RFC 6749 errors with no-store, and never a token for bad credentials', async function () {
     const { clientId, secret } = await confidentialClient();
-    const cases: [string, ReturnType<typeof form>, number, string][] = [
-      ['a wrong secret (Basic)', form({ grant_type: 'client_credentials' }, basic(clientId, 'x'.repeat(43))), 401, 'invalid_client'],
-      ['a wrong secret (form)', form({ grant_type: 'client_credentials', client_id: clientId, client_secret: 'nope' }), 401, 'invalid_client'],
-      ['an unknown client', form({ grant_type: 'client_credentials', client_id: 'cli_unknown', client_secret: secret }), 401, 'invalid_client'],
-      ['no client authentication', form({ grant_type: 'client_credentials' }), 401, 'invalid_client'],
-      ['two authentication methods', form({ grant_type: 'client_credentials', client_secret: secret }, basic(clientId, secret)), 400, 'invalid_request'],
-      ['no grant_type', form({}, basic(clientId, secret)), 400, 'invalid_request'],
-      ['an unknown grant_type', form({ grant_type: 'password', username: 'a', password: 'b' }, basic(clientId, secret)), 400, 'unsupported_grant_type'],
-      ['a scope that does not exist', form({ grant_type: 'client_credentials', scope: 'admin' }, basic(clientId, secret)), 400, 'invalid_scope'],
-      ['a repeated grant_type', token('POST', '/oauth2/token', { raw: 'grant_type=client_credentials&grant_type=client_credentials', contentType: 'application/x-www-form-urlencoded', headers: basic(clientId, secret) }), 400, 'invalid_request'],
-      ['a JSON body', token('POST', '/oauth2/token', { json: { grant_type: 'client_credentials' }, headers: basic(clientId, secret) }), 400, 'invalid_request'],
+    const cases: [string, ReturnType<typeof tokenRequest>, number, string][] = [
+      ['a wrong secret (Basic)', tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, 'x'.repeat(43))), 401, 'invalid_client'],
+      ['a wrong secret (form)', tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: 'nope' }), 401, 'invalid_client'],
+      ['an unknown client', tokenRequest({ grant_type: 'client_credentials', client_id: 'cli_unknown', client_secret: secret }), 401, 'invalid_client'],
+      ['no client authentication', tokenRequest({ grant_type: 'client_credentials' }), 401, 'invalid_client'],
+      ['two authentication methods', tokenRequest({ grant_type: 'client_credentials', client_secret: secret }, basic(clientId, secret)), 400, 'invalid_request'],
+      ['no grant_type', tokenRequest({}, basic(clientId, secret)), 400, 'invalid_request'],
+      ['an unknown grant_type', tokenRequest({ grant_type: 'password', username: 'a', password: 'b' }, basic(clientId, secret)), 400, 'unsupported_grant_type'],
+      ['a scope that does not exist', tokenRequest({ grant_type: 'client_credentials', scope: 'admin' }, basic(clientId, secret)), 400, 'invalid_scope'],
+      ['a repeated grant_type', p.oauth('POST', '/oauth2/token', { raw: 'grant_type=client_credentials&grant_type=client_credentials', contentType: 'application/x-www-form-urlencoded', headers: basic(clientId, secret) }), 400, 'invalid_request'],
+      ['a JSON body', p.oauth('POST', '/oauth2/token', { json: { grant_type: 'client_credentials' }, headers: basic(clientId, secret) }), 400, 'invalid_request'],
     ];
     for (const [what, pending, status, error] of cases) {
       const response = await pending;
@@ -122,9 +95,9 @@ describe('OAuth clients and the client_credentials grant', function () {
       expect(response.body.error, what).to.equal(error);
       expect(response.headers.get('cache-control'), what).to.equal('no-store');
     }
-    const basicFailure = await form({ grant_type: 'client_credentials' }, basic(clientId, 'wrong'));
+    const basicFailure = await tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, 'wrong'));
     expect(basicFailure.headers.get('www-authenticate')).to.match(/^Basic /);
-    const ok = await form({ grant_type: 'client_credentials' }, basic(clientId, secret));
+    const ok = await tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, secret));
     expect(ok.status).to.equal(200);
     expect(ok.headers.get('cache-control')).to.equal('no-store');
   });
@@ -135,20 +108,20 @@ describe('OAuth clients and the client_credentials grant', function () {
     expect(rotated.status, rotated.text).to.equal(200);
     const fresh = rotated.body.client_secret as string;
     expect(fresh).to.not.equal(secret);
-    expect((await form({ grant_type: 'client_credentials' }, basic(clientId, secret))).body.error).to.equal('invalid_client');
-    const issued = await form({ grant_type: 'client_credentials' }, basic(clientId, fresh));
+    expect((await tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, secret))).body.error).to.equal('invalid_client');
+    const issued = await tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, fresh));
     expect(issued.status).to.equal(200);
-    expect((await trusting('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token })).status).to.equal(200);
+    expect((await p.request('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token })).status).to.equal(200);
     expect((await p.request('DELETE', `/workspaces/${owner.slug}/oauth-clients/${clientId}`, { token: owner.token })).status).to.equal(204);
-    expect((await form({ grant_type: 'client_credentials' }, basic(clientId, fresh))).body.error).to.equal('invalid_client');
+    expect((await tokenRequest({ grant_type: 'client_credentials' }, basic(clientId, fresh))).body.error).to.equal('invalid_client');
     // Tokens it already had reach nothing from then on: the API reads the client with its workspace.
-    expectApiError(await trusting('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token }), 404, 'workspace_not_found');
+    expectApiError(await p.request('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token }), 404, 'workspace_not_found');
     expectApiError(
-      await trusting('POST', `/workspaces/${owner.slug}/databases`, { token: issued.body.access_token, json: { databaseName: 'after_delete', region: 'AWS_US_WEST_2' } }),
+      await p.request('POST', `/workspaces/${owner.slug}/databases`, { token: issued.body.access_token, json: { databaseName: 'after_delete', region: 'AWS_US_WEST_2' } }),
       404,
       'workspace_not_found',
     );
-    expect((await trusting('GET', '/workspaces', { token: issued.body.access_token })).body).to.deep.equal([]);
+    expect((await p.request('GET', '/workspaces', { token: issued.body.access_token })).body).to.deep.equal([]);
     expectApiError(await p.request('DELETE', `/workspaces/${owner.slug}/oauth-clients/${clientId}`, { token: owner.token }), 404, 'client_not_found');
   });
 
@@ -161,7 +134,7 @@ describe('OAuth clients and the client_credentials grant', function () {
     const cli = await register(owner, { name: 'CLI', type: 'public', redirect_uris: ['http://127.0.0.1:8765/callback', 'http://[::1]/cb'] });
     expect(cli.status, cli.text).to.equal(201);
     expect(cli.body).not.to.have.property('client_secret');
-    const refused = await form({ grant_type: 'client_credentials', client_id: cli.body.client_id });
+    const refused = await tokenRequest({ grant_type: 'client_credentials', client_id: cli.body.client_id });
     expect(refused.status).to.equal(400);
     expect(refused.body.error).to.equal('unauthorized_client');
     expectApiError(await p.request('POST', `/workspaces/${owner.slug}/oauth-clients/${cli.body.client_id}/secret`, { token: owner.token }), 400, 'public_client');
@@ -172,7 +145,7 @@ describe('OAuth clients and the client_credentials grant', function () {
 
   it('publishes RFC 8414 metadata that says what the service does', async function () {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
-      const { status, body } = await token('GET', path);
+      const { status, body } = await p.oauth('GET', path);
       expect(status).to.equal(200);
       expect(body).to.include({ issuer, token_endpoint: `${issuer}/oauth2/token`, jwks_uri: `${issuer}/.well-known/jwks.json` });
       expect(body.grant_types_supported).to.have.members(['authorization_code', 'refresh_token', 'client_credentials']);
