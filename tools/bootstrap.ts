@@ -2,10 +2,8 @@
 // set), its migrations, the signing key, and a developer with a default workspace and a client,
 // so that a fresh clone has someone to sign in and something to get a token with.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { KeySet, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
-import { loadPlatformConfig, loadSignInSettings, readPort, readString, type Env, type PlatformConfig } from '@platform/config';
+import { loadPlatformConfig, loadSignInSettings, type Env, type PlatformConfig } from '@platform/config';
 import {
   API_SCOPES,
   bootstrapDeveloper,
@@ -22,57 +20,18 @@ import {
   openRepositories,
 } from '@platform/persistence';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { readLocalCredentials, readRunningPlatform, writeLocalCredentials, type EmbeddedSettings, type LocalCredentials } from './local-state.js';
 
 export const DEFAULT_DEVELOPER = { email: 'dev@localhost', name: 'Local developer' };
 export const DEFAULT_WORKSPACE = { name: 'Default workspace', slug: 'default' };
 const CONTROL_PLANE_DATABASE = 'platform';
 
-export function embeddedSettings(env: Env) {
-  return {
-    dir: resolve(readString(env, 'EMBEDDED_PG_DIR', '.data/postgres')),
-    port: readPort(env, 'EMBEDDED_PG_PORT', 54329),
-  };
-}
-
 /** Starts the embedded PostgreSQL when DATABASE_URL is unset; returns the env the apps get. */
-export async function provideControlPlane(env: Env): Promise<{ env: Env; embedded: EmbeddedPostgresHandle | null }> {
+export async function provideControlPlane(env: Env, settings: EmbeddedSettings): Promise<{ env: Env; embedded: EmbeddedPostgresHandle | null }> {
   if (env.DATABASE_URL) return { env, embedded: null };
-  const settings = embeddedSettings(env);
-  const embedded = await startEmbeddedPostgres({ ...settings });
+  const embedded = await startEmbeddedPostgres({ dir: settings.dir, port: settings.port });
   await embedded.ensureDatabase(CONTROL_PLANE_DATABASE);
   return { env: { ...env, DATABASE_URL: embedded.url(CONTROL_PLANE_DATABASE) }, embedded };
-}
-
-/** The control-plane URL of an embedded server another process (`npm start`) is running. */
-export function runningEmbeddedUrl(env: Env): string | null {
-  const settings = embeddedSettings(env);
-  const passwordFile = join(settings.dir, 'password');
-  if (!existsSync(passwordFile)) return null;
-  const password = readFileSync(passwordFile, 'utf8').trim();
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${settings.port}/${CONTROL_PLANE_DATABASE}`;
-}
-
-/** What `npm start` keeps for the local installation (mode 0600, in the git-ignored data folder). */
-export interface LocalCredentials {
-  /** The default developer, who can sign in on the token service's sign-in page. */
-  developer: { email: string; password: string };
-  /** A confidential client of the default workspace, for the client_credentials grant. */
-  client: { client_id: string; client_secret: string };
-}
-
-/** Next to the embedded PostgreSQL's folder: `.data/local-credentials.json` by default. */
-export function localCredentialsPath(env: Env): string {
-  return join(dirname(embeddedSettings(env).dir), 'local-credentials.json');
-}
-
-export function readLocalCredentials(env: Env): LocalCredentials | null {
-  const path = localCredentialsPath(env);
-  if (!existsSync(path)) return null;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as LocalCredentials;
-  } catch {
-    return null;
-  }
 }
 
 const LOCAL_CLIENT_NAME = 'Local command line (npm start)';
@@ -109,11 +68,8 @@ export async function prepareControlPlane(config: PlatformConfig, env: Env) {
       developer: { email: developer.email, password },
       client: { client_id: clientId, client_secret: secret },
     };
-    const path = localCredentialsPath(env);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(path, 0o600);
-    return { applied, developer, workspace, credentials, credentialsPath: path };
+    const credentialsPath = writeLocalCredentials(env, credentials);
+    return { applied, developer, workspace, credentials, credentialsPath };
   } finally {
     await orm.close();
   }
@@ -143,6 +99,14 @@ export async function requestClientToken(issuer: string, client: LocalCredential
   const body = (await response.json()) as { access_token: string; expires_in: number; error?: string; error_description?: string };
   if (!response.ok) throw new Error(`the token service answered ${response.status}: ${body.error} ${body.error_description ?? ''}`);
   return body;
+}
+
+/** The token service of the running `npm start`, else the one the environment describes. */
+export function tokenServiceIssuer(env: Env): string {
+  const running = readRunningPlatform(env);
+  if (running) return running.issuer;
+  // The control plane's URL is not needed here, but the configuration requires one.
+  return loadConfigOrExit({ ...env, DATABASE_URL: env.DATABASE_URL || 'postgres://unused/unused' }).oauth.issuer;
 }
 
 export function loadConfigOrExit(env: Env): PlatformConfig {

@@ -1,14 +1,14 @@
 // `npm run login`: signs a developer in through the token service with the first-party public
 // client `platform-cli`, as a command-line tool does (RFC 8252): a loopback redirect on a free
 // port, PKCE S256 and state, then the code exchanged for an access token and a refresh token.
+// The token is a developer's: it reaches developer-only routes such as POST /workspaces.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
-import { loadConfigOrExit, runningEmbeddedUrl } from './bootstrap.js';
+import { tokenServiceIssuer } from './bootstrap.js';
 
 const TIMEOUT_MS = 5 * 60_000;
-const config = loadConfigOrExit({ ...process.env, DATABASE_URL: process.env.DATABASE_URL || runningEmbeddedUrl(process.env) || 'postgres://unused/unused' });
-const issuer = new URL(config.oauth.issuer);
+const issuer = new URL(tokenServiceIssuer(process.env));
 const client = await oidc.discovery(issuer, 'platform-cli', undefined, oidc.None(), {
   execute: issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],
 });

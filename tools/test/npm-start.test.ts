@@ -1,42 +1,16 @@
 import { expect } from 'chai';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { eventually, freePort, httpClient } from '@platform/testing';
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  token: string;
-  exited: Promise<number | NodeJS.Signals | null>;
-}
-
-/** Runs `npm start`'s script as a user would, with its own folder and ports. */
-async function startPlatform(env: Record<string, string>): Promise<Started> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, LOG_LEVEL: 'warn' };
-  delete childEnv.DATABASE_URL; // this test is about the embedded default
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/start.ts'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('The platform is up')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const token = /export TOKEN=(\S+)/.exec(output)?.[1];
-  if (!token) throw new Error(`no token printed:\n${output}`);
-  return { child, output: () => output, token, exited };
-}
+import { eventually, httpClient } from '@platform/testing';
+import { platformEnv, startPlatform } from './platform-runner.js';
 
 /**
  * Runs `tools/login.ts`, signs in at the address it prints (the page, then the form), lets the
  * browser-side redirect reach its loopback listener, and answers the token it prints.
  */
-async function runLogin(env: Record<string, string>, credentials: { email: string; password: string }): Promise<{ token: string; scope: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/login.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function runLogin(env: NodeJS.ProcessEnv, credentials: { email: string; password: string }): Promise<{ token: string; scope: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/login.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -69,26 +43,22 @@ async function runLogin(env: Record<string, string>, credentials: { email: strin
 
 describe('npm start', function () {
   this.timeout(120_000);
-  let dir: string;
+  let dir: string | undefined;
   const started: ChildProcess[] = [];
-
-  before(function () {
-    dir = mkdtempSync(join(tmpdir(), 'platform-start-'));
-    chmodSync(dir, 0o755);
-  });
 
   after(function () {
     for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('starts on embedded PostgreSQL, prints a working token, stops cleanly, and reuses its data', async function () {
-    const env = {
-      EMBEDDED_PG_DIR: join(dir, 'postgres'),
-      EMBEDDED_PG_PORT: String(await freePort()),
-      API_PORT: String(await freePort()),
-      OAUTH_PORT: String(await freePort()),
-    };
+    const prepared = await platformEnv();
+    dir = prepared.dir;
+    const env = prepared.env;
+    // The commands that reach a running platform find its ports by themselves: they are told only
+    // where the local state is, as they would be in a clone whose `.data` it is.
+    const toolEnv: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_PG_DIR: env.EMBEDDED_PG_DIR };
+    for (const name of ['API_PORT', 'OAUTH_PORT', 'EMBEDDED_PG_PORT', 'OAUTH_ISSUER', 'DATABASE_URL']) delete toolEnv[name];
     const api = httpClient(`http://127.0.0.1:${env.API_PORT}`);
     const oauth = httpClient(`http://127.0.0.1:${env.OAUTH_PORT}`);
 
@@ -104,19 +74,28 @@ describe('npm start', function () {
     const created = await api('POST', '/workspaces/default/databases', { token: first.token, json: { databaseName: 'kept', region: 'AWS_US_WEST_2' } });
     expect(created.status).to.equal(201);
     // The token came from the token service (client_credentials); the secret is kept for `npm run token` only.
-    const credentialsFile = join(dir, 'local-credentials.json');
+    const credentialsFile = join(prepared.dir, 'local-credentials.json');
     expect(statSync(credentialsFile).mode & 0o777).to.equal(0o600);
-    const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
+    // The running platform's addresses (and the control plane's URL, a secret) sit beside it, as private.
+    const runningFile = join(prepared.dir, 'running-platform.json');
+    expect(statSync(runningFile).mode & 0o777).to.equal(0o600);
+    const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: toolEnv, encoding: 'utf8' }).trim();
     expect(fresh).to.not.equal(first.token);
     expect((await api('GET', '/workspaces/default', { token: fresh })).status).to.equal(200);
     // `npm run login`: the first-party CLI client, completed here by submitting the sign-in page
     // with the default developer's password, as a person would in a browser.
     const { developer } = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { developer: { email: string; password: string } };
-    const login = await runLogin(env, developer);
+    const login = await runLogin(toolEnv, developer);
     expect(login.scope).to.equal('api:read api:write');
     expect((await api('GET', '/workspaces', { token: login.token })).body.map((w: { slug: string }) => w.slug)).to.deep.equal(['default']);
+    // The printed token is the workspace client's; developer-only routes want the developer's, as the output says.
+    expect(first.output()).to.include('sign in as a developer with `npm run login`');
+    const byClient = await api('POST', '/workspaces', { token: first.token, json: { name: 'Second' } });
+    expect(byClient.status).to.equal(403);
+    expect(byClient.body.errorCode).to.equal('developer_token_required');
+    expect((await api('POST', '/workspaces', { token: login.token, json: { name: 'Second' } })).status).to.equal(201);
     // `npm run keys:rotate`: the new key is published at once; tokens of the old one keep working.
-    const rotated = execFileSync(process.execPath, ['--import', 'tsx', 'tools/rotate-keys.ts'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    const rotated = execFileSync(process.execPath, ['--import', 'tsx', 'tools/rotate-keys.ts'], { env: toolEnv, encoding: 'utf8' });
     const newKid = /New signing key (\S+):/.exec(rotated)?.[1];
     expect(newKid, rotated).to.be.a('string');
     const published = await eventually(async () => {
@@ -126,9 +105,16 @@ describe('npm start', function () {
     expect(published).to.include(newKid);
     expect((await api('GET', '/workspaces/default', { token: first.token })).status).to.equal(200);
 
+    // A second start in the same place leaves the running one alone and says why.
+    const twice = spawnSync(process.execPath, ['--import', 'tsx', 'tools/start.ts'], { env: { ...toolEnv, ...env }, encoding: 'utf8', timeout: 30_000 });
+    expect(twice.status).to.equal(1);
+    expect(twice.stderr).to.equal(`npm start failed: the platform is already running (process ${first.child.pid}, API http://127.0.0.1:${env.API_PORT}); stop it first\nStopped.\n`);
+    expect((await api('GET', '/healthz')).status).to.equal(200);
+
     first.child.kill('SIGTERM');
     expect(await first.exited).to.equal(0);
     expect(existsSync(join(env.EMBEDDED_PG_DIR, 'data', 'postmaster.pid')), 'postgres still running').to.equal(false);
+    expect(existsSync(runningFile), 'the record of a stopped platform').to.equal(false);
     await api('GET', '/healthz').then(
       () => expect.fail('the API still answers after SIGTERM'),
       (error: Error) => expect(error.message).to.match(/fetch failed/),

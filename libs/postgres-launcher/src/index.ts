@@ -1,2 +1,4 @@
-export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
-export { freePort, scratchDir } from './scratch.js';
+export { isProcessAlive, startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
+export { DEFAULT_BINARY_CACHE } from './binaries.js';
+export { serverCanReach } from './server-account.js';
+export { freePort, isPortFree, scratchDir } from './scratch.js';

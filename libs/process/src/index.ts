@@ -1,1 +1,1 @@
-export { runService } from './run-service.js';
+export { runService, type RunServiceOptions } from './run-service.js';

@@ -1,13 +1,21 @@
+export interface RunServiceOptions {
+  /** How long a graceful stop may take before the process exits anyway (status 1). */
+  stopDeadlineMs?: number;
+}
+
+const STOP_DEADLINE_MS = 8_000;
+
 /**
  * An app's `main`: loads config (a configuration error exits 78 with the message, which names
  * the variable), starts, and on SIGINT, SIGTERM or the loss of a parent that started it over IPC
- * (`npm start`) stops gracefully.
+ * (`npm start`) stops gracefully: within the deadline, and at once on a second request.
  */
 export async function runService<C>(
   name: string,
   load: () => C,
   start: (config: C) => Promise<{ close(): Promise<void> }>,
   isConfigError: (error: unknown) => boolean,
+  options: RunServiceOptions = {},
 ): Promise<void> {
   let config: C;
   try {
@@ -18,7 +26,18 @@ export async function runService<C>(
     process.exit(78);
   }
   const service = await start(config);
-  const stop = () =>
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) {
+      console.error(`${name}: ${reason} while stopping; exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    const deadlineMs = options.stopDeadlineMs ?? STOP_DEADLINE_MS;
+    setTimeout(() => {
+      console.error(`${name}: did not stop within ${deadlineMs} ms; exiting now`);
+      process.exit(1);
+    }, deadlineMs).unref();
     service.close().then(
       () => process.exit(0),
       (error) => {
@@ -26,6 +45,7 @@ export async function runService<C>(
         process.exit(1);
       },
     );
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stop);
-  if (process.send) process.once('disconnect', stop);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  if (process.send) process.once('disconnect', () => stop('parent gone'));
 }
