@@ -12,7 +12,7 @@ import {
   unlinkUser,
   updateDatabaseUser,
 } from '@platform/domain';
-import { respond, arrayOf, nullable, optional, record, uuid } from '@platform/http';
+import { respond, arrayOf, nullable, optional, record, uuid, type Describe, type Infer } from '@platform/http';
 import { defineManagementRoute } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
 import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
@@ -39,6 +39,27 @@ const V2CreateUserRequest = record({
 });
 /** Documents the cookie that sign-in sets and sign-out clears. */
 const SESSION_COOKIE = { 'Set-Cookie': 'The session cookie (`auth.session-token`, `__Secure-` prefixed under https)' };
+
+/** Password sign-in to a database, or to one tenant of it (the path says which). */
+function passwordSignInRoute<P extends Infer<typeof databasePathParams> & { tenantId?: string }>(route: {
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  params: Describe<P>;
+}) {
+  return defineManagementRoute<P, undefined, Infer<typeof LoginRequest>>({
+    method: 'POST',
+    ...route,
+    tags: ['users'],
+    auth: 'none',
+    body: LoginRequest,
+    success: { status: 200, description: 'Signed in; sets the session cookie', schema: SignedInUserSchema, headers: SESSION_COOKIE },
+    errors: [401, 429],
+    handler: async ({ params, body, clientAddress, scope }) =>
+      presentSignedIn(await signIn(scope, params, body, clientAddress), scope.sessionCookie, 200),
+  });
+}
 
 export const userRoutes = [
   defineManagementRoute({
@@ -67,20 +88,12 @@ export const userRoutes = [
     errors: [404, 409],
     handler: async ({ params, body, caller, scope }) => presentSignedIn(await signUp(scope, caller, params, body), scope.sessionCookie, 201),
   }),
-  defineManagementRoute({
-    method: 'POST',
+  passwordSignInRoute({
     path: `${TENANT_PATH}/users/login`,
     operationId: 'loginTenantUser',
     summary: 'Sign in to a tenant with email and password',
     description: 'Any failure, including a user who is not a member, answers the same 401. Repeated failures answer 429 with Retry-After.',
-    tags: ['users'],
-    auth: 'none',
     params: tenantPathParams,
-    body: LoginRequest,
-    success: { status: 200, description: 'Signed in; sets the session cookie', schema: SignedInUserSchema, headers: SESSION_COOKIE },
-    errors: [401, 429],
-    handler: async ({ params, body, clientAddress, scope }) =>
-      presentSignedIn(await signIn(scope, params, body, clientAddress), scope.sessionCookie, 200),
   }),
   defineManagementRoute({
     method: 'GET',
@@ -127,19 +140,11 @@ export const userRoutes = [
       return undefined;
     },
   }),
-  defineManagementRoute({
-    method: 'POST',
+  passwordSignInRoute({
     path: `${DATABASE_PATH}/users/login`,
     operationId: 'loginUser',
     summary: 'Sign in to the database with email and password ({api_url})',
-    tags: ['users'],
-    auth: 'none',
     params: databasePathParams,
-    body: LoginRequest,
-    success: { status: 200, description: 'Signed in; sets the session cookie', schema: SignedInUserSchema, headers: SESSION_COOKIE },
-    errors: [401, 429],
-    handler: async ({ params, body, clientAddress, scope }) =>
-      presentSignedIn(await signIn(scope, params, body, clientAddress), scope.sessionCookie, 200),
   }),
   defineManagementRoute({
     method: 'POST',
