@@ -15,6 +15,16 @@ function unused(): never {
   throw new Error('not used by these use cases');
 }
 
+/** What `promise` rejected with; fails the test when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
 /** What a use case threw, as a client would see it; fails when it did not throw a DomainError. */
 export async function failure(promise: Promise<unknown>): Promise<{ name: string; kind: string; code: string; message: string; retryAfterSeconds?: number }> {
   let thrown: unknown;

@@ -13,15 +13,7 @@ import {
   listWorkspaces,
   removeMember,
 } from './workspaces.js';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
+import { rejection } from './fakes.test-support.js';
 
 /**
  * Workspaces in memory, with membership; `taken` slugs and `failWith` simulate the database.
