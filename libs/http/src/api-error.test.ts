@@ -166,7 +166,7 @@ describe('toApiError', () => {
 
   it('maps other exposed 4xx http errors by status', () => {
     const unsupported = toApiError({ status: 415, expose: true, message: 'Unsupported' });
-    expect(unsupported.body.errorCode).to.equal('unsupported_media_type');
+    expect(unsupported.body.errorCode).to.equal('unsupported_content_type');
     expect(unsupported.body.statusCode).to.equal(415);
     expect(unsupported.expected).to.equal(true);
     expect(toApiError({ status: 405, expose: true, message: 'Method Not Allowed' }).body.errorCode).to.equal('method_not_allowed');

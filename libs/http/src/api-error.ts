@@ -40,7 +40,8 @@ const CODE_BY_STATUS: Record<number, string> = {
   404: 'route_not_found',
   405: 'method_not_allowed',
   413: 'payload_too_large',
-  415: 'unsupported_media_type',
+  // One code per status: a raw-body parser's 415 (an unsupported charset) reads like the JSON check's.
+  415: 'unsupported_content_type',
   501: 'not_implemented',
 };
 
@@ -51,7 +52,7 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   malformed_body: 'The request body does not match its Content-Encoding',
   route_not_found: 'No such route',
   method_not_allowed: 'The route does not accept this method',
-  unsupported_media_type: 'Unsupported content type',
+  unsupported_content_type: 'The request body has an unsupported content type or charset',
   not_implemented: 'The method is not implemented',
 };
 

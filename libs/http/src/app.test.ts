@@ -82,7 +82,7 @@ const routes = [
     errors: [409],
     handler: async ({ query, caller }) => {
       if (query.answer === 'conflict') throw new ConflictError('taken', 'Taken');
-      if (query.answer === 'teapot') return respond({ status: 418, body: { ok: 1 } });
+      if (query.answer === 'teapot') return respond({ status: 418, body: { ok: 1 }, headers: { 'Set-Cookie': 'refused=1; Path=/' } });
       if (query.answer === 'text') return 'plain words';
       if (query.answer === 'rate') throw new RateLimitedError(60);
       return { ok: caller.kind === 'developer' ? 1 : 0 };
@@ -239,8 +239,11 @@ describe('createHttpApp', () => {
     ]) {
       const response = await get(answer);
       expect(response.status, answer).to.equal(500);
+      expect(response.headers.get('set-cookie'), `${answer}: the refused answer's headers are gone`).to.equal(null);
       expect(await response.json(), answer).to.deep.equal({ errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 });
       expect(logged.some((line) => String(JSON.stringify(line)).includes(what)), what).to.equal(true);
     }
+    // The error the route threw reaches the log too, as the cause of the refusal.
+    expect(logged.some((line) => String(JSON.stringify(line)).includes('Too many failed attempts')), 'the cause is logged').to.equal(true);
   });
 });

@@ -37,11 +37,19 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
       result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse));
     } catch (error) {
       const { body } = toApiError(error);
-      if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body });
+      if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body }, error);
       throw error;
     }
     writeAnswer(ctx, route, result);
-    if (options.validateResponses) checkAnswer(route.operationId, declared, answerOf(ctx));
+    if (options.validateResponses) {
+      try {
+        checkAnswer(route.operationId, declared, answerOf(ctx));
+      } catch (error) {
+        // The 500 that follows must not carry what the refused answer set (a cookie, a Location).
+        for (const name of Object.keys(ctx.response.headers)) if (name !== 'x-request-id') ctx.remove(name);
+        throw error;
+      }
+    }
   };
   Object.defineProperty(handler, 'name', { value: route.operationId });
   return handler;

@@ -53,10 +53,11 @@ export interface Answer {
  * Refuses an answer its operation does not declare (status and media type), or whose body
  * matches none of the schemas declared for them: the document and the code cannot drift apart.
  */
-export function checkAnswer(operationId: string, declared: readonly ResponseSpec[], answer: Answer): void {
+export function checkAnswer(operationId: string, declared: readonly ResponseSpec[], answer: Answer, cause?: unknown): void {
   const candidates = declared.filter((spec) => spec.status === answer.status && mediaTypeOf(spec) === answer.mediaType);
   if (candidates.length === 0) {
-    throw new Error(`${operationId} answered ${answer.status} ${answer.mediaType ?? 'without a body'}, which its route does not declare`);
+    // The error the route threw, if any, travels along as the cause, so the log shows both.
+    throw new Error(`${operationId} answered ${answer.status} ${answer.mediaType ?? 'without a body'}, which its route does not declare`, { cause });
   }
   const failures = candidates.flatMap((spec) => (spec.schema ? [validate(answer.body, spec.schema)[0]] : [undefined]));
   if (failures.some((failure) => failure === undefined)) return;
