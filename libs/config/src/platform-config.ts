@@ -30,7 +30,6 @@ export function clusterUrlVariable(region: Region): string {
   return `CLUSTER_URL_${region}`;
 }
 
-/** The same server as `url`, but its maintenance database: where databases are created and dropped. */
 /** The URL of another database on the same PostgreSQL server (same role, host, port and options). */
 export function databaseUrl(serverUrl: string, database: string): string {
   const parsed = new URL(serverUrl);
@@ -38,7 +37,7 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return parsed.toString();
 }
 
-/** The server's maintenance database, `postgres`. */
+/** The same server as `url`, but its maintenance database: where databases are created and dropped. */
 export function maintenanceUrl(url: string): string {
   return databaseUrl(url, 'postgres');
 }
