@@ -49,6 +49,8 @@ async function start(): Promise<TestPlatform> {
 }
 
 after(async function stopPlatform() {
+  // Draining the API (up to 10 s) and stopping PostgreSQL (up to 8 s) can outlast mocha's 30 s on a loaded machine.
+  this.timeout(90_000);
   if (!started) return;
   const { api, controlPlane, postgres } = await started;
   await api.close();

@@ -94,6 +94,8 @@ export function startApiProcess(controlPlane: TestControlPlane, issuer: string):
 }
 
 after(async function stopPlatform() {
+  // Draining the API (up to 10 s) and stopping PostgreSQL (up to 8 s) can outlast mocha's 30 s on a loaded machine.
+  this.timeout(90_000);
   if (!started) return;
   const { platform, service, api } = await started;
   await api.stop();
