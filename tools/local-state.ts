@@ -1,15 +1,12 @@
 // What `npm start` keeps on this machine, in the git-ignored `.data` folder (or the folder above
 // EMBEDDED_PG_DIR when that is set): the embedded PostgreSQL, the local credentials, and the
 // record of the running platform that `npm run token`, `login` and `keys:rotate` read.
-import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { readPort, readString, type Env } from '@platform/config';
-import { isProcessAlive, serverCanReach } from '@platform/postgres-launcher';
+import { isProcessAlive, reachableFolder, serverCanReach } from '@platform/postgres-launcher';
 
 const DEFAULT_EMBEDDED_DIR = '.data/postgres';
-/** Where the data goes when the embedded server's account cannot reach the clone. */
-const REACHABLE_BASE = '/var/tmp';
 
 /** The folder of the local credentials and the running record: `.data` of the clone (`cwd`) by default. */
 export function localStateDir(env: Env, cwd = process.cwd()): string {
@@ -23,22 +20,32 @@ export interface EmbeddedSettings {
   unreachable?: string;
 }
 
+/** The record of the folder under /var/tmp that holds the data when the clone is out of the server's reach. */
+export function dataLocationPath(env: Env, cwd = process.cwd()): string {
+  return join(localStateDir(env, cwd), 'postgres-location');
+}
+
 /**
- * EMBEDDED_PG_DIR and EMBEDDED_PG_PORT. Running as root, the server runs as the `postgres` user;
- * when that user cannot reach the default folder (a clone in a private home folder), the data
- * goes to a folder under /var/tmp named after the clone, so a second start finds it again.
+ * EMBEDDED_PG_DIR and EMBEDDED_PG_PORT, for a start. Running as root, the server runs as the
+ * `postgres` user; when that user cannot reach the default folder (a clone in a private home
+ * folder), the data goes to a new folder of root's under /var/tmp with a name nobody can guess
+ * beforehand, recorded in `.data` so that the next start finds it again (after checking that
+ * nobody else can have changed it).
  */
-export function embeddedSettings(env: Env, cwd = process.cwd()): EmbeddedSettings {
+export function prepareEmbeddedSettings(env: Env, cwd = process.cwd()): EmbeddedSettings {
   const port = readPort(env, 'EMBEDDED_PG_PORT', 54329);
   const dir = resolve(cwd, readString(env, 'EMBEDDED_PG_DIR', DEFAULT_EMBEDDED_DIR));
   if (env.EMBEDDED_PG_DIR || serverCanReach(dir)) return { dir, port };
-  const clone = createHash('sha256').update(localStateDir(env, cwd)).digest('hex').slice(0, 12);
-  return { dir: join(REACHABLE_BASE, `platform-${clone}`, 'postgres'), port, unreachable: dir };
+  const record = dataLocationPath(env, cwd);
+  const recorded = existsSync(record) ? readFileSync(record, 'utf8').trim() : undefined;
+  const folder = reachableFolder('platform-', recorded);
+  if (folder !== recorded) writePrivate(record, folder);
+  return { dir: join(folder, 'postgres'), port, unreachable: dir };
 }
 
 function writePrivate(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(path, typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
 }
 
@@ -100,4 +107,50 @@ export function writeRunningPlatform(env: Env, running: RunningPlatform): void {
 
 export function removeRunningPlatform(env: Env): void {
   rmSync(runningPlatformPath(env), { force: true });
+}
+
+/** Held by a start from its first step until it exits: two starts in one place would stop each other's PostgreSQL. */
+export function startLockPath(env: Env): string {
+  return join(localStateDir(env), 'start.lock');
+}
+
+function lockHolder(path: string): number | null {
+  try {
+    return Number(readFileSync(path, 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes the start lock, a file holding this process's id, released when this process exits; a
+ * lock whose process is gone (a killed start) is taken over. Answers the id of the process that
+ * holds it still, or null once this one holds it.
+ */
+export function takeStartLock(env: Env): number | null {
+  const path = startLockPath(env);
+  mkdirSync(dirname(path), { recursive: true });
+  // Written whole under a name of its own, then linked into place: a link never replaces a file,
+  // and a reader never sees the lock without its process id.
+  const mine = `${path}.${process.pid}`;
+  writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        linkSync(mine, path);
+        process.once('exit', () => {
+          if (lockHolder(path) === process.pid) rmSync(path, { force: true });
+        });
+        return null;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const holder = lockHolder(path);
+      if (holder !== null && isProcessAlive(holder)) return holder;
+      if (lockHolder(path) === holder) rmSync(path, { force: true });
+    }
+    throw new Error(`could not take ${path}: other starts keep taking it`);
+  } finally {
+    unlinkSync(mine);
+  }
 }

@@ -9,7 +9,7 @@ import type { Env, PlatformConfig } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
 import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
-import { embeddedSettings, readRunningPlatform, removeRunningPlatform, writeRunningPlatform, type LocalCredentials } from './local-state.js';
+import { prepareEmbeddedSettings, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform, type LocalCredentials } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
 
@@ -61,10 +61,12 @@ async function waitHealthy(url: string): Promise<void> {
 }
 
 async function startPlatform(): Promise<void> {
+  // First of all: a second start would take the first one's PostgreSQL for a crashed run's and stop it.
+  const holder = takeStartLock(baseEnv);
   const running = readRunningPlatform(baseEnv);
-  // A second start would take the first one's PostgreSQL for a crashed run's and stop it.
   if (running) throw new Error(`the platform is already running (process ${running.pid}, API ${running.apiUrl}); stop it first`);
-  const settings = embeddedSettings(baseEnv);
+  if (holder !== null) throw new Error(`another npm start (process ${holder}) is starting the platform here; wait for it, or stop it first`);
+  const settings = prepareEmbeddedSettings(baseEnv);
   if (!baseEnv.DATABASE_URL && baseEnv.EMBEDDED_PG_DIR && !serverCanReach(settings.dir)) {
     throw new Error(`EMBEDDED_PG_DIR=${settings.dir}: the 'postgres' user, which runs PostgreSQL when you are root, cannot enter it; choose a folder it can reach (for example under /var/tmp)`);
   }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually, httpClient } from '@platform/testing';
 import { platformEnv, startPlatform } from './platform-runner.js';
@@ -62,8 +62,12 @@ describe('npm start', function () {
     const api = httpClient(`http://127.0.0.1:${env.API_PORT}`);
     const oauth = httpClient(`http://127.0.0.1:${env.OAUTH_PORT}`);
 
+    // A start killed with SIGKILL left its lock behind; its process is gone, so this start takes it over.
+    const lock = join(prepared.dir, 'start.lock');
+    writeFileSync(lock, `${spawnSync('true').pid}\n`);
     const first = await startPlatform(env);
     started.push(first.child);
+    expect(readFileSync(lock, 'utf8')).to.equal(`${first.child.pid}\n`);
     expect(first.output()).to.include(`http://127.0.0.1:${env.API_PORT}/openapi.json`);
     expect((await api('GET', '/healthz')).status).to.equal(200);
     expect((await api('GET', '/readyz')).status).to.equal(200);
@@ -115,6 +119,7 @@ describe('npm start', function () {
     expect(await first.exited).to.equal(0);
     expect(existsSync(join(env.EMBEDDED_PG_DIR, 'data', 'postmaster.pid')), 'postgres still running').to.equal(false);
     expect(existsSync(runningFile), 'the record of a stopped platform').to.equal(false);
+    expect(existsSync(lock), 'the lock of a stopped platform').to.equal(false);
     await api('GET', '/healthz').then(
       () => expect.fail('the API still answers after SIGTERM'),
       (error: Error) => expect(error.message).to.match(/fetch failed/),

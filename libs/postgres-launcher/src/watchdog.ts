@@ -1,17 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 
+/**
+ * How the server is stopped, by `stop()` and by the watchdog alike: a fast shutdown (sessions are
+ * ended), an immediate one after IMMEDIATE_AFTER_MS, SIGKILL after KILL_AFTER_MS. `npm start`
+ * gives its apps 5 s to drain first, and the whole stop must end within 10 s.
+ */
+export const STOP_POLICY = { immediateAfterMs: 2_000, killAfterMs: 4_000 } as const;
+
+const TICK_MS = 100;
+
 // Blocks on a pipe only this process writes to. The pipe ends when this process ends, however it
-// ends (SIGKILL included), and the watchdog then stops the server: a fast shutdown, then after
-// 5 s an immediate one, then after 10 s SIGKILL.
+// ends (SIGKILL included), and the watchdog then stops the server as STOP_POLICY says.
 const SCRIPT = `
 while read -r _; do :; done
 kill -INT "$1" 2>/dev/null || exit 0
 n=0
-while kill -0 "$1" 2>/dev/null && [ "$n" -lt 100 ]; do
+while kill -0 "$1" 2>/dev/null && [ "$n" -lt ${STOP_POLICY.killAfterMs / TICK_MS} ]; do
   n=$((n + 1))
-  [ "$n" -eq 50 ] && kill -QUIT "$1" 2>/dev/null
-  sleep 0.1
+  [ "$n" -eq ${STOP_POLICY.immediateAfterMs / TICK_MS} ] && kill -QUIT "$1" 2>/dev/null
+  sleep ${TICK_MS / 1000}
 done
 kill -KILL "$1" 2>/dev/null
 exit 0
