@@ -1,15 +1,11 @@
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
+import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
+import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
 // Both names are spliced into SQL text below: refuse anything that would need quoting.
 if (!/^[a-z_][a-z0-9_]{0,62}$/.test(TENANT_APP_ROLE)) throw new Error(`unexpected tenant role name '${TENANT_APP_ROLE}'`);
 if (!/^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/.test(TENANT_CONTEXT_SETTING)) {
   throw new Error(`unexpected tenant setting name '${TENANT_CONTEXT_SETTING}'`);
 }
-
-/** The policy every tenant-aware table gets. */
-const TENANT_POLICY = 'tenant_isolation';
-/** Schemas whose tables are never made tenant-aware: the platform's own, and the system's. */
-const UNTOUCHED_SCHEMAS = `('auth', 'platform', 'pg_catalog', 'information_schema')`;
 
 /** The current tenant as text; NULL when the setting is unset or empty (missing_ok: never an error). */
 const CURRENT_TENANT = `nullif(current_setting('${TENANT_CONTEXT_SETTING}', true), '')`;
@@ -216,6 +212,13 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
         using (${CURRENT_TENANT} is null or exists (
           select 1 from users.tenant_users tu where tu.user_id = users.id and tu.tenant_id = ${CURRENT_TENANT}::uuid));
     `,
+  },
+  {
+    // Step 4: isolation fails closed (no tenant, no rows), per-database roles instead of the
+    // cluster-wide one, tenant-scoped credentials bound to their tenant by login role, and guards
+    // against routes around row-level security (see isolation-step.ts and isolation-guards.ts).
+    version: 4,
+    sql: FAIL_CLOSED_ISOLATION,
   },
 ];
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { NotFoundError, UnavailableError } from '@platform/domain';
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
+import { DATABASE_ROLE_SUFFIXES } from './database-roles.js';
+import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 /** What the repositories need of a pool. */
 export interface Queryable {
@@ -54,13 +55,14 @@ export async function inTransaction<T>(pool: Queryable, fn: (client: pg.PoolClie
 }
 
 /**
- * Runs `fn` in one tenant's context: as the role row-level security applies to, with the tenant
- * setting set for this transaction only (SET LOCAL), so a pooled connection never carries a
- * tenant into its next use.
+ * Runs `fn` in one tenant's context: as the database's tenant role, which row-level security
+ * applies to, with the tenant setting set for this transaction only (SET LOCAL, like the role),
+ * so a pooled connection never carries either into its next use. The role is named after the
+ * database the connection is to, so the server derives it.
  */
 export async function inTenantContext<T>(pool: Queryable, tenantId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   return inTransaction(pool, async (client) => {
-    await client.query(`set local role ${TENANT_APP_ROLE}`);
+    await client.query(`select set_config('role', current_database() || '${DATABASE_ROLE_SUFFIXES.tenant}', true)`);
     await client.query('select set_config($1, $2, true)', [TENANT_CONTEXT_SETTING, tenantId]);
     return fn(client);
   });

@@ -5,11 +5,12 @@ import pg from 'pg';
 import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
+import { DATABASE_ROLE_SUFFIXES, databaseRoleNames } from './database-roles.js';
+import { REQUIRED_TENANT_POLICY, TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY } from './tenant-context.js';
 
 const ALL_STEPS = BUILT_IN_SCHEMA_STEPS.map((step) => step.version);
 
-describe('tenant isolation (built-in schema steps 2 and 3)', function () {
+describe('tenant isolation (built-in schema steps 2 to 4)', function () {
   let postgres: TestPostgres;
   const pools: pg.Pool[] = [];
   const created: string[] = [];
@@ -58,14 +59,14 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
   }
 
   /**
-   * Runs `fn` in a transaction as the tenant role, in `tenant`'s context (none when null), the way
-   * the platform does: SET LOCAL ROLE and a transaction-local setting.
+   * Runs `fn` in a transaction as the database's tenant role, in `tenant`'s context (none when
+   * null), the way the platform does: SET LOCAL ROLE and a transaction-local setting.
    */
   async function asTenant<T>(pool: pg.Pool, tenant: string | null, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     try {
       await client.query('begin');
-      await client.query(`set local role ${TENANT_APP_ROLE}`);
+      await client.query(`select set_config('role', current_database() || '${DATABASE_ROLE_SUFFIXES.tenant}', true)`);
       if (tenant !== null) await client.query('select set_config($1, $2, true)', [TENANT_CONTEXT_SETTING, tenant]);
       const result = await fn(client);
       await client.query('commit');
@@ -102,17 +103,16 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     return result.rows[0];
   }
 
-  const ISOLATED = { rls: true, forced: true, policies: ['tenant_isolation'] };
+  const ISOLATED = { rls: true, forced: true, policies: [TENANT_POLICY, REQUIRED_TENANT_POLICY] };
 
   it('isolates a table the role creates after provisioning, per transaction, on one connection', async function () {
-    const { pool } = await provisioned();
+    const { name, pool } = await provisioned();
+    const tenantRole = databaseRoleNames(name).tenant;
     await asTenant(pool, null, (client) =>
       client.query(`create table todos (id serial primary key, tenant_id uuid not null references tenants (id), title text)`),
     );
     expect(await isolation(pool, 'public.todos')).to.deep.equal(ISOLATED);
-    expect(await values(pool, `select tableowner from pg_tables where tablename = 'todos'`)).to.deep.equal([
-      TENANT_APP_ROLE,
-    ]);
+    expect(await values(pool, `select tableowner from pg_tables where tablename = 'todos'`)).to.deep.equal([tenantRole]);
 
     // As the admin, without the setting: a superuser is not subject to RLS.
     const { a, b } = await twoTenants(pool);
@@ -132,12 +132,15 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
 
     // Neither the role nor the tenant outlives its transaction on the pooled connection.
     const after = await pool.query(`select current_user as role, current_setting($1, true) as tenant`, [TENANT_CONTEXT_SETTING]);
-    expect(after.rows[0].role).not.to.equal(TENANT_APP_ROLE);
+    expect(after.rows[0].role).not.to.equal(tenantRole);
     expect(after.rows[0].tenant ?? '').to.equal('');
 
-    // Still the role, but no tenant: every row (and an empty setting means the same).
-    expect(await asTenant(pool, null, (client) => values(client, 'select title from todos order by title'))).to.deep.equal(['a1', 'a2', 'b1']);
-    expect(await asTenant(pool, '', (client) => values(client, 'select title from todos order by title'))).to.deep.equal(['a1', 'a2', 'b1']);
+    // Still the role, but no tenant: no row at all (step 4; before, every row), and an empty
+    // setting means the same. Writes without a tenant are refused.
+    expect(await asTenant(pool, null, (client) => values(client, 'select title from todos order by title'))).to.deep.equal([]);
+    expect(await asTenant(pool, '', (client) => values(client, 'select title from todos order by title'))).to.deep.equal([]);
+    const untenanted = await rejection(asTenant(pool, null, (client) => client.query(`insert into todos (tenant_id, title) values ($1, 'x')`, [a])));
+    expect(untenanted.code).to.equal('42501');
 
     // Writes of another tenant's rows are refused, and its rows are out of reach.
     const foreignInsert = await rejection(
@@ -191,19 +194,24 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     await asTenant(pool, a, (client) => client.query(`insert into shared (body) values ('three')`));
   });
 
-  it('keeps a table isolated when its owner alters RLS away, and creates the policy only once', async function () {
+  it('keeps a table isolated when its owner alters RLS away, and creates the policies only once', async function () {
     const { pool } = await provisioned();
     await asTenant(pool, null, async (client) => {
       await client.query(`create table todos (id serial primary key, tenant_id uuid not null, title text)`);
-      await client.query(`alter table todos no force row level security`);
-      await client.query(`alter table todos disable row level security`);
       await client.query(`alter table todos add column done boolean not null default false`);
     });
+    // Step 4: an owner that is not a superuser is refused; a superuser's change is undone.
+    for (const change of ['no force row level security', 'disable row level security']) {
+      const refused = await rejection(asTenant(pool, null, (client) => client.query(`alter table todos ${change}`)));
+      expect(refused.code, change).to.equal('42501');
+      expect(refused.message).to.equal('row-level security of tenant-aware table public.todos cannot be disabled or unforced');
+      await pool.query(`alter table todos ${change}`);
+    }
     expect(await isolation(pool, 'public.todos')).to.deep.equal(ISOLATED);
   });
 
   it('isolates tables created as the admin, partitioned tables and the built-in users.tenant_users', async function () {
-    const { pool } = await provisioned();
+    const { name, pool } = await provisioned();
     const { a, b } = await twoTenants(pool);
     await pool.query(`create schema app`);
     await pool.query(`create table app.events (id serial, tenant_id uuid not null, what text) partition by hash (tenant_id)`);
@@ -216,8 +224,8 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
       expect(await isolation(pool, table), table).to.deep.equal(ISOLATED);
     }
 
-    await pool.query(`grant usage on schema app to ${TENANT_APP_ROLE}`);
-    await pool.query(`grant select on all tables in schema app to ${TENANT_APP_ROLE}`);
+    await pool.query(`grant usage on schema app to ${databaseRoleNames(name).tenant}`);
+    await pool.query(`grant select on all tables in schema app to ${databaseRoleNames(name).tenant}`);
     expect(await asTenant(pool, a, (client) => values(client, 'select what from app.events'))).to.deep.equal(['a']);
     expect(await asTenant(pool, b, (client) => values(client, 'select what from app.events_0 union all select what from app.events_1'))).to.deep.equal(['b']);
     expect(await asTenant(pool, b, (client) => values(client, 'select title from app.copied'))).to.deep.equal(['b']);
@@ -226,11 +234,13 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     const [user] = await values(pool, `insert into users.users (email) values ('x@example.com') returning id`);
     await pool.query(`insert into users.tenant_users (tenant_id, user_id) values ($1, $3), ($2, $3)`, [a, b, user]);
     expect(await asTenant(pool, a, (client) => values(client, 'select tenant_id from users.tenant_users'))).to.deep.equal([a]);
-    expect(await asTenant(pool, null, (client) => values(client, 'select count(*)::int from users.tenant_users'))).to.deep.equal([2]);
+    // No tenant, no row (step 4; before, both).
+    expect(await asTenant(pool, null, (client) => values(client, 'select count(*)::int from users.tenant_users'))).to.deep.equal([0]);
+    expect(await values(pool, 'select count(*)::int from users.tenant_users')).to.deep.equal([2]);
   });
 
   it('gives the role no access to auth and platform, and what it needs of users and tenants', async function () {
-    const { pool } = await provisioned();
+    const { name, pool } = await provisioned();
     for (const table of ['auth.credentials', 'auth.sessions', 'platform.schema_steps']) {
       const denied = await rejection(asTenant(pool, null, (client) => client.query(`select * from ${table}`)));
       expect(denied.code, `${table}: ${denied.message}`).to.equal('42501');
@@ -261,7 +271,7 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
               has_table_privilege($1, 'users.users', 'REFERENCES') as references_users,
               r.rolsuper, r.rolbypassrls, r.rolcanlogin, r.rolcreatedb, r.rolcreaterole
          from pg_roles r where r.rolname = $1`,
-      [TENANT_APP_ROLE],
+      [databaseRoleNames(name).tenant],
     );
     expect(privileges.rows).to.deep.equal([
       {
@@ -279,6 +289,9 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
         rolcreaterole: false,
       },
     ]);
+    // The cluster-wide role of steps 2 and 3 keeps nothing here (step 4).
+    const legacy = `select has_schema_privilege($1, 'public', 'CREATE') as public, has_table_privilege($1, 'public.tenants', 'SELECT') as tenants`;
+    expect((await pool.query(legacy, [TENANT_APP_ROLE])).rows).to.deep.equal([{ public: false, tenants: false }]);
   });
 
   it('shows the role only the current tenant and its members among the built-in tenants and users', async function () {
@@ -294,9 +307,10 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
       expect(await values(client, 'select id from tenants')).to.deep.equal([b]);
       expect(await values(client, 'select email from users.users')).to.deep.equal(['bob@b.test']);
     });
+    // No tenant: no tenant and no user (step 4; before, all of them).
     await asTenant(pool, null, async (client) => {
-      expect((await values(client, 'select id from tenants order by name')).length).to.equal(2);
-      expect(await values(client, 'select email from users.users order by email')).to.deep.equal(['alice@a.test', 'bob@b.test']);
+      expect(await values(client, 'select id from tenants order by name')).to.deep.equal([]);
+      expect(await values(client, 'select email from users.users order by email')).to.deep.equal([]);
     });
     // The platform's own connection (the owner) is not bound by it.
     expect((await values(pool, 'select id from tenants')).length).to.equal(2);
@@ -317,13 +331,13 @@ describe('tenant isolation (built-in schema steps 2 and 3)', function () {
     await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);
     expect(await isolation(pool, 'public.orders')).to.deep.equal(ISOLATED);
-    await pool.query(`grant select on orders to ${TENANT_APP_ROLE}`);
+    await pool.query(`grant select on orders to ${databaseRoleNames(name).tenant}`);
     expect(await asTenant(pool, a, (client) => values(client, 'select item from orders'))).to.deep.equal(['a']);
     expect(await asTenant(pool, b, (client) => values(client, 'select item from orders'))).to.deep.equal(['b']);
   });
 
   it('installs twice without change, and into several databases at once', async function () {
-    expect(ALL_STEPS).to.deep.equal([1, 2, 3]);
+    expect(ALL_STEPS).to.deep.equal([1, 2, 3, 4]);
     const { name, pool } = await provisioned();
     await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);

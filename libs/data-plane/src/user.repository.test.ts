@@ -3,11 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, type DataPlaneRepositories } from '@platform/domain';
 import { query, rejection } from '@platform/testing';
 import { startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
-import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING } from './tenant-context.js';
+import { databaseRoleNames } from './database-roles.js';
+import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('PgUserRepository', function () {
   let plane: ScratchDataPlane;
   let url: string;
+  let name: string;
   let repos: DataPlaneRepositories;
 
   before(async function () {
@@ -15,7 +17,7 @@ describe('PgUserRepository', function () {
   });
 
   beforeEach(async function () {
-    ({ url, repos } = await plane.newDatabase('users'));
+    ({ url, name, repos } = await plane.newDatabase('users'));
   });
 
   after(async function () {
@@ -179,7 +181,7 @@ describe('PgUserRepository', function () {
       // A's context: B's members vanish from listMembers, which the owner alone would still see.
       await query(
         url,
-        `create policy only_in_a on users.users as restrictive for select to ${TENANT_APP_ROLE}
+        `create policy only_in_a on users.users as restrictive for select to ${databaseRoleNames(name).tenant}
            using (current_setting('${TENANT_CONTEXT_SETTING}', true) = '${a.id}')`,
       );
 

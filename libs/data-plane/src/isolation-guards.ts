@@ -1,0 +1,148 @@
+import { ROLE_NAME_DECLARATIONS } from './database-roles.js';
+import { REQUIRED_TENANT_POLICY, TENANT_POLICY } from './tenant-context.js';
+
+/** SQL: is the table `relation` (an oid expression) tenant-aware: a live tenant_id column, or the platform's policies. */
+function isTenantAware(relation: string): string {
+  return `(exists (select from pg_attribute where attrelid = ${relation} and attname = 'tenant_id' and attnum > 0 and not attisdropped)
+           or exists (select from pg_policy where polrelid = ${relation} and polname in ('${TENANT_POLICY}', '${REQUIRED_TENANT_POLICY}')))`;
+}
+
+/** SQL: does the query of the view or materialized view `relation` read, through views, a table with row-level security. */
+function readsRowSecurity(relation: string): string {
+  const reads = `join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = r.oid and d.refclassid = 'pg_class'::regclass`;
+  return `exists (
+    with recursive read(relid) as (
+      select d.refobjid from pg_rewrite r ${reads} where r.ev_class = ${relation}
+      union
+      select d.refobjid from read join pg_rewrite r on r.ev_class = read.relid ${reads}
+    )
+    select from read join pg_class c on c.oid = read.relid where c.relrowsecurity)`;
+}
+
+/** Raises insufficient_privilege (42501) with a message whose %s take the arguments. */
+function refuse(message: string, ...args: string[]): string {
+  return `raise exception using errcode = 'insufficient_privilege', message = format('${message}'${args.map((arg) => `, ${arg}`).join('')});`;
+}
+
+/**
+ * The guards of step 4. Event triggers fire in alphabetical order of their names: the refusals
+ * (deny_...) come before step 2's enforce_tenant_isolation, which re-applies row-level security
+ * for a superuser, and the hand-over comes last.
+ *   - platform.refuse_isolation_bypass() runs as the caller and aborts, for anyone but a superuser:
+ *     policy DDL on a tenant-aware table (the platform's policies are the only ones), turning its
+ *     row-level security off or unforcing it, SECURITY DEFINER functions, materialized views over
+ *     a table with row-level security (they would store one tenant's rows for others to read), and
+ *     views without security_invoker (CREATE VIEW gets it set; altering it away is refused).
+ *   - platform.hand_over_customer_objects() runs as its owner: what a member of the owner role
+ *     (an unscoped credential, or the admin role) creates in public is handed to the owner role,
+ *     which is subject to row-level security, and its DML granted to the scoped role; so every
+ *     credential of the database can use it, and nothing there runs with BYPASSRLS rights.
+ */
+export const ISOLATION_GUARDS = `
+  create function platform.refuse_isolation_bypass() returns event_trigger
+    language plpgsql
+    -- Runs with the caller's rights: pin the search path so no object of theirs is picked up.
+    set search_path = pg_catalog, pg_temp
+  as $function$
+  declare
+    command record;
+    target record;
+  begin
+    if (select rolsuper from pg_roles where rolname = current_user) then
+      return;
+    end if;
+    if tg_event = 'sql_drop' then
+      for command in
+        select to_regclass(format('%I.%I', address_names[1], address_names[2])) as relation, address_names[3] as policy, object_identity
+          from pg_event_trigger_dropped_objects() where object_type = 'policy'
+      loop
+        -- A policy dropped with its table leaves no table behind.
+        if command.relation is not null and (command.policy in ('${TENANT_POLICY}', '${REQUIRED_TENANT_POLICY}') or ${isTenantAware('command.relation')}) then
+          ${refuse('policy %s of a tenant-aware table cannot be dropped', 'command.object_identity')}
+        end if;
+      end loop;
+      return;
+    end if;
+    for command in select distinct classid, objid, command_tag, object_identity from pg_event_trigger_ddl_commands() loop
+      if command.classid = 'pg_policy'::regclass then
+        if ${isTenantAware('(select polrelid from pg_policy where oid = command.objid)')} then
+          ${refuse('policy %s cannot be created or altered: its table is tenant-aware', 'command.object_identity')}
+        end if;
+      elsif command.classid = 'pg_proc'::regclass then
+        if (select prosecdef from pg_proc where oid = command.objid) then
+          ${refuse('function %s cannot be SECURITY DEFINER in a platform database', 'command.object_identity')}
+        end if;
+      elsif command.classid = 'pg_class'::regclass then
+        select c.oid, c.relkind, c.relrowsecurity and c.relforcerowsecurity as secured,
+               coalesce((select option_value::boolean from pg_options_to_table(c.reloptions) where option_name = 'security_invoker'), false) as invoker
+          into target from pg_class c where c.oid = command.objid;
+        if target.relkind = 'm' and ${readsRowSecurity('target.oid')} then
+          ${refuse('materialized view %s would store rows of a table with row-level security', 'command.object_identity')}
+        elsif target.relkind = 'v' and not target.invoker then
+          if command.command_tag <> 'CREATE VIEW' then
+            ${refuse('view %s must keep security_invoker', 'command.object_identity')}
+          end if;
+          execute format('alter view %s set (security_invoker = true)', target.oid::regclass);
+        elsif target.relkind in ('r', 'p') and not target.secured
+              and exists (select from pg_policy where polrelid = target.oid and polname = '${TENANT_POLICY}') then
+          ${refuse('row-level security of tenant-aware table %s cannot be disabled or unforced', 'command.object_identity')}
+        end if;
+      end if;
+    end loop;
+  end
+  $function$;
+  revoke all on function platform.refuse_isolation_bypass() from public;
+
+  create function platform.hand_over_customer_objects() returns event_trigger
+    language plpgsql security definer
+    set search_path = pg_catalog, pg_temp
+  as $function$
+  declare
+    ${ROLE_NAME_DECLARATIONS}
+    owner_oid oid := (select oid from pg_roles where rolname = owner_role);
+    command record;
+    object_owner oid;
+    kind "char";
+  begin
+    for command in
+      select distinct classid, objid, object_type, object_identity from pg_event_trigger_ddl_commands()
+       where schema_name = 'public' and not in_extension and classid in ('pg_class'::regclass, 'pg_proc'::regclass, 'pg_type'::regclass)
+    loop
+      kind := (select relkind from pg_class where oid = command.objid and command.classid = 'pg_class'::regclass);
+      continue when kind is not null and kind not in ('r', 'p', 'v', 'm', 'S');
+      object_owner := case command.classid
+        when 'pg_class'::regclass then (select relowner from pg_class where oid = command.objid)
+        when 'pg_proc'::regclass then (select proowner from pg_proc where oid = command.objid)
+        else (select typowner from pg_type where oid = command.objid) end;
+      -- Only what the owner role's members create: the platform's and the tenant role's objects stay theirs.
+      continue when object_owner is null
+        or not (object_owner = owner_oid or exists (select from pg_auth_members where member = object_owner and roleid = owner_oid));
+      -- A sequence owned by a column follows its table.
+      if object_owner <> owner_oid and not (kind = 'S' and exists (
+           select from pg_depend where classid = 'pg_class'::regclass and objid = command.objid
+              and refclassid = 'pg_class'::regclass and deptype in ('a', 'i'))) then
+        execute format('alter %s %s owner to %I', command.object_type, command.object_identity, owner_role);
+      end if;
+      if kind in ('r', 'p', 'v') then
+        execute format('grant select, insert, update, delete on %s to %I', command.objid::regclass, scoped_role);
+      elsif kind = 'm' then
+        execute format('grant select on %s to %I', command.objid::regclass, scoped_role);
+      elsif kind = 'S' then
+        execute format('grant usage, select on sequence %s to %I', command.objid::regclass, scoped_role);
+      end if;
+    end loop;
+  end
+  $function$;
+  revoke all on function platform.hand_over_customer_objects() from public;
+
+  create event trigger deny_tenant_isolation_bypass on ddl_command_end
+    execute function platform.refuse_isolation_bypass();
+  create event trigger deny_tenant_isolation_bypass_on_drop on sql_drop
+    execute function platform.refuse_isolation_bypass();
+  create event trigger hand_over_customer_objects on ddl_command_end
+    when tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIEW', 'CREATE MATERIALIZED VIEW',
+                 'CREATE SEQUENCE', 'CREATE FUNCTION', 'CREATE PROCEDURE', 'CREATE AGGREGATE', 'CREATE TYPE', 'CREATE DOMAIN',
+                 'ALTER TABLE', 'ALTER VIEW', 'ALTER MATERIALIZED VIEW', 'ALTER SEQUENCE', 'ALTER FUNCTION',
+                 'ALTER PROCEDURE', 'ALTER AGGREGATE', 'ALTER TYPE', 'ALTER DOMAIN')
+    execute function platform.hand_over_customer_objects();
+`;
