@@ -61,6 +61,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
   const services: ManagementServices = {
     clusters,
+    // Credentials are login roles on the clusters: the same directory creates and drops them.
+    loginRoles: clusters,
     provisioner: reconciler,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
     dataPlane: new PgDataPlane(pools, (database) => databaseUrl(config.clusterUrls[database.region], database.physicalName)),

@@ -60,6 +60,8 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/members/{developerId}',
       '/workspaces/{workspaceSlug}/databases',
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/credentials',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/credentials/{credentialId}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users',

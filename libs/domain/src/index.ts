@@ -22,3 +22,5 @@ export * from './client-id.js';
 export * from './use-cases/developers.js';
 export * from './use-cases/grants.js';
 export * from './use-cases/sign-in-and-authorize.js';
+export * from './credential-ports.js';
+export * from './use-cases/credentials.js';

@@ -1,3 +1,4 @@
+import type { CredentialRepository } from './credential-ports.js';
 import type { DatabaseStatus } from './database-status.js';
 import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
 import type { Region } from './regions.js';
@@ -152,4 +153,5 @@ export interface Repositories {
   workspaces: WorkspaceRepository;
   databases: DatabaseRepository;
   clients: OAuthClientRepository;
+  credentials: CredentialRepository;
 }

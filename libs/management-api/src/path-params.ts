@@ -1,4 +1,4 @@
-import { CLIENT_ID_MAX_LENGTH } from '@platform/domain';
+import { CLIENT_ID_MAX_LENGTH, ROLE_NAME_MAX_LENGTH } from '@platform/domain';
 import { record, text, uuid } from '@platform/http';
 
 // Path parameters are bounded but not held to the naming rules: a value that cannot exist
@@ -19,3 +19,8 @@ export const databasePathParams = record({ workspaceSlug, databaseName });
 export const tenantPathParams = record({ workspaceSlug, databaseName, tenantId });
 export const userInDatabasePathParams = record({ workspaceSlug, databaseName, userId });
 export const userInTenantPathParams = record({ workspaceSlug, databaseName, tenantId, userId });
+export const credentialPathParams = record({
+  workspaceSlug,
+  databaseName,
+  credentialId: text({ min: 1, max: ROLE_NAME_MAX_LENGTH, description: 'The credential id (its role name)' }),
+});

@@ -4,8 +4,8 @@ import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
-const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications'];
-const TABLES = ['authorization_codes', 'databases', 'developers', 'oauth_clients', 'refresh_tokens', 'signing_keys', 'token_families', 'workspace_members', 'workspaces'];
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane'];
+const TABLES = ['authorization_codes', 'credentials', 'databases', 'developers', 'oauth_clients', 'refresh_tokens', 'signing_keys', 'token_families', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
   let server: TestPostgres;
@@ -89,6 +89,18 @@ describe('migrateControlPlane', function () {
 
     expect(results.flat()).to.deep.equal(MIGRATIONS);
     expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
+  });
+
+  it('leaves PUBLIC no CONNECT or TEMPORARY on the control plane: credentials of the same cluster cannot connect', async function () {
+    const probe = async () =>
+      (await query<{ connect: boolean; temporary: boolean }>(
+        database.url,
+        `select has_database_privilege('public', current_database(), 'CONNECT') as connect,
+                has_database_privilege('public', current_database(), 'TEMPORARY') as temporary`,
+      ))[0];
+    expect(await probe()).to.deep.equal({ connect: true, temporary: true });
+    await migrateControlPlane(await orm(database.url));
+    expect(await probe()).to.deep.equal({ connect: false, temporary: false });
   });
 
   it('creates the partial indexes the repositories and the provisioner rely on', async function () {

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Repositories } from '@platform/domain';
+import { MikroCredentialRepository } from './repositories/credential.repository.js';
 import { MikroDatabaseRepository } from './repositories/database.repository.js';
 import { MikroDeveloperRepository } from './repositories/developer.repository.js';
 import { MikroOAuthClientRepository } from './repositories/oauth-client.repository.js';
@@ -13,6 +14,7 @@ export function openRepositories(orm: MikroORM): Repositories {
     workspaces: new MikroWorkspaceRepository(em),
     databases: new MikroDatabaseRepository(em),
     clients: new MikroOAuthClientRepository(em),
+    credentials: new MikroCredentialRepository(em),
   };
 }
 

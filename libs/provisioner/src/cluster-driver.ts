@@ -1,14 +1,23 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Region } from '@platform/domain';
-import { BUILT_IN_SCHEMA_VERSION, installBuiltInSchema, installedSchemaVersion } from '@platform/data-plane';
-
-const PHYSICAL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Database, type LoginRoles, type Region } from '@platform/domain';
+import {
+  BUILT_IN_SCHEMA_VERSION,
+  createCredentialRole,
+  credentialRoleName,
+  databaseRoleNames,
+  dropCredentialRole,
+  dropDatabaseRoles,
+  installBuiltInSchema,
+  installedSchemaVersion,
+} from '@platform/data-plane';
 
 function assertPhysicalName(name: string): void {
   // Physical names are generated, never user input; refuse anything else before it reaches SQL.
-  if (!PHYSICAL_NAME.test(name)) throw new Error(`refusing physical database name '${name}'`);
+  // The data plane's rule: a name short enough to carry the database's role names.
+  databaseRoleNames(name);
 }
+
 
 /** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
 export class PgClusterDriver implements ClusterDriver {
@@ -51,6 +60,26 @@ export class PgClusterDriver implements ClusterDriver {
     assertPhysicalName(physicalName);
     // FORCE ends the database's open sessions, which would otherwise block the drop.
     await this.admin.query(`drop database if exists ${physicalName} with (force)`);
+    // Roles are cluster-wide and would outlive the database. With it gone they own nothing and
+    // hold no privilege, so plain drops succeed; the credentials' memberships say which are its.
+    await this.withAdmin(async (admin) => {
+      for (const role of await this.credentialRolesOf(admin, physicalName)) await admin.query(`drop role if exists ${admin.escapeIdentifier(role)}`);
+      await dropDatabaseRoles(admin, physicalName);
+    });
+  }
+
+  /** Creates a login role for the database (see `LoginRoles`) and answers its name. */
+  async createLoginRole(physicalName: string, input: { password: string; tenantId: string | null }): Promise<string> {
+    const roleName = credentialRoleName();
+    await this.withAdminAndDatabase(physicalName, (admin, database) =>
+      createCredentialRole(admin, database, { physicalName, roleName, password: input.password, tenantId: input.tenantId }),
+    );
+    return roleName;
+  }
+
+  /** Ends the role's sessions, hands what it created to the database's owner role, drops it. */
+  async dropLoginRole(physicalName: string, roleName: string): Promise<void> {
+    await this.withAdminAndDatabase(physicalName, (admin, database) => dropCredentialRole(admin, database, { physicalName, roleName }));
   }
 
   async listDatabases(prefix: string): Promise<string[]> {
@@ -75,6 +104,34 @@ export class PgClusterDriver implements ClusterDriver {
     return (result.rowCount ?? 0) > 0;
   }
 
+  /** The credential roles of a database: members of its group roles, named like credentials. */
+  private async credentialRolesOf(admin: pg.PoolClient, physicalName: string): Promise<string[]> {
+    const result = await admin.query<{ rolname: string }>(
+      `select distinct member.rolname
+         from pg_auth_members m
+         join pg_roles grp on grp.oid = m.roleid
+         join pg_roles member on member.oid = m.member
+        where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')
+        order by member.rolname`,
+      [Object.values(databaseRoleNames(physicalName))],
+    );
+    return result.rows.map((row) => row.rolname);
+  }
+
+  /** One connection of the admin pool: the data-plane functions take a client, not a pool. */
+  private async withAdmin<T>(fn: (admin: pg.PoolClient) => Promise<T>): Promise<T> {
+    const admin = await this.admin.connect();
+    try {
+      return await fn(admin);
+    } finally {
+      admin.release();
+    }
+  }
+
+  private withAdminAndDatabase<T>(physicalName: string, fn: (admin: pg.PoolClient, database: pg.Client) => Promise<T>): Promise<T> {
+    return this.withDatabase(physicalName, (database) => this.withAdmin((admin) => fn(admin, database)));
+  }
+
   private async withDatabase<T>(physicalName: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
     assertPhysicalName(physicalName);
     const client = new pg.Client({ connectionString: databaseUrl(this.adminUrl, physicalName) });
@@ -89,7 +146,7 @@ export class PgClusterDriver implements ClusterDriver {
 }
 
 /** One driver per distinct cluster URL; regions sharing a cluster share its driver. */
-export class PgClusterDirectory implements ClusterDirectory {
+export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
   private readonly drivers = new Map<string, PgClusterDriver>();
 
   constructor(
@@ -102,6 +159,23 @@ export class PgClusterDirectory implements ClusterDirectory {
   }
 
   forRegion(region: Region): ClusterDriver {
+    return this.driverFor(region);
+  }
+
+  createLoginRole(database: Database, input: { password: string; tenantId: string | null }): Promise<string> {
+    return this.driverFor(database.region).createLoginRole(database.physicalName, input);
+  }
+
+  dropLoginRole(database: Database, roleName: string): Promise<void> {
+    return this.driverFor(database.region).dropLoginRole(database.physicalName, roleName);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.drivers.values()].map((driver) => driver.close()));
+    this.drivers.clear();
+  }
+
+  private driverFor(region: Region): PgClusterDriver {
     if (!this.served.includes(region)) {
       throw new UnavailableError('region_not_served', `Region ${region} is not served by this platform`);
     }
@@ -112,10 +186,5 @@ export class PgClusterDirectory implements ClusterDirectory {
       this.drivers.set(url, driver);
     }
     return driver;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.drivers.values()].map((driver) => driver.close()));
-    this.drivers.clear();
   }
 }

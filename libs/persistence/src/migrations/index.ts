@@ -2,6 +2,8 @@ import { Migration20261122000000_control_plane } from './Migration20261122000000
 import { Migration20261122010000_oauth_clients } from './Migration20261122010000_oauth_clients.js';
 import { Migration20261122020000_grants } from './Migration20261122020000_grants.js';
 import { Migration20261122030000_client_notifications } from './Migration20261122030000_client_notifications.js';
+import { Migration20261122040000_credentials } from './Migration20261122040000_credentials.js';
+import { Migration20261122050000_private_control_plane } from './Migration20261122050000_private_control_plane.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -9,4 +11,6 @@ export const migrationsList = [
   { name: 'Migration20261122010000_oauth_clients', class: Migration20261122010000_oauth_clients },
   { name: 'Migration20261122020000_grants', class: Migration20261122020000_grants },
   { name: 'Migration20261122030000_client_notifications', class: Migration20261122030000_client_notifications },
+  { name: 'Migration20261122040000_credentials', class: Migration20261122040000_credentials },
+  { name: 'Migration20261122050000_private_control_plane', class: Migration20261122050000_private_control_plane },
 ];

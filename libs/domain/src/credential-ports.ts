@@ -1,0 +1,37 @@
+import type { Database } from './model.js';
+
+/** A credential's id is its PostgreSQL role name: an identifier of at most 63 bytes. */
+export const ROLE_NAME_MAX_LENGTH = 63;
+
+/** A PostgreSQL role that logs in to one database; its id is the role's name. */
+export interface Credential {
+  id: string;
+  databaseId: string;
+  /** The tenant whose rows alone the credential sees; null for one that sees every tenant. */
+  tenantId: string | null;
+  /** Held by the platform itself (such as a gateway) rather than handed to a developer. */
+  internal: boolean;
+  created: Date;
+}
+
+/** The control plane's record of credentials; the roles themselves live on the clusters. */
+export interface CredentialRepository {
+  create(input: { id: string; databaseId: string; tenantId: string | null; internal: boolean }): Promise<Credential>;
+  /** Live credentials of the database, oldest first; only the tenant's when `tenantId` is given. */
+  listForDatabase(databaseId: string, filter: { tenantId?: string; internal: boolean }): Promise<Credential[]>;
+  /** A live credential of that database only. */
+  find(databaseId: string, id: string): Promise<Credential | null>;
+  markDeleted(databaseId: string, id: string): Promise<void>;
+}
+
+/** Login roles on the cluster that holds a database. */
+export interface LoginRoles {
+  /**
+   * Creates a role that logs in to the database with the password and answers its name. A role
+   * with a tenant sees only that tenant's rows; NotFoundError `tenant_not_found` when the tenant
+   * does not exist.
+   */
+  createLoginRole(database: Database, input: { password: string; tenantId: string | null }): Promise<string>;
+  /** Ends the role's sessions and drops it; dropping a role that is gone does nothing. */
+  dropLoginRole(database: Database, roleName: string): Promise<void>;
+}

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { requireManagement } from '../authorization.js';
+import type { Credential, CredentialRepository, LoginRoles } from '../credential-ports.js';
+import { NotFoundError } from '../errors.js';
+import type { Database, Principal } from '../model.js';
+import type { DatabasePath } from '../paths.js';
+import { accessDatabase, type DataPlaneDeps } from './database-access.js';
+import { getDatabase } from './databases.js';
+import { tenantNotFound } from './membership.js';
+
+export interface CredentialDeps extends DataPlaneDeps {
+  credentials: CredentialRepository;
+  loginRoles: LoginRoles;
+}
+
+/** The credentials of one database, with the database they log in to. */
+export interface DatabaseCredentials {
+  database: Database;
+  credentials: Credential[];
+}
+
+/*
+ * Credentials are for the people who run the database (developers, and their workspaces'
+ * clients): a user token is refused with 403 whatever it addresses.
+ */
+
+/**
+ * Creates a login role on the database's cluster, then records it. The password is shown once:
+ * the cluster keeps only a SCRAM verifier and the control plane nothing of it.
+ */
+export async function createCredential(
+  deps: CredentialDeps,
+  caller: Principal,
+  path: DatabasePath,
+  input: { tenantId?: string },
+): Promise<{ database: Database; credential: Credential; password: string }> {
+  const manager = requireManagement(caller);
+  const { database, data } = await accessDatabase(deps, manager, path);
+  const tenantId = input.tenantId ?? null;
+  if (tenantId !== null && !(await data.tenants.find(tenantId))) throw tenantNotFound(tenantId);
+  // 256 random bits: guessing is hopeless, so no slow hash is needed anywhere on the way.
+  const password = randomBytes(32).toString('base64url');
+  const id = await deps.loginRoles.createLoginRole(database, { password, tenantId });
+  try {
+    const credential = await deps.credentials.create({ id, databaseId: database.id, tenantId, internal: false });
+    return { database, credential, password };
+  } catch (error) {
+    // A role nobody knows of must not keep logging in; the recording error is the one to report.
+    await deps.loginRoles.dropLoginRole(database, id).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Live credentials of a database; `internal` picks the platform's own or the developer's. */
+export async function listCredentials(
+  deps: CredentialDeps,
+  caller: Principal,
+  path: DatabasePath,
+  filter: { tenantId?: string; internal: boolean },
+): Promise<DatabaseCredentials> {
+  const database = await getDatabase(deps, requireManagement(caller), path.workspaceSlug, path.databaseName);
+  return { database, credentials: await deps.credentials.listForDatabase(database.id, filter) };
+}
+
+/** Drops the role (ending its sessions) before forgetting it, so a failed drop can be retried. */
+export async function deleteCredential(deps: CredentialDeps, caller: Principal, path: DatabasePath, id: string): Promise<void> {
+  const database = await getDatabase(deps, requireManagement(caller), path.workspaceSlug, path.databaseName);
+  const credential = await deps.credentials.find(database.id, id);
+  if (!credential) throw new NotFoundError('credential_not_found', `Credential '${id}' not found`);
+  await deps.loginRoles.dropLoginRole(database, credential.id);
+  await deps.credentials.markDeleted(database.id, credential.id);
+}

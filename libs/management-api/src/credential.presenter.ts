@@ -1,0 +1,80 @@
+import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, ROLE_NAME_MAX_LENGTH, type Credential, type Database, type Region } from '@platform/domain';
+import { dateTime, int, nullable, oneOf, record, text, uuid } from '@platform/http';
+import type { DatabaseHosts } from './database.presenter.js';
+import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
+
+/** PostgreSQL's limit on a role name, hence on a credential id. */
+
+/**
+ * The SPEC types `regionId` as an integer without saying which: a region's position in the
+ * platform's list of regions, counted from 1 (1 AWS_US_WEST_2, 2 AWS_EU_CENTRAL_1, 3 AZURE_EASTUS).
+ * New regions are added at the end, so an id never changes meaning.
+ */
+export function regionId(region: Region): number {
+  return REGIONS.indexOf(region) + 1;
+}
+
+const CredentialDatabaseSchema = record(
+  {
+    id: uuid(),
+    name: text({ min: 1, max: DATABASE_NAME_MAX_LENGTH }),
+    workspace: WorkspaceSchema,
+    status: oneOf(DATABASE_STATUSES),
+    regionId: int(`The region's position in ${REGIONS.join(', ')}, counted from 1`),
+    created: dateTime(),
+    region: oneOf(REGIONS),
+  },
+  'The database the credential logs in to',
+);
+
+const credentialFields = {
+  id: text({ min: 1, max: ROLE_NAME_MAX_LENGTH, description: 'The credential’s PostgreSQL role, its user name when connecting' }),
+  database: CredentialDatabaseSchema,
+  tenantId: nullable(uuid('The tenant whose rows alone the credential sees; null when it sees every tenant')),
+};
+
+export const CredentialSchema = record({ ...credentialFields, created: dateTime() }, 'A credential (never its password)');
+
+export const NewCredentialSchema = record(
+  {
+    ...credentialFields,
+    password: text({ min: 1, max: 256, description: 'Shown in this response only' }),
+    connectionUrl: text({ max: 2048, description: 'A postgres:// URL with the credential’s user name and password' }),
+  },
+  'A new credential with its password',
+);
+
+function presentCredentialDatabase(database: Database) {
+  return {
+    id: database.id,
+    name: database.name,
+    workspace: presentWorkspace(database.workspace),
+    status: database.status,
+    regionId: regionId(database.region),
+    created: database.created.toISOString(),
+    region: database.region,
+  };
+}
+
+export function presentCredential(credential: Credential, database: Database) {
+  return {
+    id: credential.id,
+    database: presentCredentialDatabase(database),
+    tenantId: credential.tenantId,
+    created: credential.created.toISOString(),
+  };
+}
+
+/** The credential with its password, and a URL that logs in with both. */
+export function presentNewCredential(credential: Credential, password: string, database: Database, hosts: Pick<DatabaseHosts, 'clusters'>) {
+  const url = new URL(hosts.clusters.forRegion(database.region).connectionUrl(database.physicalName));
+  url.username = credential.id;
+  url.password = password;
+  return {
+    id: credential.id,
+    password,
+    database: presentCredentialDatabase(database),
+    tenantId: credential.tenantId,
+    connectionUrl: url.href,
+  };
+}

@@ -1,0 +1,80 @@
+import { createCredential, deleteCredential, listCredentials } from '@platform/domain';
+import { respond, arrayOf, oneOf, optional, record, uuid } from '@platform/http';
+import { CredentialSchema, NewCredentialSchema, presentCredential, presentNewCredential } from './credential.presenter.js';
+import { defineManagementRoute } from './management-scope.js';
+import { DATABASE_PATH, credentialPathParams, databasePathParams } from './path-params.js';
+
+const CREDENTIALS_PATH = `${DATABASE_PATH}/credentials`;
+
+const CreateCredentialRequest = optional(
+  record({ tenantId: optional(uuid('Scope the credential to this tenant: it sees only the tenant’s rows')) }, 'Optional: no body for an unscoped credential'),
+);
+// Query strings carry text; the SPEC's boolean arrives as `true` or `false`.
+const ListCredentialsQuery = record({
+  tenantId: optional(uuid('Only the credentials scoped to this tenant')),
+  internal: optional(oneOf(['true', 'false'] as const, 'true: the platform’s own credentials; false (the default): those created through this API')),
+});
+/** A response that carries a password must not be stored by any cache on the way. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
+const WHO = 'Developers and workspace clients only: a user token answers 403 developer_token_required.';
+
+export const credentialRoutes = [
+  defineManagementRoute({
+    method: 'POST',
+    path: CREDENTIALS_PATH,
+    operationId: 'createCredential',
+    summary: 'Create a credential: a PostgreSQL role that logs in to the database',
+    description:
+      `${WHO} Not in the SPEC, which shows only the list. The database must be READY (409 database_not_ready). Without a ` +
+      'body (or without `tenantId`) the credential sees every tenant and may create tables the database’s other ' +
+      'credentials use; with `tenantId` it sees only that tenant’s rows of tenant-aware tables (404 tenant_not_found for ' +
+      'an unknown tenant). The password (256 random bits) is shown in this response only; PostgreSQL keeps a SCRAM ' +
+      'verifier and the platform nothing. `connectionUrl` and the database’s dbHost reach the database’s cluster directly ' +
+      'for now; both move to the platform’s PostgreSQL gateway when it lands. `regionId` is the region’s position in ' +
+      'AWS_US_WEST_2, AWS_EU_CENTRAL_1, AZURE_EASTUS, counted from 1.',
+    tags: ['credentials'],
+    auth: 'management',
+    params: databasePathParams,
+    body: CreateCredentialRequest,
+    success: { status: 201, description: 'Created, with its password', schema: NewCredentialSchema },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, scope }) => {
+      const { credential, password, database } = await createCredential(scope, caller, params, { tenantId: body?.tenantId });
+      return respond({ status: 201, body: presentNewCredential(credential, password, database, scope), headers: NO_STORE });
+    },
+  }),
+  defineManagementRoute({
+    method: 'GET',
+    path: CREDENTIALS_PATH,
+    operationId: 'listCredentials',
+    summary: 'List the database’s credentials (never their passwords)',
+    description: `${WHO} \`tenantId\` keeps only the credentials scoped to that tenant (an unknown tenant lists none).`,
+    tags: ['credentials'],
+    auth: 'management',
+    params: databasePathParams,
+    query: ListCredentialsQuery,
+    success: { status: 200, description: 'Credentials, oldest first', schema: arrayOf(CredentialSchema) },
+    errors: [403, 404],
+    handler: async ({ params, query, caller, scope }) => {
+      const filter = { tenantId: query.tenantId, internal: query.internal === 'true' };
+      const { database, credentials } = await listCredentials(scope, caller, params, filter);
+      return credentials.map((credential) => presentCredential(credential, database));
+    },
+  }),
+  defineManagementRoute({
+    method: 'DELETE',
+    path: `${CREDENTIALS_PATH}/{credentialId}`,
+    operationId: 'deleteCredential',
+    summary: 'Delete a credential',
+    description: `${WHO} The role is dropped: its open sessions end and it can no longer log in. Tables it created stay, owned by the database.`,
+    tags: ['credentials'],
+    auth: 'management',
+    params: credentialPathParams,
+    success: { status: 204, description: 'Deleted' },
+    errors: [403, 404],
+    handler: async ({ params, caller, scope }) => {
+      await deleteCredential(scope, caller, params, params.credentialId);
+      return undefined;
+    },
+  }),
+];
