@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { UserPrincipal } from '../model.js';
 import { deleteClient, listClients, registerClient, rotateClientSecret } from './clients.js';
-import { failure, fakePlatform, NOW } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform, NOW } from './fakes.test-support.js';
 
 const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: 'This operation needs a developer token' };
 const acmeNotFound = { name: 'NotFoundError', kind: 'not_found', code: 'workspace_not_found', message: "Workspace 'acme' not found" };

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { Credential, CredentialRepository, LoginRoles } from '../credential-ports.js';
 import type { Database } from '../model.js';
 import { createCredential, deleteCredential, listCredentials } from './credentials.js';
-import { failure, fakePlatform, NOW, rejection } from './fakes.test-support.js';
+import { failure, rejection } from './assertions.test-support.js';
+import { fakePlatform, NOW } from './fakes.test-support.js';
 
 /** Records in memory; `failNextCreate` makes the next recording fail as a lost control plane would. */
 class FakeCredentials implements CredentialRepository {

@@ -4,7 +4,7 @@ import { physicalDatabaseName, type Database, type DeveloperPrincipal, type Work
 import type { ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import { REGIONS, type Region } from '../regions.js';
 import { createDatabase, deleteDatabase, getDatabase, listDatabases, listRegions, renameDatabase } from './databases.js';
-import { rejection } from './fakes.test-support.js';
+import { rejection } from './assertions.test-support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

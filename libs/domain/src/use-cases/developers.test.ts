@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { authenticateDeveloper, signUpDeveloper } from './developers.js';
-import { failure, fakePlatform, NOW } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform, NOW } from './fakes.test-support.js';
 
 const ADDRESS = '198.51.100.7';
 const authenticationFailed = { name: 'UnauthenticatedError', kind: 'unauthenticated', code: 'authentication_failed', message: 'Email or password is incorrect' };

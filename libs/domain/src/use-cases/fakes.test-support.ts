@@ -4,7 +4,7 @@
  * not load it) and not part of the library's build.
  */
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, LoginThrottle, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
-import { ConflictError, DomainError, NotFoundError, RateLimitedError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceRepository } from '../ports.js';
 import type { ClientSecrets } from './clients.js';
@@ -13,29 +13,6 @@ export const NOW = new Date('2026-01-01T00:00:00Z');
 
 function unused(): never {
   throw new Error('not used by these use cases');
-}
-
-/** What `promise` rejected with; fails the test when it resolves instead. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
-/** What a use case threw, as a client would see it; fails when it did not throw a DomainError. */
-export async function failure(promise: Promise<unknown>): Promise<{ name: string; kind: string; code: string; message: string; retryAfterSeconds?: number }> {
-  let thrown: unknown;
-  try {
-    await promise;
-  } catch (error) {
-    thrown = error;
-  }
-  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(thrown)}`);
-  const { name, kind, code, message } = thrown;
-  return thrown instanceof RateLimitedError ? { name, kind, code, message, retryAfterSeconds: thrown.retryAfterSeconds } : { name, kind, code, message };
 }
 
 /** Workspaces with fixed members, and the workspaces of live clients. */

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { OAuthClient } from '../model.js';
 import type { AuthorizationCodeGrant, GrantStore } from '../oauth-ports.js';
-import { failure, fakePlatform, NOW } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform, NOW } from './fakes.test-support.js';
 import { digestOf, type AuthorizationRequest } from './grants.js';
 import { signInAndAuthorize } from './sign-in-and-authorize.js';
 

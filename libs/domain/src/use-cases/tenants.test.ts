@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { failure, fakePlatform, NOW } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform, NOW } from './fakes.test-support.js';
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from './tenants.js';
 
 const sessionEnded = { name: 'UnauthenticatedError', kind: 'unauthenticated', code: 'invalid_token', message: 'The session of this token has ended' };

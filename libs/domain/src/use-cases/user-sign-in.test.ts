@@ -1,6 +1,7 @@
 // signIn of users.ts: the throttled password sign-in of a database's users.
 import { expect } from 'chai';
-import { failure, fakePlatform } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform } from './fakes.test-support.js';
 import { signIn } from './users.js';
 
 const authenticationFailed = { name: 'UnauthenticatedError', kind: 'unauthenticated', code: 'authentication_failed', message: 'Email or password is incorrect' };

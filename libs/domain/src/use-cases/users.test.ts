@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { failure, fakePlatform } from './fakes.test-support.js';
+import { failure } from './assertions.test-support.js';
+import { fakePlatform } from './fakes.test-support.js';
 import { listTenants } from './tenants.js';
 import {
   createUserWithSession,

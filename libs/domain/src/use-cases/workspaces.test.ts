@@ -13,7 +13,7 @@ import {
   listWorkspaces,
   removeMember,
 } from './workspaces.js';
-import { rejection } from './fakes.test-support.js';
+import { rejection } from './assertions.test-support.js';
 
 /**
  * Workspaces in memory, with membership; `taken` slugs and `failWith` simulate the database.
