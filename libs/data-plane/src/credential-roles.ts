@@ -25,7 +25,7 @@ function assertCredentialRoleName(roleName: string): void {
 }
 
 async function assertConnectedTo(database: pg.ClientBase, physicalName: string): Promise<void> {
-  const { rows } = await database.query<{ name: string }>('select current_database() as name');
+  const { rows } = await database.query<{ name: string }>('select pg_catalog.current_database() as name');
   if (rows[0].name !== physicalName) throw new Error(`expected a connection to ${physicalName}, got one to ${rows[0].name}`);
 }
 
@@ -36,6 +36,8 @@ async function assertConnectedTo(database: pg.ClientBase, physicalName: string):
  * `tenant_not_found` NotFoundError when that tenant does not exist or is deleted). `admin` is a
  * superuser connection to any database of the cluster, `database` one to `physicalName`. Also
  * takes CONNECT on the maintenance databases away from PUBLIC, so the role reaches its own only.
+ * Its SQL names built-ins with their schema and types its parameters, since the database may hold
+ * customer functions; connect `database` with the data plane's pinned search path all the same.
  */
 export async function createCredentialRole(
   admin: pg.ClientBase,
@@ -78,7 +80,7 @@ async function bindTenant(database: pg.ClientBase, roleName: string, tenantId: s
   const bound = UUID.test(tenantId)
     ? await database.query(
         `insert into platform.credential_tenants (role_name, tenant_id)
-         select $1, id from public.tenants where id = $2 and deleted is null
+         select $1::name, id from public.tenants where id = $2::uuid and deleted is null
          on conflict (role_name) do update set tenant_id = excluded.tenant_id`,
         [roleName, tenantId],
       )
@@ -89,7 +91,8 @@ async function bindTenant(database: pg.ClientBase, roleName: string, tenantId: s
 /** PUBLIC may connect to a fresh cluster's maintenance databases; the platform's superuser connections do not need it. */
 async function closeMaintenanceDatabases(admin: pg.ClientBase): Promise<void> {
   const { rows } = await admin.query<{ name: string }>(
-    `select datname as name from pg_database where datname = any($1) and has_database_privilege('public', oid, 'CONNECT')`,
+    `select datname as name from pg_catalog.pg_database
+      where datname = any($1::name[]) and pg_catalog.has_database_privilege('public', oid, 'CONNECT')`,
     [MAINTENANCE_DATABASES],
   );
   for (const { name } of rows) await admin.query(`revoke connect on database ${admin.escapeIdentifier(name)} from public`);
@@ -108,16 +111,17 @@ export async function dropCredentialRole(
   assertCredentialRoleName(input.roleName);
   await assertConnectedTo(database, input.physicalName);
   const role = admin.escapeIdentifier(input.roleName);
-  const { rowCount } = await admin.query('select 1 from pg_roles where rolname = $1', [input.roleName]);
+  const { rowCount } = await admin.query('select 1 from pg_catalog.pg_roles where rolname = $1::name', [input.roleName]);
   if (rowCount) {
     await admin.query(`alter role ${role} nologin`);
     await admin.query(
-      `select pg_terminate_backend(pid, $2) from pg_stat_activity where usesysid = (select oid from pg_roles where rolname = $1)`,
+      `select pg_catalog.pg_terminate_backend(pid, $2::bigint) from pg_catalog.pg_stat_activity
+        where usesysid = (select oid from pg_catalog.pg_roles where rolname = $1::name)`,
       [input.roleName, TERMINATE_WAIT_MS],
     );
     await database.query(`reassign owned by ${role} to ${database.escapeIdentifier(roles.owner)}; drop owned by ${role}`);
   }
-  await database.query('delete from platform.credential_tenants where role_name = $1', [input.roleName]);
+  await database.query('delete from platform.credential_tenants where role_name = $1::name', [input.roleName]);
   await admin.query(`drop role if exists ${role}`);
 }
 

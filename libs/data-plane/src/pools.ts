@@ -9,6 +9,15 @@ export interface DataPlanePoolOptions {
   idleMs?: number;
 }
 
+/**
+ * Libpq options for every platform connection to a customer's database. Customers may create
+ * functions and operators in `public`; the platform connects as a superuser, and an untyped
+ * parameter can make a customer's overload the better match for a built-in name, which would run
+ * it with the platform's rights. pg_catalog alone (pg_temp last, as PostgreSQL advises) means no
+ * customer object answers to an unqualified name, so the platform's SQL names tables with schemas.
+ */
+export const PINNED_SEARCH_PATH_OPTIONS = '-c search_path=pg_catalog,pg_temp';
+
 interface Entry {
   pool: pg.Pool;
   lastUsed: number;
@@ -40,6 +49,7 @@ export class DataPlanePools {
     } else {
       const pool = new pg.Pool({
         connectionString: url,
+        options: PINNED_SEARCH_PATH_OPTIONS,
         max: this.options.connectionsPerDatabase ?? 4,
         // Connections give themselves back soon, and waiting for one is bounded (then 503).
         idleTimeoutMillis: 10_000,

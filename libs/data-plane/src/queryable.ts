@@ -63,7 +63,7 @@ export async function inTransaction<T>(pool: Queryable, fn: (client: pg.PoolClie
 export async function inTenantContext<T>(pool: Queryable, tenantId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   return inTransaction(pool, async (client) => {
     await client.query(`select set_config('role', current_database() || '${DATABASE_ROLE_SUFFIXES.tenant}', true)`);
-    await client.query('select set_config($1, $2, true)', [TENANT_CONTEXT_SETTING, tenantId]);
+    await client.query('select set_config($1::text, $2::text, true)', [TENANT_CONTEXT_SETTING, tenantId]);
     return fn(client);
   });
 }

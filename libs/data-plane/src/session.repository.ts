@@ -19,7 +19,7 @@ export class PgSessionRepository implements SessionRepository {
     const token = randomBytes(32).toString('base64url');
     const id = sessionIdOf(token);
     const { rows } = await this.pool.query<{ expires: Date }>(
-      `insert into auth.sessions (id, user_id, expires) values ($1, $2, now() + make_interval(secs => $3)) returning expires`,
+      `insert into auth.sessions (id, user_id, expires) values ($1, $2, now() + pg_catalog.make_interval(secs => $3::float8)) returning expires`,
       [id, userId, ttlSeconds],
     );
     return { id, token, expires: rows[0].expires };

@@ -5,7 +5,7 @@ import { LIVE_SESSION } from './session.repository.js';
 
 const LIST_FOR_USER = `select live.ok as session_valid, ${TENANT_COLUMNS}
   from (select ${LIVE_SESSION} as ok) live
-  left join (users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null)
+  left join (users.tenant_users tu join public.tenants t on t.id = tu.tenant_id and t.deleted is null)
     on live.ok and tu.user_id = $1
   order by t.created, t.id`;
 
@@ -15,7 +15,7 @@ export class PgTenantRepository implements TenantRepository {
   async create(input: { id?: string; name: string | null }): Promise<Tenant> {
     try {
       const { rows } = await this.pool.query<TenantRow>(
-        `insert into tenants as t (id, name) values (coalesce($1::uuid, gen_random_uuid()), $2) returning ${TENANT_COLUMNS}`,
+        `insert into public.tenants as t (id, name) values (coalesce($1::uuid, gen_random_uuid()), $2) returning ${TENANT_COLUMNS}`,
         [input.id ?? null, input.name],
       );
       return toTenant(rows[0]);
@@ -28,7 +28,7 @@ export class PgTenantRepository implements TenantRepository {
   }
 
   async list(): Promise<Tenant[]> {
-    const { rows } = await this.pool.query<TenantRow>(`select ${TENANT_COLUMNS} from tenants t where t.deleted is null order by t.created, t.id`);
+    const { rows } = await this.pool.query<TenantRow>(`select ${TENANT_COLUMNS} from public.tenants t where t.deleted is null order by t.created, t.id`);
     return rows.map(toTenant);
   }
 
@@ -44,13 +44,13 @@ export class PgTenantRepository implements TenantRepository {
   }
 
   async find(id: string): Promise<Tenant | null> {
-    const { rows } = await this.pool.query<TenantRow>(`select ${TENANT_COLUMNS} from tenants t where t.id = $1 and t.deleted is null`, [id]);
+    const { rows } = await this.pool.query<TenantRow>(`select ${TENANT_COLUMNS} from public.tenants t where t.id = $1 and t.deleted is null`, [id]);
     return rows[0] ? toTenant(rows[0]) : null;
   }
 
   async rename(id: string, name: string | null): Promise<Tenant | null> {
     const { rows } = await this.pool.query<TenantRow>(
-      `update tenants t set name = $2, updated = now() where t.id = $1 and t.deleted is null returning ${TENANT_COLUMNS}`,
+      `update public.tenants t set name = $2, updated = now() where t.id = $1 and t.deleted is null returning ${TENANT_COLUMNS}`,
       [id, name],
     );
     return rows[0] ? toTenant(rows[0]) : null;
@@ -58,7 +58,7 @@ export class PgTenantRepository implements TenantRepository {
 
   async delete(id: string): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
-      const updated = await client.query('update tenants set deleted = now(), updated = now() where id = $1 and deleted is null', [id]);
+      const updated = await client.query('update public.tenants set deleted = now(), updated = now() where id = $1 and deleted is null', [id]);
       if (updated.rowCount === 0) return false;
       await client.query('delete from users.tenant_users where tenant_id = $1', [id]);
       return true;

@@ -26,7 +26,7 @@ export class PgUserRepository implements UserRepository {
         if (tenantId !== undefined) {
           const linked = await client.query(
             `insert into users.tenant_users (tenant_id, user_id)
-             select id, $2 from tenants where id = $1 and deleted is null`,
+             select id, $2 from public.tenants where id = $1 and deleted is null`,
             [tenantId, user.id],
           );
           if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
@@ -50,7 +50,7 @@ export class PgUserRepository implements UserRepository {
     const { rows } = await this.pool.query<UserRow & { secret: string }>(
       `select ${USER_COLUMNS}, c.secret from users.users u
        join auth.credentials c on c.user_id = u.id and c.method = 'password'
-       where lower(u.email) = lower($1) and u.deleted is null`,
+       where lower(u.email) = lower($1::text) and u.deleted is null`,
       [email],
     );
     return rows[0] ? { user: toUser(rows[0]), passwordHash: rows[0].secret } : null;
@@ -85,7 +85,7 @@ export class PgUserRepository implements UserRepository {
 
   async tenantIds(userId: string): Promise<string[]> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `select t.id from users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null
+      `select t.id from users.tenant_users tu join public.tenants t on t.id = tu.tenant_id and t.deleted is null
        where tu.user_id = $1 order by t.created, t.id`,
       [userId],
     );
@@ -95,7 +95,7 @@ export class PgUserRepository implements UserRepository {
   async link(tenantId: string, userId: string): Promise<boolean> {
     const result = await this.pool.query(
       `insert into users.tenant_users (tenant_id, user_id)
-       select t.id, u.id from tenants t, users.users u
+       select t.id, u.id from public.tenants t, users.users u
        where t.id = $1 and t.deleted is null and u.id = $2 and u.deleted is null
        on conflict do nothing`,
       [tenantId, userId],
@@ -113,7 +113,7 @@ export class PgUserRepository implements UserRepository {
       `select exists (
          select 1 from users.tenant_users a
          join users.tenant_users b on b.tenant_id = a.tenant_id
-         join tenants t on t.id = a.tenant_id and t.deleted is null
+         join public.tenants t on t.id = a.tenant_id and t.deleted is null
          where a.user_id = $1 and b.user_id = $2) as shared`,
       [userId, otherUserId],
     );
@@ -123,7 +123,7 @@ export class PgUserRepository implements UserRepository {
   async access(userId: string, sessionId: string, tenantId: string): Promise<{ sessionValid: boolean; member: boolean }> {
     const { rows } = await this.pool.query<{ session_valid: boolean; member: boolean }>(
       `select ${LIVE_SESSION} as session_valid,
-              exists (select 1 from users.tenant_users tu join tenants t on t.id = tu.tenant_id and t.deleted is null
+              exists (select 1 from users.tenant_users tu join public.tenants t on t.id = tu.tenant_id and t.deleted is null
                       where tu.user_id = $1 and tu.tenant_id = $3) as member`,
       [userId, sessionId, tenantId],
     );

@@ -10,6 +10,7 @@ import {
   dropDatabaseRoles,
   installBuiltInSchema,
   installedSchemaVersion,
+  PINNED_SEARCH_PATH_OPTIONS,
 } from '@platform/data-plane';
 
 function assertPhysicalName(name: string): void {
@@ -18,13 +19,12 @@ function assertPhysicalName(name: string): void {
   databaseRoleNames(name);
 }
 
-
 /** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
 export class PgClusterDriver implements ClusterDriver {
   private readonly admin: pg.Pool;
 
   constructor(private readonly adminUrl: string) {
-    this.admin = new pg.Pool({ connectionString: adminUrl, max: 2, idleTimeoutMillis: 10_000 });
+    this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
     this.admin.on('error', () => {});
   }
 
@@ -43,7 +43,8 @@ export class PgClusterDriver implements ClusterDriver {
   }
 
   async installBuiltInSchema(physicalName: string): Promise<void> {
-    await this.withDatabase(physicalName, installBuiltInSchema);
+    // Released steps create objects by unqualified name: the installer alone keeps the default path.
+    await this.withDatabase(physicalName, installBuiltInSchema, { pinSearchPath: false });
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {
@@ -132,9 +133,12 @@ export class PgClusterDriver implements ClusterDriver {
     return this.withDatabase(physicalName, (database) => this.withAdmin((admin) => fn(admin, database)));
   }
 
-  private async withDatabase<T>(physicalName: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  private async withDatabase<T>(physicalName: string, fn: (client: pg.Client) => Promise<T>, { pinSearchPath = true } = {}): Promise<T> {
     assertPhysicalName(physicalName);
-    const client = new pg.Client({ connectionString: databaseUrl(this.adminUrl, physicalName) });
+    const client = new pg.Client({
+      connectionString: databaseUrl(this.adminUrl, physicalName),
+      options: pinSearchPath ? PINNED_SEARCH_PATH_OPTIONS : undefined,
+    });
     client.on('error', () => {});
     await client.connect();
     try {
