@@ -7,16 +7,35 @@ function isTenantAware(relation: string): string {
            or exists (select from pg_policy where polrelid = ${relation} and polname in ('${TENANT_POLICY}', '${REQUIRED_TENANT_POLICY}')))`;
 }
 
-/** SQL: does the query of the view or materialized view `relation` read, through views, a table with row-level security. */
-function readsRowSecurity(relation: string): string {
-  const reads = `join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = r.oid and d.refclassid = 'pg_class'::regclass`;
+/**
+ * SQL: is the table `relation`, or one below it, tenant-aware under an ancestor that is not. A
+ * query through a parent applies the parent's policies only, so such an ancestor reads and writes
+ * every tenant's rows of its children.
+ */
+function inheritsAroundRowSecurity(relation: string): string {
   return `exists (
-    with recursive read(relid) as (
-      select d.refobjid from pg_rewrite r ${reads} where r.ev_class = ${relation}
+    with recursive below(relid) as (
+      select ${relation}
       union
-      select d.refobjid from read join pg_rewrite r on r.ev_class = read.relid ${reads}
+      select i.inhrelid from below join pg_inherits i on i.inhparent = below.relid
+    ), above(relid, ancestor) as (
+      select i.inhrelid, i.inhparent from below join pg_inherits i on i.inhrelid = below.relid
+      union
+      select above.relid, i.inhparent from above join pg_inherits i on i.inhrelid = above.ancestor
     )
-    select from read join pg_class c on c.oid = read.relid where c.relrowsecurity)`;
+    select from above where ${isTenantAware('above.relid')} and not ${isTenantAware('above.ancestor')})`;
+}
+
+/**
+ * SQL: does the table `relation` have a tenant_id column the policies cannot trust: of a type other
+ * than uuid, text or varchar (a customer's type may carry a customer's cast to text), or with a
+ * nondeterministic collation (which may declare every tenant id equal).
+ */
+function hasUntrustedTenantColumn(relation: string): string {
+  return `exists (
+    select from pg_attribute a left join pg_collation l on l.oid = a.attcollation
+     where a.attrelid = ${relation} and a.attname = 'tenant_id' and a.attnum > 0 and not a.attisdropped
+       and (a.atttypid not in ('uuid'::regtype, 'text'::regtype, 'varchar'::regtype) or not coalesce(l.collisdeterministic, true)))`;
 }
 
 /** Raises insufficient_privilege (42501) with a message whose %s take the arguments. */
@@ -30,9 +49,11 @@ function refuse(message: string, ...args: string[]): string {
  * for a superuser, and the hand-over comes last.
  *   - platform.refuse_isolation_bypass() runs as the caller and aborts, for anyone but a superuser:
  *     policy DDL on a tenant-aware table (the platform's policies are the only ones), turning its
- *     row-level security off or unforcing it, SECURITY DEFINER functions, materialized views over
- *     a table with row-level security (they would store one tenant's rows for others to read), and
- *     views without security_invoker (CREATE VIEW gets it set; altering it away is refused).
+ *     row-level security off or unforcing it, a tenant-aware table under one that is not, a
+ *     tenant_id column the policies cannot trust, SECURITY DEFINER functions, materialized views
+ *     (they store rows without row-level security, and what a function reads for them is in no
+ *     catalog), and views without security_invoker (CREATE VIEW gets it set; altering it away is
+ *     refused).
  *   - platform.hand_over_customer_objects() runs as its owner: what a member of the owner role
  *     (an unscoped credential, or the admin role) creates in public is handed to the owner role,
  *     which is subject to row-level security, and its DML granted to the scoped role; so every
@@ -76,16 +97,21 @@ export const ISOLATION_GUARDS = `
         select c.oid, c.relkind, c.relrowsecurity and c.relforcerowsecurity as secured,
                coalesce((select option_value::boolean from pg_options_to_table(c.reloptions) where option_name = 'security_invoker'), false) as invoker
           into target from pg_class c where c.oid = command.objid;
-        if target.relkind = 'm' and ${readsRowSecurity('target.oid')} then
-          ${refuse('materialized view %s would store rows of a table with row-level security', 'command.object_identity')}
+        if target.relkind = 'm' and command.command_tag = 'CREATE MATERIALIZED VIEW' then
+          ${refuse('materialized view %s cannot be created in a platform database', 'command.object_identity')}
         elsif target.relkind = 'v' and not target.invoker then
           if command.command_tag <> 'CREATE VIEW' then
             ${refuse('view %s must keep security_invoker', 'command.object_identity')}
           end if;
           execute format('alter view %s set (security_invoker = true)', target.oid::regclass);
-        elsif target.relkind in ('r', 'p') and not target.secured
-              and exists (select from pg_policy where polrelid = target.oid and polname = '${TENANT_POLICY}') then
-          ${refuse('row-level security of tenant-aware table %s cannot be disabled or unforced', 'command.object_identity')}
+        elsif target.relkind in ('r', 'p') then
+          if ${hasUntrustedTenantColumn('target.oid')} then
+            ${refuse('column tenant_id of %s must be uuid, text or varchar with a deterministic collation', 'target.oid::regclass::text')}
+          elsif ${inheritsAroundRowSecurity('target.oid')} then
+            ${refuse('table %s would put a tenant-aware table under an inheritance parent without row-level security', 'target.oid::regclass::text')}
+          elsif not target.secured and exists (select from pg_policy where polrelid = target.oid and polname = '${TENANT_POLICY}') then
+            ${refuse('row-level security of tenant-aware table %s cannot be disabled or unforced', 'command.object_identity')}
+          end if;
         end if;
       end if;
     end loop;

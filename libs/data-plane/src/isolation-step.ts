@@ -17,9 +17,10 @@ function readPolicies(table: string, check: string): string {
  * Step 4: isolation that fails closed, per-database roles, and the binding of tenant-scoped
  * credentials. Run by installBuiltInSchema as a superuser.
  *   - Tenant: `platform.current_tenant_id()` answers the tenant bound to the session's login role
- *     (platform.credential_tenants) if any, else the setting; unset, null, and null matches no
- *     row. session_user is the one thing a session cannot change (SET SESSION AUTHORIZATION needs
- *     a superuser), so nothing a bound credential sends widens its view.
+ *     (platform.credential_tenants) if any (null once that tenant is deleted, even softly), else
+ *     the setting; unset, null, and null matches no row. session_user is the one thing a session
+ *     cannot change (SET SESSION AUTHORIZATION needs a superuser), so nothing a bound credential
+ *     sends widens its view.
  *   - Roles (database-roles.ts): CONNECT on the database only for owner and scoped, whose members
  *     the credentials are; the tenant role takes over what platform_tenant_app had here.
  *   - Guards (isolation-guards.ts) keep credentials from routing around row-level security.
@@ -45,11 +46,14 @@ export const FAIL_CLOSED_ISOLATION = `
     set search_path = pg_catalog, pg_temp
   as $function$
   declare
-    bound uuid;
+    binding record;
   begin
-    select tenant_id into bound from platform.credential_tenants where role_name = session_user;
+    select b.tenant_id, t.id is not null and t.deleted is null as live into binding
+      from platform.credential_tenants b left join public.tenants t on t.id = b.tenant_id
+     where b.role_name = session_user;
+    -- The platform deletes tenants softly: a bound session of a deleted tenant sees nothing.
     if found then
-      return bound;
+      return case when binding.live then binding.tenant_id end;
     end if;
     -- A scoped credential whose binding is gone (its tenant was deleted) sees nothing, never what it sets.
     if exists (select from pg_auth_members m
@@ -162,12 +166,18 @@ export const FAIL_CLOSED_ISOLATION = `
     set search_path = pg_catalog, pg_temp
   as $function$
   declare
-    command record;
+    relation record;
   begin
-    for command in
-      select distinct objid from pg_event_trigger_ddl_commands() where classid = 'pg_class'::regclass
+    -- A column added to a parent reaches its children too, which the command does not list.
+    for relation in
+      with recursive touched(relid) as (
+        select objid from pg_event_trigger_ddl_commands() where classid = 'pg_class'::regclass
+        union
+        select i.inhrelid from touched join pg_inherits i on i.inhparent = touched.relid
+      )
+      select relid from touched
     loop
-      perform platform.secure_tenant_table(command.objid, false);
+      perform platform.secure_tenant_table(relation.relid, false);
     end loop;
   end
   $function$;
