@@ -165,6 +165,16 @@ describe('isolation guards against the routes a probe found (built-in schema ste
     }
   });
 
+  it('refuses typed tables: ALTER TYPE ... CASCADE would give them a tenant_id no trigger sees', async function () {
+    const unscoped = await loginAs(null);
+    const typed = (table: string) => `table public.${table} cannot be a typed table (OF a composite type) in a platform database`;
+    await unscoped.query('create type note_row as (tid uuid, body text)');
+    await expectRefused(unscoped, 'create table typed_notes of note_row', typed('typed_notes'));
+    await expectRefused(unscoped, 'create table typed_parts of note_row partition by list (tid)', typed('typed_parts'));
+    await unscoped.query('create table loose_notes (tid uuid, body text)');
+    await expectRefused(unscoped, 'alter table loose_notes of note_row', typed('loose_notes'));
+  });
+
   it('shows a scoped credential of a softly deleted tenant nothing, and lets it write nothing', async function () {
     const table = await todosBy(await loginAs(null));
     const [doomed] = await values(database, `insert into tenants (name) values ('doomed') returning id`);

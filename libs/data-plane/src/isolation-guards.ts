@@ -105,7 +105,11 @@ export const ISOLATION_GUARDS = `
           end if;
           execute format('alter view %s set (security_invoker = true)', target.oid::regclass);
         elsif target.relkind in ('r', 'p') then
-          if ${hasUntrustedTenantColumn('target.oid')} then
+          -- A typed table's columns change through ALTER TYPE ... CASCADE, which no table command
+          -- reports: it could grow a tenant_id that no trigger ever secured or checked.
+          if (select reloftype from pg_class where oid = target.oid) <> 0 then
+            ${refuse('table %s cannot be a typed table (OF a composite type) in a platform database', 'target.oid::regclass::text')}
+          elsif ${hasUntrustedTenantColumn('target.oid')} then
             ${refuse('column tenant_id of %s must be uuid, text or varchar with a deterministic collation', 'target.oid::regclass::text')}
           elsif ${inheritsAroundRowSecurity('target.oid')} then
             ${refuse('table %s would put a tenant-aware table under an inheritance parent without row-level security', 'target.oid::regclass::text')}
