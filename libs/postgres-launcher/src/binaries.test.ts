@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { userInfo } from 'node:os';
 import pg from 'pg';
@@ -137,10 +137,12 @@ describe('the copy of the binaries made for a server account that cannot reach t
     expect(statSync(copy).ino).to.equal(inode);
     expect([existsSync(abandoned), existsSync(recent)]).to.deep.equal([true, true]);
 
-    // Unfinished (no list): a new copy, and the abandoned partial is gone.
+    // Unfinished (no list): a new copy (a file only the old one had is gone; inode numbers can be
+    // reused, so they cannot tell), and the abandoned partial is gone.
     rmSync(join(copy, '.complete'));
+    writeFileSync(join(copy, 'only-in-the-old-copy'), '');
     await reachableBinaries(account, nativeDir, cache);
-    expect(statSync(copy).ino).to.not.equal(inode);
+    expect(existsSync(join(copy, 'only-in-the-old-copy'))).to.equal(false);
     expect(existsSync(join(copy, '.complete'))).to.equal(true);
     expect([existsSync(abandoned), existsSync(recent)]).to.deep.equal([false, true]);
   });
