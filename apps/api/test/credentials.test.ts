@@ -216,6 +216,27 @@ describe('credentials', function () {
       expectApiError(await p.request('DELETE', `${owner.D}/credentials/${credential.id}`, { token: owner.token }), 404, 'credential_not_found');
     });
 
+    it('deleting a tenant drops its scoped credentials: their sessions end and they log in no more', async function () {
+      const doomed = await createTenant(p, owner.token, owner.D, { name: 'Doomed' });
+      const [scoped, unscoped] = [await createCredential({ tenantId: doomed.id }), await createCredential()];
+      const session = await connect(scoped.connectionUrl);
+      expect((await session.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+      const deleted = await p.request('DELETE', `${owner.D}/tenants/${doomed.id}`, { token: owner.token });
+      expect(deleted.status, deleted.text).to.equal(204);
+      const afterwards = await session.query('select 1').then(
+        () => 'still open',
+        () => 'ended',
+      );
+      await session.end().catch(() => {});
+      expect(afterwards).to.equal('ended');
+      expect(await loginFailure(scoped.connectionUrl)).to.equal('28P01');
+      const ids = (await listed()).map((row) => row.id);
+      expect(ids).not.to.include(scoped.id);
+      expect(ids).to.include(unscoped.id);
+      const stillThere = await connect(unscoped.connectionUrl);
+      await stillThere.end();
+    });
+
     it('keeps the tables the credential created, for the database’s other credentials', async function () {
       const creator = await createCredential();
       const other = await createCredential();

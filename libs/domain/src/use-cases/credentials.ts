@@ -70,3 +70,20 @@ export async function deleteCredential(deps: CredentialDeps, caller: Principal, 
   await deps.loginRoles.dropLoginRole(database, credential.id);
   await deps.credentials.markDeleted(database.id, credential.id);
 }
+
+/**
+ * Drops the tenant's scoped credentials: a tenant that goes takes its credentials with it (their
+ * sessions end), not only their view of its rows.
+ */
+export async function endTenantCredentials(
+  deps: Pick<CredentialDeps, 'credentials' | 'loginRoles'>,
+  database: Database,
+  tenantId: string,
+): Promise<void> {
+  for (const internal of [false, true]) {
+    for (const credential of await deps.credentials.listForDatabase(database.id, { tenantId, internal })) {
+      await deps.loginRoles.dropLoginRole(database, credential.id);
+      await deps.credentials.markDeleted(database.id, credential.id);
+    }
+  }
+}

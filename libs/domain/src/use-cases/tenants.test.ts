@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { failure } from './assertions.test-support.js';
+import { FakeCredentials, FakeLoginRoles } from './credential-fakes.test-support.js';
 import { fakePlatform, NOW } from './fakes.test-support.js';
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from './tenants.js';
 
@@ -171,28 +172,52 @@ describe('tenant use cases', () => {
   });
 
   describe('deleteTenant', () => {
+    let credentials: FakeCredentials;
+    let loginRoles: FakeLoginRoles;
+    let deps: ReturnType<typeof fakePlatform>['deps'] & { credentials: FakeCredentials; loginRoles: FakeLoginRoles };
+    beforeEach(() => {
+      credentials = new FakeCredentials();
+      loginRoles = new FakeLoginRoles();
+      deps = { ...p.deps, credentials, loginRoles };
+    });
+
     it('lets a developer or a client of the workspace delete a tenant, which then does not exist', async () => {
       for (const who of [p.alice, p.acmeClient]) {
         const tenant = await p.tenant('Doomed');
         const path = { workspaceSlug: 'acme', databaseName: 'main', tenantId: tenant.id };
-        await deleteTenant(p.deps, who, path);
+        await deleteTenant(deps, who, path);
         expect(await failure(getTenant(p.deps, p.alice, path))).to.deep.equal(tenantNotFound(tenant.id));
       }
     });
 
-    it('refuses a member (403) and answers a user outside the tenant 404', async () => {
+    it('drops the tenant’s scoped credentials first, and leaves every other credential', async () => {
+      const [doomed, kept] = [await p.tenant('Doomed'), await p.tenant('Kept')];
+      const credential = (id: string, tenantId: string | null, internal = false) =>
+        credentials.rows.push({ id, databaseId: p.main.id, tenantId, internal, created: NOW, deleted: false });
+      credential('cred_doomed', doomed.id);
+      credential('cred_doomed_internal', doomed.id, true);
+      credential('cred_kept', kept.id);
+      credential('cred_unscoped', null);
+      await deleteTenant(deps, p.alice, { workspaceSlug: 'acme', databaseName: 'main', tenantId: doomed.id });
+      expect(loginRoles.calls).to.deep.equal(['drop main cred_doomed', 'drop main cred_doomed_internal']);
+      expect(credentials.rows.filter((row) => !row.deleted).map((row) => row.id)).to.deep.equal(['cred_kept', 'cred_unscoped']);
+    });
+
+    it('refuses a member (403) and answers a user outside the tenant 404, dropping nothing', async () => {
       const tenant = await p.tenant('Kept');
       const path = { workspaceSlug: 'acme', databaseName: 'main', tenantId: tenant.id };
+      credentials.rows.push({ id: 'cred_kept', databaseId: p.main.id, tenantId: tenant.id, internal: false, created: NOW, deleted: false });
       const member = await p.user('ada@example.com', 'password1', [tenant]);
       const stranger = await p.user('eve@example.com', 'password1');
-      expect(await failure(deleteTenant(p.deps, member.caller, path))).to.deep.equal({
+      expect(await failure(deleteTenant(deps, member.caller, path))).to.deep.equal({
         name: 'ForbiddenError',
         kind: 'forbidden',
         code: 'developer_token_required',
         message: 'Only a developer can delete a tenant',
       });
-      expect(await failure(deleteTenant(p.deps, stranger.caller, path))).to.deep.equal(tenantNotFound(tenant.id));
+      expect(await failure(deleteTenant(deps, stranger.caller, path))).to.deep.equal(tenantNotFound(tenant.id));
       expect(await getTenant(p.deps, p.alice, path)).to.deep.equal(tenant);
+      expect(loginRoles.calls).to.deep.equal([]);
     });
   });
 });

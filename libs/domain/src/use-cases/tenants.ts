@@ -2,6 +2,7 @@ import { cleanTenantName } from '../account-rules.js';
 import { requireManagement } from '../authorization.js';
 import type { Principal, Tenant } from '../model.js';
 import type { TenantPath } from '../paths.js';
+import { endTenantCredentials, type CredentialDeps } from './credentials.js';
 import { accessDatabase, accessTenant, type DataPlaneDeps } from './database-access.js';
 import { requireLiveSession, tenantNotFound, tenantsOfSession } from './membership.js';
 
@@ -42,9 +43,13 @@ export async function renameTenant(deps: DataPlaneDeps, caller: Principal, path:
   return renamed;
 }
 
-/** Only developers delete tenants: a member who tries is refused, a stranger finds nothing. */
-export async function deleteTenant(deps: DataPlaneDeps, caller: Principal, path: TenantPath): Promise<void> {
-  const { data, tenant } = await accessTenant(deps, caller, path);
+/**
+ * Only developers delete tenants: a member who tries is refused, a stranger finds nothing. The
+ * tenant's scoped credentials go first, so a failure leaves the tenant in place to delete again.
+ */
+export async function deleteTenant(deps: DataPlaneDeps & Pick<CredentialDeps, 'credentials' | 'loginRoles'>, caller: Principal, path: TenantPath): Promise<void> {
+  const { data, database, tenant } = await accessTenant(deps, caller, path);
   requireManagement(caller, 'Only a developer can delete a tenant');
+  await endTenantCredentials(deps, database, tenant.id);
   if (!(await data.tenants.delete(tenant.id))) throw tenantNotFound(path.tenantId);
 }
