@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: roles, privileges and row-level security are PostgreSQL's, so it runs against a real server.
-import { databaseUrl } from '@platform/config';
 import { NotFoundError } from '@platform/domain';
 import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
+import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 interface Credential {
@@ -67,11 +67,7 @@ describe('credential roles (built-in schema step 4)', function () {
     await postgres?.stop();
   });
 
-  /** The first column of every row. */
-  async function values<T = string>(client: pg.ClientBase, sql: string, params: unknown[] = []): Promise<T[]> {
-    const result = await client.query(sql, params);
-    return result.rows.map((row) => Object.values(row)[0] as T);
-  }
+  const values = firstColumn;
 
   async function newCredential(tenantId: string | null): Promise<Credential> {
     const credential = { role: credentialRoleName(), password: randomBytes(18).toString('base64url') };
@@ -80,11 +76,8 @@ describe('credential roles (built-in schema step 4)', function () {
     return credential;
   }
 
-  function urlOf({ role, password }: Credential, databaseName = name): string {
-    const url = new URL(databaseUrl(postgres.adminUrl, databaseName));
-    url.username = role;
-    url.password = password;
-    return url.toString();
+  function urlOf(credential: Credential, databaseName = name): string {
+    return credentialUrl(postgres.adminUrl, databaseName, credential);
   }
 
   /** A session of the credential on the database (another one when named). */

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: each case is a route around row-level security an adversarial probe found on a real server.
-import { databaseUrl } from '@platform/config';
 import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
+import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('isolation guards against the routes a probe found (built-in schema step 4)', function () {
@@ -51,11 +51,7 @@ describe('isolation guards against the routes a probe found (built-in schema ste
     await postgres?.stop();
   });
 
-  /** The first column of every row. */
-  async function values<T = string>(client: pg.ClientBase, sql: string, params: unknown[] = []): Promise<T[]> {
-    const result = await client.query(sql, params);
-    return result.rows.map((row) => Object.values(row)[0] as T);
-  }
+  const values = firstColumn;
 
   /** The connection URL of a new credential: bound to the tenant, or unscoped for null. */
   async function newCredential(tenantId: string | null): Promise<string> {
@@ -63,10 +59,7 @@ describe('isolation guards against the routes a probe found (built-in schema ste
     const password = randomBytes(18).toString('base64url');
     await createCredentialRole(admin, database, { physicalName: name, roleName: role, password, tenantId });
     credentials.push(role);
-    const url = new URL(databaseUrl(postgres.adminUrl, name));
-    url.username = role;
-    url.password = password;
-    return url.toString();
+    return credentialUrl(postgres.adminUrl, name, { role, password });
   }
 
   async function login(url: string): Promise<pg.Client> {

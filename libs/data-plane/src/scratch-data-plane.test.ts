@@ -3,11 +3,30 @@
  * Databases get the built-in schema from this library's own installer, as provisioning does.
  */
 import { randomUUID } from 'node:crypto';
+import { databaseUrl } from '@platform/config';
 import type { DataPlaneRepositories, Database } from '@platform/domain';
 import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClient, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 import { PgDataPlane } from './pg-data-plane.js';
 import { DataPlanePools, type DataPlanePoolOptions } from './pools.js';
 import { installBuiltInSchema } from './schema-installer.js';
+
+/** The first column of every row. */
+export async function firstColumn<T = string>(
+  client: { query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> },
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const result = await client.query(sql, params);
+  return result.rows.map((row) => Object.values(row)[0] as T);
+}
+
+/** The URL a credential logs in with: the server's, with the role, its password and the database. */
+export function credentialUrl(serverUrl: string, database: string, credential: { role: string; password: string }): string {
+  const url = new URL(databaseUrl(serverUrl, database));
+  url.username = credential.role;
+  url.password = credential.password;
+  return url.toString();
+}
 
 /** A scratch database with the built-in schema installed. */
 export async function createBuiltInDatabase(server: TestPostgres, prefix: string): Promise<ScratchDatabase> {

@@ -2,11 +2,10 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: which function a name resolves to is PostgreSQL's decision, so it runs against a real server.
-import { databaseUrl } from '@platform/config';
 import { dropScratchDatabase, query, withClient, type ScratchDatabase } from '@platform/testing';
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
+import { credentialUrl, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
 
 /**
  * What a customer with an unscoped credential can plant in `public`: functions named like built-ins
@@ -62,9 +61,7 @@ describe('platform connections to a database whose customer planted functions in
       const password = randomBytes(18).toString('base64url');
       await createCredentialRole(admin, database, { physicalName: db.name, roleName, password, tenantId });
       credentials.push({ database, physicalName: db.name, roleName });
-      const url = new URL(databaseUrl(plane.server.adminUrl, db.name));
-      [url.username, url.password] = [roleName, password];
-      return { roleName, url: url.toString() };
+      return { roleName, url: credentialUrl(plane.server.adminUrl, db.name, { role: roleName, password }) };
     }
     const customer = await createCredential(null);
     await withClient(customer.url, (client) => client.query(trojans(customer.roleName)));

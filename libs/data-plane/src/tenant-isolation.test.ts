@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { BUILT_IN_SCHEMA_STEPS } from './built-in-schema.js';
 import { installBuiltInSchema } from './schema-installer.js';
+import { firstColumn } from './scratch-data-plane.test.js';
 import { DATABASE_ROLE_SUFFIXES, databaseRoleNames } from './database-roles.js';
 import { REQUIRED_TENANT_POLICY, TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY } from './tenant-context.js';
 
@@ -79,14 +80,7 @@ describe('tenant isolation (built-in schema steps 2 to 4)', function () {
     }
   }
 
-  /** A pool or a client. */
-  type Queryable = { query(sql: string, params?: unknown[]): Promise<pg.QueryResult> };
-
-  /** The first column of every row. */
-  async function values<T = string>(client: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
-    const result = await client.query(sql, params);
-    return result.rows.map((row) => Object.values(row)[0] as T);
-  }
+  const values = firstColumn;
 
   async function twoTenants(pool: pg.Pool): Promise<{ a: string; b: string }> {
     const [a, b] = await values(pool, `insert into tenants (name) values ('A'), ('B') returning id`);
