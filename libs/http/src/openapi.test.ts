@@ -170,6 +170,23 @@ describe('buildOpenApiDocument', () => {
     expect(remove).not.to.have.property('requestBody');
   });
 
+  it('documents an optional body as not required', () => {
+    const route = defineRoute({
+      method: 'POST',
+      path: '/things',
+      operationId: 'makeThing',
+      summary: 'Make a thing',
+      tags: ['things'],
+      auth: 'none',
+      body: optional(record({ note: optional(text({ max: 5 })) })),
+      success: { status: 201, description: 'Made' },
+      errors: [],
+      handler: async () => undefined,
+    });
+    const doc = buildOpenApiDocument([route as Route<unknown>], info) as any;
+    expect(doc.paths['/things'].post.requestBody.required).to.equal(false);
+  });
+
   it('honours a success content type', () => {
     const route = defineRoute({
       method: 'GET',

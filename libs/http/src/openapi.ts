@@ -1,6 +1,6 @@
 import { ApiErrorSchema } from './api-error.js';
 import { declaredResponses, mediaTypeOf } from './responses.js';
-import { toJsonSchema, type JsonSchema } from './schema.js';
+import { isOptional, toJsonSchema, type JsonSchema } from './schema.js';
 import type { ResponseSpec, Route } from './route.js';
 
 export interface OpenApiInfo {
@@ -74,7 +74,7 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenAp
         ...parameters('query', route.query && toJsonSchema(route.query)),
       ],
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.body) } } } }
+        ? { requestBody: { required: !isOptional(route.body), content: { 'application/json': { schema: toJsonSchema(route.body) } } } }
         : {}),
       ...(route.form ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: FORM } } } } : {}),
       responses: responsesObject(declaredResponses(route)),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { is, string, validate, type Struct } from 'superstruct';
-import { arrayOf, bool, dateTime, int, nullable, oneOf, optional, record, text, toJsonSchema, uuid } from './schema.js';
+import { create, is, string, validate, type Struct } from 'superstruct';
+import { arrayOf, bool, dateTime, int, nullable, oneOf, optional, queryBoolean, record, text, toJsonSchema, uuid } from './schema.js';
 
 function accepts(struct: Struct<any, any>, value: unknown): boolean {
   return is(value, struct);
@@ -161,6 +161,14 @@ describe('http schema builders', () => {
       const [error] = validate('postgres', struct);
       expect(error?.message).to.equal('is reserved');
       expect(error?.refinement).to.equal('rule');
+    });
+
+    it('queryBoolean takes the text true or false as a boolean, and nothing else', () => {
+      const struct = queryBoolean('a flag');
+      expect(toJsonSchema(struct)).to.deep.equal({ type: 'boolean', description: 'a flag' });
+      expect(create('true', struct)).to.equal(true);
+      expect(create('false', struct)).to.equal(false);
+      for (const value of ['TRUE', '1', 'yes', '', 'true ', ['true']]) expect(() => create(value, struct), String(value)).to.throw();
     });
 
     it('uuid accepts UUIDs only', () => {

@@ -92,6 +92,17 @@ export function bool(description?: string): Struct<boolean, null> {
   return tag(ssBoolean(), { type: 'boolean', ...(description ? { description } : {}) });
 }
 
+/**
+ * A boolean in a query string, which carries text: `true` or `false` (nothing else) arrive as a
+ * boolean, and the OpenAPI document says boolean.
+ */
+export function queryBoolean(description?: string): Struct<boolean, null> {
+  return tag(coerce(ssBoolean(), ssEnums(['true', 'false']), (value) => value === 'true'), {
+    type: 'boolean',
+    ...(description ? { description } : {}),
+  });
+}
+
 export function int(description?: string): Struct<number, null> {
   return tag(ssInteger(), { type: 'integer', ...(description ? { description } : {}) });
 }
@@ -105,6 +116,11 @@ export function optional<T, S>(struct: Struct<T, S>): Struct<T | undefined, S> {
   schemas.set(wrapped, toJsonSchema(struct));
   optionals.add(wrapped);
   return wrapped;
+}
+
+/** Whether `optional` made the struct: an optional request body is documented as not required. */
+export function isOptional(struct: Struct<any, any>): boolean {
+  return optionals.has(struct);
 }
 
 export function nullable<T, S>(struct: Struct<T, S>): Struct<T | null, S> {
