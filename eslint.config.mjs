@@ -27,13 +27,15 @@ export default tseslint.config(
             { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body'] },
             { sourceTag: 'type:auth', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
             { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:data-plane'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
+            // The PostgreSQL gateway: the wire protocol over the domain's ports, no HTTP and no ORM.
+            { sourceTag: 'type:gateway', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose', 'pg'] },
             // The HTTP framework adapts use cases to Koa; it reaches data and keys only through domain ports.
             { sourceTag: 'type:http', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['@mikro-orm/*', 'pg', 'jose'] },
             // Route libraries (the management API, the token service): routes over the framework, no Koa of their own.
             { sourceTag: 'type:routes', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:http'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'pg', 'jose'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:testing'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
           ],
         },
       ],

@@ -1,6 +1,7 @@
 // What `npm start` keeps on this machine, in the git-ignored `.data` folder (or the folder above
-// EMBEDDED_PG_DIR when that is set): the embedded PostgreSQL, the local credentials, and the
-// record of the running platform that `npm run token`, `login` and `keys:rotate` read.
+// EMBEDDED_PG_DIR when that is set): the embedded PostgreSQL, the local credentials, the
+// development TLS certificates, and the record of the running platform that `npm run token`,
+// `login` and `keys:rotate` read.
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { readPort, readString, type Env } from '@platform/config';
@@ -80,6 +81,11 @@ export function writeLocalCredentials(env: Env, credentials: LocalCredentials): 
   return path;
 }
 
+/** The development certificate authority and the gateway's certificate it signed (see @platform/dev-tls). */
+export function tlsDir(env: Env): string {
+  return join(localStateDir(env), 'tls');
+}
+
 /** Where a running `npm start` can be reached, and its processes (mode 0600: the URL holds a password). */
 export interface RunningPlatform {
   /** The start script's process. */
@@ -88,7 +94,9 @@ export interface RunningPlatform {
   issuer: string;
   databaseUrl: string;
   developerTokenTtlSeconds: number;
-  processes: { postgres: number | null; api: number; oauth: number };
+  /** The PostgreSQL gateway's public postgres://host:port. */
+  gatewayUrl: string;
+  processes: { postgres: number | null; api: number; oauth: number; gateway: number };
 }
 
 export function runningPlatformPath(env: Env): string {

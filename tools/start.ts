@@ -1,15 +1,18 @@
 // `npm start`: the whole platform on one machine. Starts the control plane's PostgreSQL
-// (embedded unless DATABASE_URL is set), migrates it, starts apps/api and apps/oauth as child
-// processes, and prints where they listen, how to sign in, and a first token, which it gets from
-// the token service like any client. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the apps first
+// (embedded unless DATABASE_URL is set), migrates it, makes a development TLS certificate for the
+// PostgreSQL gateway (unless GATEWAY_TLS_CERT is set), starts apps/api, apps/oauth and
+// apps/gateway as child processes, and prints where they listen, how to sign in, and a first
+// token, which it gets from the token service like any client. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the apps first
 // (they drain in-flight requests), then PostgreSQL, within 10 s. If this process dies otherwise,
 // the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it.
 import { execSync } from 'node:child_process';
-import type { Env, PlatformConfig } from '@platform/config';
+import type { Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
-import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
-import { prepareEmbeddedSettings, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform, type LocalCredentials } from './local-state.js';
+import { banner } from './banner.js';
+import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
+import { gatewayAdminUrl, provideGatewayTls } from './gateway-setup.js';
+import { prepareEmbeddedSettings, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
 
@@ -76,15 +79,18 @@ async function startPlatform(): Promise<void> {
   const provided = await provideControlPlane(baseEnv, settings);
   embedded = provided.embedded;
   if (stopping) return;
-  const env = provided.env;
-  const config = loadConfigOrExit(env);
+  const config = loadConfigOrExit(provided.env);
+  const tls = await provideGatewayTls(provided.env, config.gateway.publicUrl);
+  const env = tls.env;
   const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
   if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
   if (stopping) return;
 
   const oauth = apps.start('apps/oauth', 'apps/oauth/src/main.ts', env);
   const api = apps.start('apps/api', 'apps/api/src/main.ts', env);
-  await Promise.all([waitHealthy(`http://127.0.0.1:${config.api.port}`), waitHealthy(`http://127.0.0.1:${config.oauth.port}`)]);
+  const gateway = apps.start('apps/gateway', 'apps/gateway/src/main.ts', env);
+  const adminUrl = gatewayAdminUrl(env);
+  await Promise.all([waitHealthy(`http://127.0.0.1:${config.api.port}`), waitHealthy(`http://127.0.0.1:${config.oauth.port}`), waitHealthy(adminUrl)]);
   const token = await requestClientToken(config.oauth.issuer, credentials.client).catch((error: Error) => {
     throw new Error(`could not get a first token from the token service: ${error.message}`);
   });
@@ -96,41 +102,11 @@ async function startPlatform(): Promise<void> {
     issuer: config.oauth.issuer,
     databaseUrl: config.databaseUrl,
     developerTokenTtlSeconds: config.developerTokenTtlSeconds,
-    processes: { postgres: embedded?.pid ?? null, api: api.pid!, oauth: oauth.pid! },
+    gatewayUrl: config.gateway.publicUrl,
+    processes: { postgres: embedded?.pid ?? null, api: api.pid!, oauth: oauth.pid!, gateway: gateway.pid! },
   });
   const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir})` : 'DATABASE_URL';
-  console.log(banner(config, where, token, credentials, credentialsPath));
-}
-
-function banner(config: PlatformConfig, where: string, token: { access_token: string; expires_in: number }, credentials: LocalCredentials, credentialsPath: string): string {
-  const { client, developer } = credentials;
-  const base = config.api.publicBaseUrl;
-  return `
-The platform is up.
-  API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
-  Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
-  Control plane               ${where}
-
-A first token, from the token service's client_credentials grant for workspace '${DEFAULT_WORKSPACE.slug}'
-(client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
-
-  export TOKEN=${token.access_token}
-  curl -s -H "Authorization: Bearer $TOKEN" ${base}/workspaces
-  curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-    -d '{"databaseName":"app","region":"${config.regions[0]}"}' ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
-
-It is the workspace client's token: it works inside workspace '${DEFAULT_WORKSPACE.slug}'. Developer-only routes,
-such as POST /workspaces or registering clients, answer it 403 developer_token_required: for those,
-sign in as a developer with \`npm run login\` (authorization code + PKCE in your browser), which prints
-a developer's token.
-  ${developer.email} / ${developer.password}   or create an account on the sign-in page.
-
-The same client token by hand:  curl -s -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
-The client's secret and this password are in ${credentialsPath} (new secret at every start).
-\`npm run token\`, \`npm run login\` and \`npm run keys:rotate\` find this platform by itself, on these ports.
-
-Ctrl-C stops everything.
-`;
+  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority } }));
 }
 
 try {

@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isPortFree } from '@platform/postgres-launcher';
 import { eventually, httpClient } from '@platform/testing';
-import { platformEnv, startPlatform } from './platform-runner.js';
+import { gatewayTlsHandshake, platformEnv, startPlatform } from './platform-runner.js';
 
 /**
  * Runs `tools/login.ts`, signs in at the address it prints (the page, then the form), lets the
@@ -61,6 +62,8 @@ describe('npm start', function () {
     for (const name of ['API_PORT', 'OAUTH_PORT', 'EMBEDDED_PG_PORT', 'OAUTH_ISSUER', 'DATABASE_URL']) delete toolEnv[name];
     const api = httpClient(`http://127.0.0.1:${env.API_PORT}`);
     const oauth = httpClient(`http://127.0.0.1:${env.OAUTH_PORT}`);
+    const gatewayAdmin = httpClient(`http://127.0.0.1:${env.GATEWAY_ADMIN_PORT}`);
+    const caPath = join(prepared.dir, 'tls', 'ca.crt');
 
     // A start killed with SIGKILL left its lock behind; its process is gone, so this start takes it over.
     const lock = join(prepared.dir, 'start.lock');
@@ -72,6 +75,14 @@ describe('npm start', function () {
     expect((await api('GET', '/healthz')).status).to.equal(200);
     expect((await api('GET', '/readyz')).status).to.equal(200);
     expect((await oauth('GET', '/.well-known/jwks.json')).body.keys).to.have.length(1);
+    // The PostgreSQL gateway answers TLS with a certificate from the development CA npm start made in .data/tls.
+    expect((await gatewayAdmin('GET', '/healthz')).status).to.equal(200);
+    const ca = readFileSync(caPath, 'utf8');
+    expect(await gatewayTlsHandshake(Number(env.GATEWAY_PORT), ca)).to.deep.equal({ answer: 'S', authorized: true, subject: 'CN=localhost' });
+    expect(statSync(join(prepared.dir, 'tls')).mode & 0o777).to.equal(0o700);
+    expect(statSync(join(prepared.dir, 'tls', 'server.key')).mode & 0o777).to.equal(0o600);
+    expect(first.output()).to.include(`PostgreSQL gateway          postgres://127.0.0.1:${env.GATEWAY_PORT}   Admin: http://127.0.0.1:${env.GATEWAY_ADMIN_PORT}/healthz`);
+    expect(first.output()).to.include(`psql "postgres://<id>:<password>@127.0.0.1:${env.GATEWAY_PORT}/app?sslmode=verify-full&sslrootcert=${caPath}"`);
     const workspaces = await api('GET', '/workspaces', { token: first.token });
     expect(workspaces.status).to.equal(200);
     expect(workspaces.body.map((w: { slug: string }) => w.slug)).to.deep.equal(['default']);
@@ -124,6 +135,7 @@ describe('npm start', function () {
       () => expect.fail('the API still answers after SIGTERM'),
       (error: Error) => expect(error.message).to.match(/fetch failed/),
     );
+    expect([await isPortFree(Number(env.GATEWAY_PORT)), await isPortFree(Number(env.GATEWAY_ADMIN_PORT))], 'the gateway\'s ports after the stop').to.deep.equal([true, true]);
 
     const second = await startPlatform(env);
     started.push(second.child);
@@ -132,6 +144,10 @@ describe('npm start', function () {
     expect(again.status).to.equal(200);
     expect(again.body.map((d: { id: string }) => d.id)).to.deep.equal([created.body.id]);
     expect(second.output()).not.to.include('applied migrations');
+    // The development CA is kept, so clients that trust it keep working.
+    expect(readFileSync(caPath, 'utf8')).to.equal(ca);
+    expect(second.output()).to.include(`development CA kept in ${join(prepared.dir, 'tls')}`);
+    expect((await gatewayTlsHandshake(Number(env.GATEWAY_PORT), ca)).authorized).to.equal(true);
 
     second.child.kill('SIGINT');
     expect(await second.exited).to.equal(0);

@@ -1,9 +1,12 @@
 // Runs `npm start` (through npm, or its script directly) as a user would, on a folder and ports
 // of its own, and tells whether anything of a run is left once it is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import { isPortFree, isProcessAlive } from '@platform/postgres-launcher';
 import { freePort } from '@platform/testing';
 
@@ -12,6 +15,8 @@ export interface PlatformEnv extends Record<string, string> {
   EMBEDDED_PG_PORT: string;
   API_PORT: string;
   OAUTH_PORT: string;
+  GATEWAY_PORT: string;
+  GATEWAY_ADMIN_PORT: string;
 }
 
 /** A new folder (the postgres user can enter it) and free ports, none of them the defaults. */
@@ -23,6 +28,8 @@ export async function platformEnv(): Promise<{ dir: string; env: PlatformEnv }> 
     EMBEDDED_PG_PORT: String(await freePort()),
     API_PORT: String(await freePort()),
     OAUTH_PORT: String(await freePort()),
+    GATEWAY_PORT: String(await freePort()),
+    GATEWAY_ADMIN_PORT: String(await freePort()),
   };
   return { dir, env };
 }
@@ -62,7 +69,7 @@ export async function startPlatform(env: PlatformEnv, via: 'npm' | 'script' = 's
 
 export interface RunningRecord {
   pid: number;
-  processes: { postgres: number; api: number; oauth: number };
+  processes: { postgres: number; api: number; oauth: number; gateway: number };
 }
 
 /** The record `npm start` keeps while it runs, next to the local credentials. */
@@ -77,6 +84,38 @@ export async function leftovers(record: RunningRecord, env: PlatformEnv): Promis
     .filter(([, pid]) => isProcessAlive(pid))
     .map(([name, pid]) => `${name} ${pid}`);
   const ports: number[] = [];
-  for (const port of [env.EMBEDDED_PG_PORT, env.API_PORT, env.OAUTH_PORT].map(Number)) if (!(await isPortFree(port))) ports.push(port);
+  for (const port of platformPorts(env)) if (!(await isPortFree(port))) ports.push(port);
   return { processes, ports };
+}
+
+/** Every port a run listens on. */
+export function platformPorts(env: PlatformEnv): number[] {
+  return [env.EMBEDDED_PG_PORT, env.API_PORT, env.OAUTH_PORT, env.GATEWAY_PORT, env.GATEWAY_ADMIN_PORT].map(Number);
+}
+
+/**
+ * Opens a connection to the gateway as libpq does with sslmode=verify-full: the 8-byte SSLRequest,
+ * then, on 'S', a TLS handshake over the same socket that trusts only `ca` and checks the name
+ * `localhost`. Answers the gateway's one-byte answer and whether the certificate was accepted.
+ */
+export async function gatewayTlsHandshake(port: number, ca: string): Promise<{ answer: string; authorized: boolean; subject: string }> {
+  const socket = net.connect(port, '127.0.0.1');
+  try {
+    await once(socket, 'connect');
+    const sslRequest = Buffer.alloc(8);
+    sslRequest.writeInt32BE(8, 0);
+    sslRequest.writeInt32BE(80877103, 4);
+    socket.write(sslRequest);
+    const [answer] = (await once(socket, 'data')) as [Buffer];
+    if (answer.toString('latin1') !== 'S') return { answer: answer.toString('latin1'), authorized: false, subject: '' };
+    const secure = tls.connect({ socket, ca, servername: 'localhost' });
+    try {
+      await once(secure, 'secureConnect');
+      return { answer: 'S', authorized: secure.authorized, subject: secure.getPeerX509Certificate()?.subject ?? '' };
+    } finally {
+      secure.destroy();
+    }
+  } finally {
+    socket.destroy();
+  }
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { rmSync } from 'node:fs';
-import { leftovers, platformEnv, runningRecord, startPlatform, type StartedPlatform } from './platform-runner.js';
+import { leftovers, platformEnv, platformPorts, runningRecord, startPlatform, type StartedPlatform } from './platform-runner.js';
 
 const STOP_WITHIN_MS = 10_000;
 
@@ -32,14 +32,20 @@ describe('stopping npm start', function () {
   ];
 
   for (const way of ways) {
-    it(`${way.name} stops the apps and PostgreSQL within 10 s and frees every port`, async function () {
+    it(`${way.name} stops the apps (the gateway too) and PostgreSQL within 10 s and frees every port`, async function () {
       const prepared = await platformEnv();
       dir = prepared.dir;
       started = await startPlatform(prepared.env, 'npm');
       const record = runningRecord(prepared.dir);
       expect(await leftovers(record, prepared.env)).to.deep.equal({
-        processes: [`start ${record.pid}`, `postgres ${record.processes.postgres}`, `api ${record.processes.api}`, `oauth ${record.processes.oauth}`],
-        ports: [prepared.env.EMBEDDED_PG_PORT, prepared.env.API_PORT, prepared.env.OAUTH_PORT].map(Number),
+        processes: [
+          `start ${record.pid}`,
+          `postgres ${record.processes.postgres}`,
+          `api ${record.processes.api}`,
+          `oauth ${record.processes.oauth}`,
+          `gateway ${record.processes.gateway}`,
+        ],
+        ports: platformPorts(prepared.env),
       });
 
       way.stop(started.child.pid!, record.pid);

@@ -73,6 +73,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     sessionCookie,
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,
+    gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm),
   };
 

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName, waitForStatus } from '@platform/test-fixtures';
 import { eventually, query } from '@platform/testing';
-import { platform, type TestPlatform } from './support/platform.js';
+import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import { createTenant, createUser, developerWithReadyDatabase, type TestTenant } from './support/fixtures.js';
 
 const ROLE_NAME = /^cred_[a-z2-7]{20}$/;
@@ -17,9 +17,19 @@ interface NewCredential {
   database: Record<string, unknown>;
 }
 
+/**
+ * The test platform's gateway allows plain connections (apps/gateway/test covers TLS): the URL's
+ * sslmode=require is left out.
+ */
+function plain(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.delete('sslmode');
+  return parsed.href;
+}
+
 /** Opens a connection with a credential's URL; the caller ends it. */
 async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: plain(url) });
   client.on('error', () => {});
   await client.connect();
   return client;
@@ -27,7 +37,7 @@ async function connect(url: string): Promise<pg.Client> {
 
 /** The SQLSTATE a failed login answers (28P01: wrong password or no such role). */
 async function loginFailure(url: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: plain(url) });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -93,11 +103,11 @@ describe('credentials', function () {
       expect(password).to.match(PASSWORD);
       expect(created.body.tenantId).to.equal(null);
       expect(created.body.database).to.deep.equal(expectedDatabase);
-      expect(created.body.connectionUrl).to.equal(owner.database.dbHost.replace('postgres://', `postgres://${id}:${password}@`));
+      expect(created.body.connectionUrl).to.equal(`${owner.database.dbHost.replace('postgres://', `postgres://${id}:${password}@`)}?sslmode=require`);
       const client = await connect(created.body.connectionUrl);
       try {
         const rows = (await client.query('select current_user as who, current_database() as db')).rows;
-        expect(rows).to.deep.equal([{ who: id, db: new URL(owner.database.dbHost).pathname.slice(1) }]);
+        expect(rows).to.deep.equal([{ who: id, db: await physicalNameOf(p, owner.database.id) }]);
       } finally {
         await client.end();
       }
@@ -316,7 +326,7 @@ describe('credentials', function () {
     const tenant = await createTenant(p, mine.token, mine.D, { name: 'Gone soon' });
     const open = await createCredential(undefined, mine.D, mine.token);
     const scoped = await createCredential({ tenantId: tenant.id }, mine.D, mine.token);
-    const physicalName = new URL(mine.database.dbHost).pathname.slice(1);
+    const physicalName = await physicalNameOf(p, mine.database.id);
     const names = [open.id, scoped.id, ...['owner', 'tenant', 'admin', 'scoped'].map((kind) => `${physicalName}_${kind}`)].sort();
     const roles = () => query<{ rolname: string }>(p.postgres.adminUrl, 'select rolname from pg_roles where rolname = any($1) order by rolname', [names]);
     expect((await roles()).map((row) => row.rolname)).to.deep.equal(names);
@@ -338,6 +348,9 @@ describe('credentials', function () {
       'query tenantId',
       'query internal',
     ]);
-    expect(credentials.post.description).to.include('move to the platform’s PostgreSQL gateway');
+    expect(credentials.post.description).to.include('the platform’s PostgreSQL gateway and the database’s name');
+    // No body at all is the common case.
+    expect(credentials.post.requestBody.required).to.equal(false);
+    expect(credentials.get.parameters.find((parameter: { name: string }) => parameter.name === 'internal').schema.type).to.equal('boolean');
   });
 });

@@ -1,26 +1,19 @@
 import { expect } from 'chai';
 import pg from 'pg';
+import { databaseUrl } from '@platform/config';
 import { databaseExists } from '@platform/testing';
 import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName, waitForStatus } from '@platform/test-fixtures';
-import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
+import { physicalNameOf, platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
 
-/** Connects to what dbHost names, with the test server's superuser credentials. */
-async function queryThroughDbHost(p: TestPlatform, dbHost: string, sql: string) {
-  const admin = new URL(p.postgres.adminUrl);
-  const target = new URL(dbHost);
-  target.username = admin.username;
-  target.password = admin.password;
-  const client = new pg.Client({ connectionString: target.toString() });
+/** Queries the database behind a platform database, as the test server's superuser. */
+async function queryAsSuperuser(p: TestPlatform, databaseId: string, sql: string) {
+  const client = new pg.Client({ connectionString: databaseUrl(p.postgres.adminUrl, await physicalNameOf(p, databaseId)) });
   await client.connect();
   try {
     return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
-}
-
-function physicalName(dbHost: string): string {
-  return new URL(dbHost).pathname.slice(1);
 }
 
 describe('databases', function () {
@@ -38,14 +31,15 @@ describe('databases', function () {
       expect(created.headers.get('location')).to.equal(`/workspaces/${slug}/databases/${name}`);
       expect(created.body).to.include({ name, status: 'REQUESTED', region: 'AWS_EU_CENTRAL_1', sharded: false, expandable: false, apiHost: TEST_AUDIENCE });
       expect(created.body.workspace).to.deep.equal(workspace);
-      expect(created.body.dbHost).to.match(/^postgres:\/\/127\.0\.0\.1:\d+\/db_[0-9a-f]{32}$/);
+      // The gateway, and the name the developer chose.
+      expect(created.body.dbHost).to.equal(`postgres://127.0.0.1:${p.env.GATEWAY_PORT}/${name}`);
 
       const ready = await waitForStatus(p, token, slug, name, 'READY');
       expect(ready.id).to.equal(created.body.id);
-      expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(true);
-      const tables = await queryThroughDbHost(
+      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, ready.id))).to.equal(true);
+      const tables = await queryAsSuperuser(
         p,
-        ready.dbHost,
+        ready.id,
         `select table_schema || '.' || table_name as name from information_schema.tables
          where table_schema in ('public', 'users', 'auth', 'platform') order by 1`,
       );
@@ -75,7 +69,8 @@ describe('databases', function () {
       const first = await createDatabase(p, a.token, a.slug, name);
       const second = await createDatabase(p, b.token, b.slug, name);
       expect(first.id).not.to.equal(second.id);
-      expect(first.dbHost).not.to.equal(second.dbHost);
+      // The same address: the gateway tells them apart by the credential that connects.
+      expect(first.dbHost).to.equal(second.dbHost);
     });
 
     it('refuses a region the platform does not serve with 400 region_not_served', async function () {
@@ -141,11 +136,12 @@ describe('databases', function () {
       await waitForStatus(p, token, slug, name, 'READY');
       const renamed = await p.request('PUT', `/workspaces/${slug}/databases/${name}`, { token, json: { name: 'renamed_db' } });
       expect(renamed.status).to.equal(200);
-      expect(renamed.body).to.include({ id: created.id, name: 'renamed_db', status: 'READY', dbHost: created.dbHost });
+      // The same PostgreSQL database, reached under its new name.
+      expect(renamed.body).to.include({ id: created.id, name: 'renamed_db', status: 'READY', dbHost: created.dbHost.replace(/\/[^/]+$/, '/renamed_db') });
       expect(renamed.body.parent).to.deep.equal({ id: created.id, name });
       expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
       expect((await p.request('GET', `/workspaces/${slug}/databases/renamed_db`, { token })).body.id).to.equal(created.id);
-      expect(await databaseExists(p.postgres.adminUrl, physicalName(created.dbHost))).to.equal(true);
+      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, created.id))).to.equal(true);
     });
 
     it('answers 409 when the new name is taken, and changes nothing', async function () {
@@ -197,7 +193,7 @@ describe('databases', function () {
       const deleted = await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token });
       expect(deleted.status).to.equal(204);
       expect(deleted.text).to.equal('');
-      expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(false);
+      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, ready.id))).to.equal(false);
       expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
       expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
       const again = await createDatabase(p, token, slug, name);
@@ -209,16 +205,13 @@ describe('databases', function () {
       const name = uniqueDatabaseName();
       await createDatabase(p, token, slug, name);
       const ready = await waitForStatus(p, token, slug, name, 'READY');
-      const admin = new URL(p.postgres.adminUrl);
-      const target = new URL(ready.dbHost);
-      target.username = admin.username;
-      target.password = admin.password;
-      const client = new pg.Client({ connectionString: target.toString() });
+      const physicalName = await physicalNameOf(p, ready.id);
+      const client = new pg.Client({ connectionString: databaseUrl(p.postgres.adminUrl, physicalName) });
       client.on('error', () => {});
       await client.connect();
       try {
         expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
-        expect(await databaseExists(p.postgres.adminUrl, physicalName(ready.dbHost))).to.equal(false);
+        expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(false);
       } finally {
         await client.end().catch(() => {});
       }
@@ -231,7 +224,7 @@ describe('databases', function () {
       expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
       // Whatever the provisioner had done by then, nothing may remain or appear afterwards.
       await new Promise((resolve) => setTimeout(resolve, 600));
-      expect(await databaseExists(p.postgres.adminUrl, physicalName(created.dbHost))).to.equal(false);
+      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, created.id))).to.equal(false);
     });
 
     it('answers 404 for a missing or already deleted database', async function () {

@@ -10,7 +10,7 @@ async function controlPlaneRow(url: string, id: string) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query('select status, deleted, dropped from databases where id = $1', [id])).rows[0];
+    return (await client.query('select status, deleted, dropped, physical_name from databases where id = $1', [id])).rows[0];
   } finally {
     await client.end();
   }
@@ -54,7 +54,7 @@ describe('provisioning after a crash', function () {
     expect(await doomed.exited).to.equal('SIGKILL');
 
     // The crash left the database created but its status unwritten.
-    const physicalName = new URL(created.body.dbHost).pathname.slice(1);
+    const { physical_name: physicalName } = await controlPlaneRow(controlPlane.url, created.body.id);
     expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(true);
     expect((await controlPlaneRow(controlPlane.url, created.body.id)).status).to.equal('REQUESTED');
 

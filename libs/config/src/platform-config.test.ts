@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { REGIONS } from '@platform/domain';
 import { ConfigError, type Env } from './env.js';
-import { DEFAULT_API_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, maintenanceUrl } from './platform-config.js';
+import { DEFAULT_API_PORT, DEFAULT_GATEWAY_ADMIN_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, maintenanceUrl } from './platform-config.js';
 
 const DATABASE_URL = 'postgres://platform:secret@db.internal:5433/control';
 
@@ -70,6 +70,12 @@ describe('loadPlatformConfig', () => {
       for (const region of REGIONS) {
         expect(config.clusterUrls[region], region).to.equal('postgres://platform:secret@db.internal:5433/postgres');
       }
+    });
+
+    it('puts the PostgreSQL gateway on 127.0.0.1:4102, its admin listener on 4103, and names it in dbHost', () => {
+      expect(DEFAULT_GATEWAY_PORT).to.equal(4102);
+      expect(DEFAULT_GATEWAY_ADMIN_PORT).to.equal(4103);
+      expect(config.gateway).to.deep.equal({ host: '127.0.0.1', port: 4102, publicUrl: 'postgres://127.0.0.1:4102' });
     });
 
     it('derives the public URLs and issuer from the hosts and ports', () => {
@@ -225,6 +231,20 @@ describe('loadPlatformConfig', () => {
       ];
       for (const [name, value] of cases) {
         expect(configError({ DATABASE_URL, [name]: value }).variable, `${name}=${value}`).to.equal(name);
+      }
+    });
+  });
+
+  describe('GATEWAY_PUBLIC_URL', () => {
+    it('follows GATEWAY_HOST and GATEWAY_PORT unless set', () => {
+      expect(loadPlatformConfig({ DATABASE_URL, GATEWAY_HOST: '::1', GATEWAY_PORT: '6000' }).gateway.publicUrl).to.equal('postgres://[::1]:6000');
+      expect(loadPlatformConfig({ DATABASE_URL, GATEWAY_PUBLIC_URL: 'postgresql://db.example.com:5439' }).gateway.publicUrl).to.equal('postgresql://db.example.com:5439');
+    });
+
+    it('refuses anything but postgres://host:port', () => {
+      for (const url of ['http://db.example.com', 'postgres://u:p@db.example.com:1', 'postgres://db.example.com:1/app', 'postgres://db.example.com:1?sslmode=require']) {
+        const error = configError({ DATABASE_URL, GATEWAY_PUBLIC_URL: url });
+        expect(error.variable, url).to.equal('GATEWAY_PUBLIC_URL');
       }
     });
   });

@@ -15,6 +15,8 @@ export interface PlatformConfig {
   clusterUrls: Record<Region, string>;
   api: { host: string; port: number; publicBaseUrl: string; publicApiUrl: string };
   oauth: { host: string; port: number; issuer: string };
+  /** The PostgreSQL gateway: where it listens, and the postgres:// address clients are given. */
+  gateway: { host: string; port: number; publicUrl: string };
   developerTokenTtlSeconds: number;
   reconcileIntervalMs: number;
   logLevel: LogLevel;
@@ -25,6 +27,9 @@ export interface PlatformConfig {
 
 export const DEFAULT_API_PORT = 4100;
 export const DEFAULT_OAUTH_PORT = 4101;
+export const DEFAULT_GATEWAY_PORT = 4102;
+/** The gateway's health and metrics listener (apps/gateway), which `npm start` waits on. */
+export const DEFAULT_GATEWAY_ADMIN_PORT = 4103;
 
 export function clusterUrlVariable(region: Region): string {
   return `CLUSTER_URL_${region}`;
@@ -53,6 +58,8 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
   const apiPort = readPort(env, 'API_PORT', DEFAULT_API_PORT);
   const oauthHost = readString(env, 'OAUTH_HOST', '127.0.0.1');
   const oauthPort = readPort(env, 'OAUTH_PORT', DEFAULT_OAUTH_PORT);
+  const gatewayHost = readString(env, 'GATEWAY_HOST', '127.0.0.1');
+  const gatewayPort = readPort(env, 'GATEWAY_PORT', DEFAULT_GATEWAY_PORT);
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://${displayHost(apiHost)}:${apiPort}`, HTTP);
   const buildHash = readOptionalString(env, 'BUILD_HASH') ?? 'dev';
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(buildHash)) throw new ConfigError('BUILD_HASH', 'must be a short hash or tag');
@@ -71,12 +78,27 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
       port: oauthPort,
       issuer: readUrl(env, 'OAUTH_ISSUER', `http://${displayHost(oauthHost)}:${oauthPort}`, HTTP),
     },
+    gateway: {
+      host: gatewayHost,
+      port: gatewayPort,
+      publicUrl: readGatewayUrl(env, `postgres://${displayHost(gatewayHost)}:${gatewayPort}`),
+    },
     developerTokenTtlSeconds: readInteger(env, 'DEVELOPER_TOKEN_TTL', 3600, { min: 60, max: 86_400 }),
     reconcileIntervalMs: readInteger(env, 'RECONCILE_INTERVAL_MS', 1000, { min: 50, max: 600_000 }),
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     buildHash,
     faultPoint: readOptionalString(env, 'PLATFORM_FAULT_POINT'),
   };
+}
+
+/** GATEWAY_PUBLIC_URL: a postgres:// URL with a host and nothing after it but an optional port. */
+function readGatewayUrl(env: Env, fallback: string): string {
+  const value = readUrl(env, 'GATEWAY_PUBLIC_URL', fallback, POSTGRES);
+  const url = new URL(value);
+  if (!url.hostname || url.username || url.password || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+    throw new ConfigError('GATEWAY_PUBLIC_URL', 'must be postgres://host:port with no user, database or parameters');
+  }
+  return value;
 }
 
 function displayHost(host: string): string {

@@ -35,3 +35,17 @@ export interface LoginRoles {
   /** Ends the role's sessions and drops it; dropping a role that is gone does nothing. */
   dropLoginRole(database: Database, roleName: string): Promise<void>;
 }
+
+/** What a PostgreSQL gateway needs to route a login: the credential and the database it reaches. */
+export interface ConnectionRoute {
+  credentialId: string;
+  /** The tenant the credential is bound to; null for one that sees every tenant. */
+  tenantId: string | null;
+  database: Pick<Database, 'id' | 'name' | 'physicalName' | 'region' | 'status'>;
+}
+
+/** Live credentials by role name, for the gateway. */
+export interface ConnectionRoutes {
+  /** The route of a live credential of a live database; null otherwise. */
+  find(roleName: string): Promise<ConnectionRoute | null>;
+}

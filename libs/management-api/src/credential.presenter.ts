@@ -1,6 +1,6 @@
 import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, ROLE_NAME_MAX_LENGTH, type Credential, type Database, type Region } from '@platform/domain';
 import { dateTime, int, nullable, oneOf, record, text, uuid } from '@platform/http';
-import type { DatabaseHosts } from './database.presenter.js';
+import { databaseUrl, type DatabaseHosts } from './database.presenter.js';
 import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
 
 /** PostgreSQL's limit on a role name, hence on a credential id. */
@@ -39,7 +39,10 @@ export const NewCredentialSchema = record(
   {
     ...credentialFields,
     password: text({ min: 1, max: 256, description: 'Shown in this response only' }),
-    connectionUrl: text({ max: 2048, description: 'A postgres:// URL with the credential’s user name and password' }),
+    connectionUrl: text({
+      max: 2048,
+      description: 'The database’s dbHost with the credential’s user name and password, and sslmode=require (the gateway accepts TLS only)',
+    }),
   },
   'A new credential with its password',
 );
@@ -66,10 +69,11 @@ export function presentCredential(credential: Credential, database: Database) {
 }
 
 /** The credential with its password, and a URL that logs in with both. */
-export function presentNewCredential(credential: Credential, password: string, database: Database, hosts: Pick<DatabaseHosts, 'clusters'>) {
-  const url = new URL(hosts.clusters.forRegion(database.region).connectionUrl(database.physicalName));
+export function presentNewCredential(credential: Credential, password: string, database: Database, hosts: Pick<DatabaseHosts, 'gatewayUrl'>) {
+  const url = new URL(databaseUrl(database, hosts));
   url.username = credential.id;
   url.password = password;
+  url.searchParams.set('sslmode', 'require');
   return {
     id: credential.id,
     password,

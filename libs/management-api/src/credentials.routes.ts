@@ -1,5 +1,5 @@
 import { createCredential, deleteCredential, listCredentials } from '@platform/domain';
-import { respond, arrayOf, oneOf, optional, record, uuid } from '@platform/http';
+import { respond, arrayOf, optional, queryBoolean, record, uuid } from '@platform/http';
 import { CredentialSchema, NewCredentialSchema, presentCredential, presentNewCredential } from './credential.presenter.js';
 import { defineManagementRoute } from './management-scope.js';
 import { DATABASE_PATH, credentialPathParams, databasePathParams } from './path-params.js';
@@ -9,10 +9,9 @@ const CREDENTIALS_PATH = `${DATABASE_PATH}/credentials`;
 const CreateCredentialRequest = optional(
   record({ tenantId: optional(uuid('Scope the credential to this tenant: it sees only the tenant’s rows')) }, 'Optional: no body for an unscoped credential'),
 );
-// Query strings carry text; the SPEC's boolean arrives as `true` or `false`.
 const ListCredentialsQuery = record({
   tenantId: optional(uuid('Only the credentials scoped to this tenant')),
-  internal: optional(oneOf(['true', 'false'] as const, 'true: the platform’s own credentials; false (the default): those created through this API')),
+  internal: optional(queryBoolean('true: the platform’s own credentials; false (the default): those created through this API')),
 });
 /** A response that carries a password must not be stored by any cache on the way. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -29,8 +28,8 @@ export const credentialRoutes = [
       'body (or without `tenantId`) the credential sees every tenant and may create tables the database’s other ' +
       'credentials use; with `tenantId` it sees only that tenant’s rows of tenant-aware tables (404 tenant_not_found for ' +
       'an unknown tenant). The password (256 random bits) is shown in this response only; PostgreSQL keeps a SCRAM ' +
-      'verifier and the platform nothing. `connectionUrl` and the database’s dbHost reach the database’s cluster directly ' +
-      'for now; both move to the platform’s PostgreSQL gateway when it lands. `regionId` is the region’s position in ' +
+      'verifier and the platform nothing. `connectionUrl` is the database’s dbHost (the platform’s PostgreSQL gateway and the ' +
+      'database’s name) with the credential and `sslmode=require`. `regionId` is the region’s position in ' +
       'AWS_US_WEST_2, AWS_EU_CENTRAL_1, AZURE_EASTUS, counted from 1.',
     tags: ['credentials'],
     auth: 'management',
@@ -56,7 +55,7 @@ export const credentialRoutes = [
     success: { status: 200, description: 'Credentials, oldest first', schema: arrayOf(CredentialSchema) },
     errors: [403, 404],
     handler: async ({ params, query, caller, scope }) => {
-      const filter = { tenantId: query.tenantId, internal: query.internal === 'true' };
+      const filter = { tenantId: query.tenantId, internal: query.internal === true };
       const { database, credentials } = await listCredentials(scope, caller, params, filter);
       return credentials.map((credential) => presentCredential(credential, database));
     },

@@ -1,4 +1,4 @@
-import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, type ClusterDirectory, type Database } from '@platform/domain';
+import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, type Database } from '@platform/domain';
 import { bool, dateTime, oneOf, record, text, uuid } from '@platform/http';
 import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
 
@@ -10,7 +10,12 @@ const databaseFields = {
   region: oneOf(REGIONS),
   expandable: bool('Whether the database can move to dedicated compute; false until compute instances exist'),
   apiHost: text({ max: 2048, description: 'The {api_url} serving this database’s tenants and users' }),
-  dbHost: text({ max: 2048, description: 'A postgres:// URL (without credentials) that reaches the database' }),
+  dbHost: text({
+    max: 2048,
+    description:
+      'postgres://{gateway}/{database name}: the platform’s PostgreSQL gateway and the database’s name, without credentials ' +
+      '(connect with a credential’s id and password, over TLS)',
+  }),
   created: dateTime(),
   sharded: bool('Always false until a distributed engine serves sharded databases'),
 };
@@ -27,9 +32,15 @@ export const RenamedDatabaseSchema = record(
 
 /** Where a database is reached: the scope provides both. */
 export interface DatabaseHosts {
-  clusters: ClusterDirectory;
+  /** The PostgreSQL gateway's public postgres://host:port. */
+  gatewayUrl: string;
   /** The {api_url}, a database's apiHost. */
   publicApiUrl: string;
+}
+
+/** The gateway's address with the database's name, as clients connect to it. */
+export function databaseUrl(database: Pick<Database, 'name'>, hosts: Pick<DatabaseHosts, 'gatewayUrl'>): string {
+  return `${hosts.gatewayUrl.replace(/\/$/, '')}/${encodeURIComponent(database.name)}`;
 }
 
 export function presentDatabase(database: Database, hosts: DatabaseHosts) {
@@ -41,7 +52,7 @@ export function presentDatabase(database: Database, hosts: DatabaseHosts) {
     region: database.region,
     expandable: false,
     apiHost: hosts.publicApiUrl,
-    dbHost: hosts.clusters.forRegion(database.region).connectionUrl(database.physicalName),
+    dbHost: databaseUrl(database, hosts),
     created: database.created.toISOString(),
     sharded: false,
   };

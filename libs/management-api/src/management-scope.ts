@@ -12,6 +12,8 @@ export interface ManagementScope extends HealthScope, Repositories, ClientDeps, 
   sessionCookie: SessionCookie;
   /** The public {api_url}, reported as a database's apiHost. */
   publicApiUrl: string;
+  /** The PostgreSQL gateway's public postgres://host:port, the start of every dbHost. */
+  gatewayUrl: string;
 }
 
 /** The part of the scope that lives as long as the process; each request adds repositories over its own unit of work. */

@@ -7,3 +7,4 @@ export { SqlGrantStore } from './repositories/grant.store.js';
 export { PolledRevocationList } from './repositories/polled-revocation-list.js';
 export { ClientChangeListener } from './repositories/client-change-listener.js';
 export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
+export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';

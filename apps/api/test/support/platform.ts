@@ -1,5 +1,5 @@
-import { httpClient, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
+import { freePort, httpClient, query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createTestControlPlane, startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../../src/api.js';
 import { loadApiConfig } from '../../src/config.js';
 
@@ -12,12 +12,21 @@ export interface TestPlatform {
   postgres: TestPostgres;
   controlPlane: TestControlPlane;
   api: RunningApi;
+  /** apps/gateway, as its own process: where credentials connect (dbHost). */
+  gateway: AppProcess;
   request: ReturnType<typeof httpClient>;
   /** The environment the API under test was configured with. */
   env: Record<string, string>;
 }
 
 let started: Promise<TestPlatform> | null = null;
+
+/** The PostgreSQL database behind a platform database (dbHost names the gateway and the user-facing name). */
+export async function physicalNameOf(p: TestPlatform, databaseId: string): Promise<string> {
+  const rows = await query<{ physical_name: string }>(p.controlPlane.url, 'select physical_name from databases where id = $1', [databaseId]);
+  if (rows.length !== 1) throw new Error(`no database ${databaseId} in the control plane`);
+  return rows[0].physical_name;
+}
 
 /** One real API over a real PostgreSQL, shared by the test files of this app and stopped after them. */
 export function platform(): Promise<TestPlatform> {
@@ -28,8 +37,10 @@ export function platform(): Promise<TestPlatform> {
 async function start(): Promise<TestPlatform> {
   const postgres = await startTestPostgres();
   const controlPlane = await createTestControlPlane(postgres, { issuer: TEST_ISSUER, audience: TEST_AUDIENCE });
+  const gatewayPort = await freePort();
   const env = {
     DATABASE_URL: controlPlane.url,
+    GATEWAY_PORT: String(gatewayPort),
     API_PORT: '0',
     PUBLIC_BASE_URL: TEST_AUDIENCE,
     OAUTH_ISSUER: TEST_ISSUER,
@@ -44,16 +55,22 @@ async function start(): Promise<TestPlatform> {
     // Tests of throttling start an API of their own with low limits.
     LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
   };
+  const gateway = await startAppProcess('apps/gateway/src/main.ts', {
+    portVariable: 'GATEWAY_ADMIN_PORT',
+    // The gateway's own tests (apps/gateway/test) cover TLS; here plain connections keep the focus on the API.
+    env: { ...env, GATEWAY_ALLOW_PLAIN: 'true' },
+  });
   const api = await startApi(loadApiConfig(env));
-  return { postgres, controlPlane, api, request: httpClient(api.url), env };
+  return { postgres, controlPlane, api, gateway, request: httpClient(api.url), env };
 }
 
 after(async function stopPlatform() {
   // Draining the API (up to 10 s) and stopping PostgreSQL (up to 8 s) can outlast mocha's 30 s on a loaded machine.
   this.timeout(90_000);
   if (!started) return;
-  const { api, controlPlane, postgres } = await started;
+  const { api, gateway, controlPlane, postgres } = await started;
   await api.close();
+  await gateway.stop();
   await controlPlane.close();
   await postgres.stop();
 });

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, type Env, type PlatformConfig } from '@platform/config';
+
+export interface GatewayConfig extends PlatformConfig {
+  /** PEM certificate chain and key answering SSLRequest; absent, only plain connections exist. */
+  tls: { cert: Buffer; key: Buffer; certPath: string } | null;
+  /** Development only: accept connections that did not ask for TLS. */
+  allowPlain: boolean;
+  countQueries: boolean;
+  /** Health and metrics over HTTP, on the gateway's host. */
+  adminPort: number;
+  handshakeTimeoutMs: number;
+  clientStallMs: number;
+  maxConnections: number;
+}
+
+function readPem(env: Env, name: string): { path: string; pem: Buffer } | null {
+  const path = readOptionalString(env, name);
+  if (path === undefined) return null;
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(name, `cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (!pem.toString('utf8').includes('-----BEGIN ')) throw new ConfigError(name, `${path} is not a PEM file`);
+  return { path, pem };
+}
+
+function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  return readEnum(env, name, fallback ? 'true' : 'false', ['true', 'false']) === 'true';
+}
+
+export function loadGatewayConfig(env: Env): GatewayConfig {
+  const platform = loadPlatformConfig(env);
+  const cert = readPem(env, 'GATEWAY_TLS_CERT');
+  const key = readPem(env, 'GATEWAY_TLS_KEY');
+  if ((cert === null) !== (key === null)) throw new ConfigError(cert ? 'GATEWAY_TLS_KEY' : 'GATEWAY_TLS_CERT', 'GATEWAY_TLS_CERT and GATEWAY_TLS_KEY go together');
+  const allowPlain = readBoolean(env, 'GATEWAY_ALLOW_PLAIN', false);
+  if (!cert && !allowPlain) {
+    throw new ConfigError('GATEWAY_TLS_CERT', 'is required (with GATEWAY_TLS_KEY) unless GATEWAY_ALLOW_PLAIN=true, which is for development only');
+  }
+  return {
+    ...platform,
+    tls: cert && key ? { cert: cert.pem, key: key.pem, certPath: cert.path } : null,
+    allowPlain,
+    countQueries: readBoolean(env, 'GATEWAY_COUNT_QUERIES', true),
+    adminPort: readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT),
+    handshakeTimeoutMs: readInteger(env, 'GATEWAY_HANDSHAKE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
+    clientStallMs: readInteger(env, 'GATEWAY_CLIENT_STALL_MS', 60_000, { min: 100, max: 3_600_000 }),
+    maxConnections: readInteger(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
+  };
+}

@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
+import { pino, type Logger } from 'pino';
+import { REGIONS, type Region } from '@platform/domain';
+import { PostgresGateway, type Backend, type QueryCell } from '@platform/postgres-gateway';
+import { ControlPlaneConnectionRoutes, openOrm, pingControlPlane } from '@platform/persistence';
+import type { GatewayConfig } from './config.js';
+
+export interface RunningGateway {
+  /** Where PostgreSQL clients connect. */
+  host: string;
+  port: number;
+  /** Health (`/healthz`) and query counters (`/metrics`, Prometheus text). */
+  adminUrl: string;
+  gateway: PostgresGateway;
+  close(): Promise<void>;
+}
+
+/** A region's cluster as the gateway reaches it: its host and port, and its index in cancel keys. */
+function backendOf(region: Region, clusterUrl: string): Backend {
+  const url = new URL(clusterUrl);
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 5432), index: REGIONS.indexOf(region) + 1 };
+}
+
+/** Opens the control plane (for routes), listens for PostgreSQL clients and for health and metrics. */
+export async function startGateway(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<RunningGateway> {
+  const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl });
+  const backends = new Map(REGIONS.map((region) => [region, backendOf(region, config.clusterUrls[region])]));
+  const gateway = new PostgresGateway({
+    host: config.gateway.host,
+    port: config.gateway.port,
+    routes: new ControlPlaneConnectionRoutes(orm),
+    backends: [...backends.values()],
+    backendFor: (route) => backends.get(route.database.region)!,
+    tls: config.tls ?? undefined,
+    allowPlain: config.allowPlain,
+    countQueries: config.countQueries,
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
+    clientStallMs: config.clientStallMs,
+    maxConnections: config.maxConnections,
+    // Stable across restarts and replicas of one platform, unknown outside it.
+    mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
+    log: logger,
+  });
+  const listening = await gateway.listen();
+
+  const admin = http.createServer((request, response) => {
+    void answerAdmin(request.url ?? '/', gateway, orm).then(({ status, type, body }) => {
+      response.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+      response.end(body);
+    });
+  });
+  admin.listen(config.adminPort, config.gateway.host);
+  await once(admin, 'listening');
+  const adminPort = (admin.address() as { port: number }).port;
+  const adminUrl = `http://${config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host}:${adminPort}`;
+  logger.info({ host: listening.host, port: listening.port, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl }, 'gateway listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutDown = async () => {
+    await new Promise<void>((resolve) => admin.close(() => resolve()));
+    admin.closeAllConnections();
+    await gateway.close();
+    await orm.close();
+    logger.info('gateway stopped');
+  };
+  return { host: listening.host, port: listening.port, adminUrl, gateway, close: () => (stopping ??= shutDown()) };
+}
+
+async function answerAdmin(url: string, gateway: PostgresGateway, orm: Parameters<typeof pingControlPlane>[0]): Promise<{ status: number; type: string; body: string }> {
+  const path = url.split('?')[0];
+  if (path === '/healthz') return { status: 200, type: 'application/json', body: JSON.stringify({ status: 'ok' }) };
+  if (path === '/readyz') {
+    const ready = await pingControlPlane(orm);
+    return { status: ready ? 200 : 503, type: 'application/json', body: JSON.stringify({ status: ready ? 'ok' : 'control plane unreachable' }) };
+  }
+  if (path === '/metrics') return { status: 200, type: 'text/plain; version=0.0.4', body: metricsText(gateway) };
+  return { status: 404, type: 'application/json', body: JSON.stringify({ errorCode: 'not_found', message: `No such path: ${path}`, statusCode: 404 }) };
+}
+
+function labels(cell: QueryCell): string {
+  return `database_id="${cell.databaseId}",tenant_id="${cell.tenantId ?? ''}"`;
+}
+
+/** Prometheus text exposition of the query counters and open connections. */
+export function metricsText(gateway: PostgresGateway): string {
+  const cells = gateway.counters?.snapshot() ?? [];
+  const lines = [
+    '# HELP gateway_connections Client connections open now.',
+    '# TYPE gateway_connections gauge',
+    `gateway_connections ${gateway.connections}`,
+    '# HELP gateway_queries_total Queries answered (a simple query or an Execute), per database and tenant.',
+    '# TYPE gateway_queries_total counter',
+    ...cells.map((cell) => `gateway_queries_total{${labels(cell)}} ${cell.queries}`),
+    '# HELP gateway_query_errors_total Queries answered with an error.',
+    '# TYPE gateway_query_errors_total counter',
+    ...cells.map((cell) => `gateway_query_errors_total{${labels(cell)}} ${cell.errors}`),
+    '# HELP gateway_query_seconds_total Time from a query reaching the gateway to its answer leaving the backend.',
+    '# TYPE gateway_query_seconds_total counter',
+    ...cells.map((cell) => `gateway_query_seconds_total{${labels(cell)}} ${(cell.totalMs / 1000).toFixed(6)}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

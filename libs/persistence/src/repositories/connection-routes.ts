@@ -1,0 +1,25 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import { CredentialEntity } from '../entities/credential.entity.js';
+
+/**
+ * The gateway's lookup: one indexed read per login, no cache. Nothing here needs one to be safe (a
+ * deleted credential's role is dropped on its cluster, which refuses it whatever the gateway
+ * believes), and without one a renamed or deleted database is seen at the next login.
+ */
+export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
+  constructor(private readonly orm: MikroORM) {}
+
+  async find(roleName: string): Promise<ConnectionRoute | null> {
+    const row = await this.orm.em
+      .fork()
+      .findOne(CredentialEntity, { id: roleName, deleted: null, database: { deleted: null } }, { populate: ['database'] });
+    if (!row) return null;
+    const database = row.database;
+    return {
+      credentialId: row.id,
+      tenantId: row.tenantId ?? null,
+      database: { id: database.id, name: database.name, physicalName: database.physicalName, region: database.region, status: database.status },
+    };
+  }
+}

@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import { once } from 'node:events';
+import net from 'node:net';
+import type { ConnectionRoute } from '@platform/domain';
+import { PostgresGateway } from './gateway-server.js';
+import { CANCEL_REQUEST_CODE, startupMessage } from './protocol.js';
+
+const HANDSHAKE_TIMEOUT_MS = 500;
+const ROLE = 'cred_abcdefghijklmnopqrst';
+
+/** A listening socket standing where a cluster would be: these tests must never reach it. */
+async function unreachedBackend(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => connections,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function route(physicalName: string): ConnectionRoute {
+  return { credentialId: ROLE, tenantId: null, database: { id: 'd1', name: 'shop', physicalName, region: 'AWS_US_WEST_2', status: 'READY' } };
+}
+
+/** Everything the gateway sends until it closes, and how long that took. */
+async function answerUntilClosed(socket: net.Socket): Promise<{ bytes: Buffer; ms: number }> {
+  const started = Date.now();
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('close', resolve));
+  return { bytes: Buffer.concat(chunks), ms: Date.now() - started };
+}
+
+/** Waits until the gateway holds no socket (the server's own close may trail the client's by a moment). */
+async function released(gateway: PostgresGateway): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (gateway.connections > 0) {
+    if (Date.now() > deadline) throw new Error(`the gateway still holds ${gateway.connections} connection(s)`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function errorFields(bytes: Buffer): Record<string, string> {
+  expect(bytes.toString('latin1', 0, 1)).to.equal('E');
+  const body = bytes.subarray(5, 1 + bytes.readInt32BE(1));
+  return Object.fromEntries(body.toString('utf8').split('\0').filter(Boolean).map((field) => [field[0], field.slice(1)]));
+}
+
+describe('PostgresGateway: connections that end in the handshake', () => {
+  const physicalName = 'db_0123456789abcdef0123456789abcdef';
+  let backend: Awaited<ReturnType<typeof unreachedBackend>>;
+  let gateway: PostgresGateway | undefined;
+
+  /** A gateway without TLS, which accepts plain connections only when told to; answers its port. */
+  async function startGateway(allowPlain: boolean): Promise<number> {
+    const target = { host: '127.0.0.1', port: backend.port, index: 1 };
+    gateway = new PostgresGateway({
+      host: '127.0.0.1',
+      port: 0,
+      routes: { find: async (name) => (name === ROLE ? route(physicalName) : null) },
+      backends: [target],
+      backendFor: () => target,
+      allowPlain,
+      countQueries: true,
+      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+      clientStallMs: 1000,
+      maxConnections: 10,
+      mockSaltKey: Buffer.alloc(32),
+      log: { info: () => {}, warn: () => {} },
+    });
+    return (await gateway.listen()).port;
+  }
+
+  beforeEach(async () => {
+    backend = await unreachedBackend();
+  });
+
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+    await backend.close();
+  });
+
+  it('cuts off a refused client that keeps pushing data and never closes, at the handshake deadline', async () => {
+    const port = await startGateway(false);
+    const socket = net.connect({ host: '127.0.0.1', port });
+    await once(socket, 'connect');
+    // Refused as plain; the flood behind it fills every buffer, so the client's end never comes.
+    socket.write(Buffer.concat([startupMessage([['user', ROLE]]), Buffer.alloc(8 << 20, 0x51)]));
+    const { bytes, ms } = await answerUntilClosed(socket);
+    expect(ms).to.be.within(HANDSHAKE_TIMEOUT_MS - 50, HANDSHAKE_TIMEOUT_MS + 2000);
+    // The refusal went out first (the reset that follows may swallow it: the client never read).
+    if (bytes.length > 0) expect(errorFields(bytes).C).to.equal('28000');
+    await released(gateway!);
+  });
+
+  it('ends a cancel request’s connection, and cuts it off at the deadline when the client keeps its side open', async () => {
+    const port = await startGateway(false);
+    const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    await once(socket, 'connect');
+    const cancel = Buffer.alloc(16);
+    [16, CANCEL_REQUEST_CODE, (7 << 22) + 42, 1234].forEach((value, i) => cancel.writeInt32BE(value, i * 4));
+    const started = Date.now();
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const ended = once(socket, 'end');
+    socket.write(cancel);
+    // A cancel request gets no answer: the gateway ends its side at once...
+    await ended;
+    expect(Buffer.concat(received).length).to.equal(0);
+    expect(gateway!.connections).to.equal(1);
+    // ...and lets go of the socket at the deadline, though this client never ends its own.
+    await released(gateway!);
+    expect(Date.now() - started).to.be.within(HANDSHAKE_TIMEOUT_MS - 50, HANDSHAKE_TIMEOUT_MS + 2000);
+    socket.destroy();
+  });
+
+  it('refuses a startup packet that routing would make longer than PostgreSQL accepts, before reaching the backend', async () => {
+    const withFiller = (length: number) => {
+      const bare = startupMessage([['user', ROLE], ['database', 'shop'], ['application_name', '']]).length;
+      return startupMessage([['user', ROLE], ['database', 'shop'], ['application_name', 'x'.repeat(length - bare)]]);
+    };
+    // The physical name is 31 bytes longer than the name the client gives.
+    const growth = physicalName.length - 'shop'.length;
+    const port = await startGateway(true);
+    const socket = net.connect({ host: '127.0.0.1', port });
+    await once(socket, 'connect');
+    socket.write(withFiller(10_000 - growth + 1));
+    const fields = errorFields((await answerUntilClosed(socket)).bytes);
+    expect(fields).to.deep.equal({
+      S: 'FATAL',
+      V: 'FATAL',
+      C: '08P01',
+      M: 'invalid length of startup packet',
+      D: 'Routed to its database, the packet would be 10001 bytes, over 10000.',
+    });
+    expect(backend.connections()).to.equal(0);
+
+    // One byte shorter fits: it goes on to the backend (which here only hangs up).
+    const fitting = net.connect({ host: '127.0.0.1', port });
+    await once(fitting, 'connect');
+    fitting.write(withFiller(10_000 - growth));
+    await answerUntilClosed(fitting);
+    expect(backend.connections()).to.equal(1);
+  });
+});

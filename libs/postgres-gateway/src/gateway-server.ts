@@ -1,0 +1,77 @@
+import { once } from 'node:events';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
+import { QueryCounters } from './query-counters.js';
+
+export interface GatewayOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  routes: ConnectionRoutes;
+  /** The servers that hold the databases; `backendFor` picks a route's, by region. */
+  backends: readonly Backend[];
+  backendFor(route: ConnectionRoute): Backend;
+  /** PEM certificate chain and key; without them SSLRequest is refused and only plain connections remain. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  allowPlain: boolean;
+  countQueries: boolean;
+  handshakeTimeoutMs: number;
+  clientStallMs: number;
+  maxConnections: number;
+  mockSaltKey: Buffer;
+  log: GatewayLog;
+}
+
+/** The PostgreSQL gateway: one listening socket, every connection served on its own. */
+export class PostgresGateway {
+  readonly counters: QueryCounters | null;
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly context: ConnectionContext;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.counters = options.countQueries ? new QueryCounters() : null;
+    const byIndex = new Map(options.backends.map((backend) => [backend.index, backend]));
+    this.context = {
+      routes: options.routes,
+      backendFor: options.backendFor,
+      backendAt: (index) => byIndex.get(index),
+      tls: options.tls ? tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }) : null,
+      allowPlain: options.allowPlain,
+      counters: this.counters,
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      clientStallMs: options.clientStallMs,
+      mockSaltKey: options.mockSaltKey,
+      log: options.log,
+      openConnections: () => this.sockets.size,
+      maxConnections: options.maxConnections,
+    };
+    this.server = net.createServer({ noDelay: true }, (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      // A reset or a broken pipe ends that connection only.
+      socket.on('error', () => socket.destroy());
+      void serveConnection(socket, this.context);
+    });
+  }
+
+  async listen(): Promise<{ host: string; port: number }> {
+    this.server.listen(this.options.port, this.options.host);
+    await once(this.server, 'listening');
+    const address = this.server.address() as net.AddressInfo;
+    return { host: address.address, port: address.port };
+  }
+
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  /** Stops listening and ends every session (their clients see the connection close). */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+}

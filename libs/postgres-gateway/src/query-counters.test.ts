@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { QueryCounters, QueryTracker } from './query-counters.js';
+
+const c = (text: string) => text.charCodeAt(0);
+
+function tracked() {
+  const counters = new QueryCounters();
+  const cell = counters.cell('db', 'tenant');
+  const tracker = new QueryTracker(cell);
+  const client = (types: string) => [...types].forEach((type) => tracker.fromClient(c(type)));
+  const server = (types: string) => [...types].forEach((type) => tracker.fromServer(c(type), type === 'Z' ? c('I') : -1));
+  return { counters, cell, tracker, client, server };
+}
+
+describe('QueryTracker', () => {
+  it('counts a simple query once however many statements it held', () => {
+    const t = tracked();
+    t.client('Q');
+    t.server('TDCCCZ');
+    expect(t.cell).to.include({ queries: 1, errors: 0 });
+    expect(t.cell.totalMs).to.be.at.least(0);
+    expect(t.tracker.pending).to.equal(0);
+  });
+
+  it('counts a failed simple query as an error', () => {
+    const t = tracked();
+    t.client('QQ');
+    t.server('EZ');
+    t.server('CZ');
+    expect(t.cell).to.include({ queries: 2, errors: 1 });
+  });
+
+  it('counts each Execute of a pipeline, and not those skipped after an error', () => {
+    const t = tracked();
+    // Parse, Bind, Execute three times, then Sync; the second Execute fails.
+    t.client('PBEPBEPBES');
+    t.server('12C'); // ParseComplete, BindComplete, CommandComplete
+    t.server('12E'); // the second fails; the backend skips to Sync
+    t.server('Z');
+    expect(t.cell).to.include({ queries: 2, errors: 1 });
+    expect(t.tracker.pending).to.equal(0);
+  });
+
+  it('counts a COPY as one query', () => {
+    const t = tracked();
+    t.client('Q');
+    t.server('G');
+    t.client('dddc');
+    t.server('CZ');
+    expect(t.cell).to.include({ queries: 1, errors: 0 });
+  });
+
+  it('keeps one cell per database and tenant', () => {
+    const counters = new QueryCounters();
+    expect(counters.cell('a', null)).to.equal(counters.cell('a', null));
+    expect(counters.cell('a', null)).not.to.equal(counters.cell('a', 't'));
+    counters.cell('a', 't').queries = 3;
+    expect(counters.snapshot().map(({ databaseId, tenantId, queries }) => ({ databaseId, tenantId, queries }))).to.deep.equal([
+      { databaseId: 'a', tenantId: null, queries: 0 },
+      { databaseId: 'a', tenantId: 't', queries: 3 },
+    ]);
+  });
+});

@@ -1,0 +1,101 @@
+// The `options` startup parameter: command-line switches for the backend, split on whitespace with
+// backslash escaping a character (PostgreSQL's pg_split_opts). The gateway takes the tenant out of
+// it and passes everything else on unchanged.
+
+/** The setting the data plane reads (the data-plane library's TENANT_CONTEXT_SETTING). */
+export const TENANT_SETTING = 'platform.tenant_id';
+/** The name existing clients of this API family send for the same thing. */
+const TENANT_SETTING_ALIASES = new Set([TENANT_SETTING, 'nile.tenant_id']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function splitOptions(options: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  for (let i = 0; i < options.length; i++) {
+    const char = options[i];
+    if (char === '\\' && i + 1 < options.length) {
+      word += options[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+export function joinOptions(words: readonly string[]): string {
+  return words.map((word) => word.replace(/[\\\s]/g, (char) => `\\${char}`)).join(' ');
+}
+
+/** A setting from `-c name=value`, `-cname=value` or `--name=value`, else null. */
+function settingOf(words: readonly string[], index: number): { name: string; value: string; consumed: number } | null {
+  const word = words[index];
+  let assignment: string | undefined;
+  let consumed = 1;
+  if (word === '-c') {
+    assignment = words[index + 1];
+    consumed = 2;
+  } else if (word.startsWith('-c')) {
+    assignment = word.slice(2);
+  } else if (word.startsWith('--')) {
+    assignment = word.slice(2);
+  }
+  if (assignment === undefined) return null;
+  const equals = assignment.indexOf('=');
+  if (equals < 0) return null;
+  return { name: assignment.slice(0, equals).toLowerCase().replace(/-/g, '_'), value: assignment.slice(equals + 1), consumed };
+}
+
+export type TenantOption = { tenantId: string | null; rest: string[] } | { invalid: { name: string; value: string } };
+
+/** A startup parameter that sets the tenant: PostgreSQL takes any setting's name as a parameter too. */
+export function isTenantParameter(name: string): boolean {
+  return TENANT_SETTING_ALIASES.has(name.toLowerCase());
+}
+
+/**
+ * The tenant of a whole startup packet: from `-c` in its options, or from a parameter named after
+ * the setting, which PostgreSQL applies after the options (so it wins); and the options without
+ * it. The gateway passes neither on, so every way of naming a tenant is checked the same.
+ */
+export function takeTenant(parameters: ReadonlyMap<string, string>): TenantOption {
+  const taken = takeTenantOption(parameters.get('options'));
+  if ('invalid' in taken) return taken;
+  let tenantId = taken.tenantId;
+  for (const [name, value] of parameters) {
+    if (!isTenantParameter(name)) continue;
+    if (value !== '' && !UUID.test(value)) return { invalid: { name: name.toLowerCase(), value } };
+    tenantId = value === '' ? null : value.toLowerCase();
+  }
+  return { tenantId, rest: taken.rest };
+}
+
+/**
+ * Takes `platform.tenant_id` (or its alias `nile.tenant_id`) out of the options; the last one given
+ * wins, as PostgreSQL's own settings do. An empty value means no tenant. A value that is not a UUID
+ * is reported rather than passed on.
+ */
+export function takeTenantOption(options: string | undefined): TenantOption {
+  const words = splitOptions(options ?? '');
+  const rest: string[] = [];
+  let tenantId: string | null = null;
+  for (let i = 0; i < words.length; ) {
+    const setting = settingOf(words, i);
+    if (setting && TENANT_SETTING_ALIASES.has(setting.name)) {
+      if (setting.value !== '' && !UUID.test(setting.value)) return { invalid: { name: setting.name, value: setting.value } };
+      tenantId = setting.value === '' ? null : setting.value.toLowerCase();
+      i += setting.consumed;
+    } else {
+      rest.push(words[i]);
+      i += 1;
+    }
+  }
+  return { tenantId, rest };
+}

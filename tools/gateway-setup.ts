@@ -1,0 +1,37 @@
+// The PostgreSQL gateway under `npm start`: the certificate it answers TLS with (a development one
+// in `.data/tls` unless the user brings their own) and the admin address the start waits on.
+import { DEFAULT_GATEWAY_ADMIN_PORT, readPort, type Env } from '@platform/config';
+import { bareHost, ensureDevelopmentCertificates } from '@platform/dev-tls';
+import { tlsDir } from './local-state.js';
+
+/** Names every local client may use for the gateway, whatever its public address. */
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '::1'];
+
+export interface GatewayTls {
+  /** The apps' environment, with GATEWAY_TLS_CERT and GATEWAY_TLS_KEY. */
+  env: Env;
+  /** The development CA's certificate clients trust; null when GATEWAY_TLS_CERT is the user's. */
+  caCert: string | null;
+  /** Whether this start made a new development CA (clients must trust the new one). */
+  madeAuthority: boolean;
+}
+
+/**
+ * Unless GATEWAY_TLS_CERT is set, ensures a development CA and a server certificate for the local
+ * names and the host of the gateway's public URL, and points the gateway at them.
+ */
+export async function provideGatewayTls(env: Env, gatewayPublicUrl: string): Promise<GatewayTls> {
+  if (env.GATEWAY_TLS_CERT) return { env, caCert: null, madeAuthority: false };
+  const hosts = [...new Set([...LOCAL_HOSTS, bareHost(new URL(gatewayPublicUrl).hostname)])];
+  const made = await ensureDevelopmentCertificates(tlsDir(env), hosts);
+  return {
+    env: { ...env, GATEWAY_TLS_CERT: made.serverCert, GATEWAY_TLS_KEY: made.serverKey },
+    caCert: made.caCert,
+    madeAuthority: made.created.authority,
+  };
+}
+
+/** Where the start reaches the gateway's /healthz: over loopback, like the other apps. */
+export function gatewayAdminUrl(env: Env): string {
+  return `http://127.0.0.1:${readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT)}`;
+}
