@@ -1,7 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
-import { databaseUrl } from '@platform/config';
-import { DataPlanePools, PgDataPlane } from '@platform/data-plane';
+import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
@@ -65,7 +64,13 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     loginRoles: clusters,
     provisioner: reconciler,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
-    dataPlane: new PgDataPlane(pools, (database) => databaseUrl(config.clusterUrls[database.region], database.physicalName)),
+    // Each database is reached as its own service role, never as the cluster's superuser; a database
+    // built before that role existed gets it (built-in schema step 5) at its first refused login.
+    dataPlane: new PgDataPlane(
+      pools,
+      (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName),
+      (database) => clusters.forRegion(database.region).upgradeBuiltInSchema(database.physicalName),
+    ),
     hasher,
     throttle,
     tokens: new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock }),

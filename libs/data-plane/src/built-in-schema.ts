@@ -1,4 +1,5 @@
 import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
+import { SERVICE_ROLE_STEP } from './service-role.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
 // Both names are spliced into SQL text below: refuse anything that would need quoting.
@@ -219,6 +220,11 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
     // against routes around row-level security (see isolation-step.ts and isolation-guards.ts).
     version: 4,
     sql: FAIL_CLOSED_ISOLATION,
+  },
+  {
+    // Step 5: the API reaches the database as its service role instead of the cluster's superuser.
+    version: 5,
+    sql: SERVICE_ROLE_STEP,
   },
 ];
 

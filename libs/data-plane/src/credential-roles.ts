@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { NotFoundError } from '@platform/domain';
 import { databaseRoleNames } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
+import { serviceRoleName } from './service-role.js';
 
 const CREDENTIAL_ROLE = /^cred_[a-z2-7]{20}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -127,6 +128,6 @@ export async function dropCredentialRole(
 
 /** Drops a dropped database's own roles (owner, tenant, admin, scoped), after its credentials' roles. */
 export async function dropDatabaseRoles(admin: pg.ClientBase, physicalName: string): Promise<void> {
-  const names = Object.values(databaseRoleNames(physicalName)).map((name) => admin.escapeIdentifier(name));
+  const names = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)].map((name) => admin.escapeIdentifier(name));
   await admin.query(`drop role if exists ${names.join(', ')}`);
 }

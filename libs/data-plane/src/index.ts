@@ -6,3 +6,4 @@ export { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 export { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 export { scramVerifier } from './scram-verifier.js';
 export { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
+export { enableServiceLogin, serviceRoleName, serviceUrl } from './service-role.js';

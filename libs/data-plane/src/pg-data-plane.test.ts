@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { serviceUrl } from './service-role.js';
 import { NotFoundError } from '@platform/domain';
 import { dropScratchDatabase, eventually, rejection } from '@platform/testing';
 import { readyDatabase, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
@@ -33,7 +34,7 @@ describe('PgDataPlane', function () {
   it('answers the same once the database is dropped under a pool that was using it', async function () {
     const database = await plane.newDatabase('dropped');
     await database.repos.tenants.create({ name: 'before the drop' });
-    const pool = plane.pools.pool(plane.server.urlFor(database.name));
+    const pool = plane.pools.pool(serviceUrl(plane.server.adminUrl, database.name));
     expect(pool.idleCount).to.equal(1);
 
     await dropScratchDatabase(plane.server, database.name);

@@ -7,19 +7,35 @@ import { PgUserRepository } from './user.repository.js';
 
 /** The built-in tables of each platform database, over a bounded pool per database. */
 export class PgDataPlane implements DataPlane {
+  private readonly repairs = new Map<string, Promise<void>>();
+
   constructor(
     private readonly pools: DataPlanePools,
     /** A URL (with credentials that may use the built-in tables) for a platform database. */
     private readonly urlFor: (database: Database) => string,
+    /**
+     * Called when the URL's login is refused, before one more try: brings a database built before
+     * its service role existed up to date. Concurrent refusals of one database share one call.
+     */
+    private readonly repairLogin?: (database: Database) => Promise<void>,
   ) {}
 
   open(database: Database): DataPlaneRepositories {
     const url = this.urlFor(database);
-    const pool = queryableOf(() => this.pools.pool(url));
+    const pool = queryableOf(() => this.pools.pool(url), this.repairLogin ? () => this.repair(database) : undefined);
     return {
       tenants: new PgTenantRepository(pool),
       users: new PgUserRepository(pool),
       sessions: new PgSessionRepository(pool),
     };
+  }
+
+  private repair(database: Database): Promise<void> {
+    let running = this.repairs.get(database.physicalName);
+    if (!running) {
+      running = this.repairLogin!(database).finally(() => this.repairs.delete(database.physicalName));
+      this.repairs.set(database.physicalName, running);
+    }
+    return running;
   }
 }

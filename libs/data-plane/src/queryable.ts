@@ -27,15 +27,32 @@ function translate(error: unknown): never {
   throw error;
 }
 
+/** The login itself was refused: the role is missing, may not log in, or has another password. */
+function isLoginRefused(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === '28P01' || code === '28000';
+}
+
 /**
  * A database's pool as the repositories use it, with the errors above translated. It looks the
  * pool up on every call: a pool evicted between two queries of a request is replaced, never reused.
+ * A refused login is handed to `repairLogin` (a database built before its login role existed) and
+ * tried once more.
  */
-export function queryableOf(pool: () => pg.Pool): Queryable {
+export function queryableOf(pool: () => pg.Pool, repairLogin?: () => Promise<void>): Queryable {
+  const withRepair = async <T>(attempt: () => Promise<T>): Promise<T> => {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!repairLogin || !isLoginRefused(error)) throw error;
+    }
+    await repairLogin();
+    return attempt();
+  };
   return {
     query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) =>
-      (typeof text === 'string' ? pool().query<R>(text, values) : pool().query<R>(text)).catch(translate),
-    connect: () => pool().connect().catch(translate),
+      withRepair(() => (typeof text === 'string' ? pool().query<R>(text, values) : pool().query<R>(text))).catch(translate),
+    connect: () => withRepair(() => pool().connect()).catch(translate),
   };
 }
 

@@ -12,10 +12,10 @@ const INSTALL_LOCK = 7426002;
  *
  * `client` keeps the default search path (released steps may name objects unqualified), which is
  * safe only because a step first runs on a database with no customer objects yet; the installer's
- * own calls are qualified and typed anyway, as they run on populated databases too. A future pass
- * that applies new steps to populated databases must not rely on it: there a customer's `public`
- * function can outbid a built-in one and run as this superuser, so such steps run under
- * `search_path = pg_catalog, pg_temp` with every object named with its schema.
+ * own calls are qualified and typed anyway, as they run on populated databases too. The upgrade of
+ * a READY database (the cluster driver's upgradeBuiltInSchema) must not rely on it: there a
+ * customer's `public` function can outbid a built-in one and run as this superuser, so it connects
+ * with `search_path = pg_catalog, pg_temp`, and steps from 5 on name every object with its schema.
  */
 export async function installBuiltInSchema(client: pg.ClientBase): Promise<void> {
   await client.query('begin');

@@ -9,6 +9,7 @@ import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClie
 import { PgDataPlane } from './pg-data-plane.js';
 import { DataPlanePools, type DataPlanePoolOptions } from './pools.js';
 import { installBuiltInSchema } from './schema-installer.js';
+import { enableServiceLogin, serviceUrl } from './service-role.js';
 
 /** The first column of every row. */
 export async function firstColumn<T = string>(
@@ -61,11 +62,22 @@ export interface ScratchDataPlane {
   close(): Promise<void>;
 }
 
-/** A test server and a PgDataPlane over it that reaches each database as the server's superuser. */
+/**
+ * A test server and a PgDataPlane over it that reaches each database as the API does: as the
+ * database's service role, whose login is enabled at the first refusal (the repair path).
+ */
 export async function startScratchDataPlane(options: DataPlanePoolOptions = {}): Promise<ScratchDataPlane> {
   const server = await startTestPostgres();
   const pools = new DataPlanePools(options);
-  const dataPlane = new PgDataPlane(pools, (database) => server.urlFor(database.physicalName));
+  const dataPlane = new PgDataPlane(
+    pools,
+    (database) => serviceUrl(server.adminUrl, database.physicalName),
+    // As the API's repair: through the database first (a missing one answers 3D000), then the login.
+    async (database) => {
+      await withClient(server.urlFor(database.physicalName), installBuiltInSchema);
+      await withClient(server.adminUrl, (admin) => enableServiceLogin(admin, server.adminUrl, database.physicalName));
+    },
+  );
   const created: string[] = [];
   return {
     server,

@@ -82,6 +82,8 @@ export interface ProvisioningStore {
 export interface ClusterDriver {
   createDatabase(physicalName: string): Promise<void>;
   installBuiltInSchema(physicalName: string): Promise<void>;
+  /** Brings a READY database's built-in schema (and the platform's own login to it) up to date. */
+  upgradeBuiltInSchema(physicalName: string): Promise<void>;
   /** Connects to the database and checks that its built-in schema is current. */
   verifyDatabase(physicalName: string): Promise<void>;
   dropDatabase(physicalName: string): Promise<void>;

@@ -8,6 +8,7 @@ import {
   databaseRoleNames,
   dropCredentialRole,
   dropDatabaseRoles,
+  enableServiceLogin,
   installBuiltInSchema,
   installedSchemaVersion,
   PINNED_SEARCH_PATH_OPTIONS,
@@ -45,6 +46,17 @@ export class PgClusterDriver implements ClusterDriver {
   async installBuiltInSchema(physicalName: string): Promise<void> {
     // Released steps create objects by unqualified name: the installer alone keeps the default path.
     await this.withDatabase(physicalName, installBuiltInSchema, { pinSearchPath: false });
+    await this.withAdmin((admin) => enableServiceLogin(admin, this.adminUrl, physicalName));
+  }
+
+  /**
+   * Applies the steps a READY database lacks and (re)enables its service login. The database may
+   * hold customer objects, so this runs under the pinned search path: the steps it applies (5 on)
+   * name every object with its schema.
+   */
+  async upgradeBuiltInSchema(physicalName: string): Promise<void> {
+    await this.withDatabase(physicalName, installBuiltInSchema);
+    await this.withAdmin((admin) => enableServiceLogin(admin, this.adminUrl, physicalName));
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {

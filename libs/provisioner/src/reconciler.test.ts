@@ -53,6 +53,7 @@ function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: ()
           await driver.createDatabase(name);
         },
         installBuiltInSchema: (name) => driver.installBuiltInSchema(name),
+        upgradeBuiltInSchema: (name) => driver.upgradeBuiltInSchema(name),
         verifyDatabase: (name) => driver.verifyDatabase(name),
         dropDatabase: (name) => driver.dropDatabase(name),
         listDatabases: (prefix) => driver.listDatabases(prefix),
