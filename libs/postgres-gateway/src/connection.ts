@@ -138,7 +138,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       throw fatal('22023', `invalid value for parameter "${requested.invalid.name}": "${requested.invalid.value}"`, { hint: 'A tenant id is a UUID.' });
     }
 
-    const route = CREDENTIAL_ROLE.test(user) ? await context.routes.find(user) : null;
+    const route = CREDENTIAL_ROLE.test(user) ? await findRoute(context, user) : null;
     if (!route) {
       await failScramExchange(client, reader, user, context.mockSaltKey);
       throw passwordFailed(user);
@@ -184,7 +184,9 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       endKeepingDeadline(client, timer, error.raw);
     } else {
       clearTimeout(timer);
-      if (!(error instanceof ConnectionClosed)) context.log.warn({ err: error }, 'gateway connection failed');
+      // A client that hangs up or refuses the certificate is the client's business; anything else is ours.
+      if (isPeerFailure(error)) context.log.info({ reason: (error as Error).message }, 'client connection ended during the handshake');
+      else context.log.warn({ err: error }, 'gateway connection failed');
       client.destroy();
     }
   }
@@ -202,6 +204,22 @@ function endKeepingDeadline(client: Duplex, deadline: NodeJS.Timeout, last?: Buf
   }
   client.once('close', () => clearTimeout(deadline));
   client.end(last);
+}
+
+function isPeerFailure(error: unknown): boolean {
+  if (error instanceof ConnectionClosed) return true;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('ERR_SSL') || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** The route of a credential; a control plane that cannot answer is the client's clear error, not a silent close. */
+async function findRoute(context: ConnectionContext, user: string): Promise<ConnectionRoute | null> {
+  try {
+    return await context.routes.find(user);
+  } catch (error) {
+    context.log.warn({ err: error }, 'looking up a credential failed');
+    throw fatal('57P03', 'the gateway cannot look up credentials right now; try again shortly');
+  }
 }
 
 function passwordFailed(user: string): Refusal {

@@ -59,12 +59,12 @@ describe('PostgresGateway: connections that end in the handshake', () => {
   let gateway: PostgresGateway | undefined;
 
   /** A gateway without TLS, which accepts plain connections only when told to; answers its port. */
-  async function startGateway(allowPlain: boolean): Promise<number> {
+  async function startGateway(allowPlain: boolean, routes = { find: async (name: string) => (name === ROLE ? route(physicalName) : null) }): Promise<number> {
     const target = { host: '127.0.0.1', port: backend.port, index: 1 };
     gateway = new PostgresGateway({
       host: '127.0.0.1',
       port: 0,
-      routes: { find: async (name) => (name === ROLE ? route(physicalName) : null) },
+      routes,
       backends: [target],
       backendFor: () => target,
       allowPlain,
@@ -149,5 +149,23 @@ describe('PostgresGateway: connections that end in the handshake', () => {
     fitting.write(withFiller(10_000 - growth));
     await answerUntilClosed(fitting);
     expect(backend.connections()).to.equal(1);
+  });
+
+  it('answers 57P03 when the control plane cannot say who a credential is, and reaches no backend', async () => {
+    const port = await startGateway(true, {
+      find: async () => {
+        throw new Error('connection to the control plane lost');
+      },
+    });
+    const socket = net.connect({ host: '127.0.0.1', port });
+    await once(socket, 'connect');
+    socket.write(startupMessage([['user', ROLE], ['database', 'shop']]));
+    expect(errorFields((await answerUntilClosed(socket)).bytes)).to.deep.equal({
+      S: 'FATAL',
+      V: 'FATAL',
+      C: '57P03',
+      M: 'the gateway cannot look up credentials right now; try again shortly',
+    });
+    expect(backend.connections()).to.equal(0);
   });
 });
