@@ -1,0 +1,495 @@
+// `npm run bench:gateway [-- --seconds 15 --clients 8,64 --workloads select-only,tpcb-like --scale 10 --rounds 1 --warmup 3
+//   --protocol simple --profile --aa]`:
+// pgbench through the PostgreSQL gateway (apps/gateway, separate processes as in production) side
+// by side with the same credential straight on the cluster and through PgBouncer (session pooling).
+// Targets, each measured alone, one after another:
+//   direct             the cluster's port, the database's physical name, the credential's role and password
+//   pgbouncer          PgBouncer 1.18, pool_mode=session, no TLS, to the same database as the same role
+//   gateway            apps/gateway, GATEWAY_ALLOW_PLAIN=true, sslmode=disable
+//   gateway-uncounted  the same with GATEWAY_COUNT_QUERIES=false: what counting costs (with --aa it counts too:
+//                      an A/A pair of identical processes, whose differences are this machine's noise)
+//   gateway-tls        apps/gateway with TLS (a development CA), PGSSLMODE=require
+// Workloads: pgbench's select-only (-S) and TPC-B-like scripts at each client count (-j 2), each for
+// --seconds after a --warmup run of the same shape on the same target (JIT, pools, caches); every
+// transaction is logged (pgbench --log), which gives exact percentiles. The tables come from
+// pgbench -i -s <scale> run once as the credential (unscoped: they are handed to the database's owner
+// role and stay plain tables, no tenant_id, no row-level security). Setup: an embedded PostgreSQL (or
+// DATABASE_URL's server), a control plane, apps/api as a process to provision the database and the
+// credential (stopped before measuring), all over loopback, within a time limit; Ctrl-C or a failure
+// stops everything started. With --rounds N each figure is the median of the N rounds. Exits 0 when
+// every goal below is met, 1 otherwise (or on a failure). With --profile the gateways run under
+// --cpu-prof (slower: its figures are not the reference) and the top functions are printed.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { ensureDevelopmentCertificates } from '@platform/dev-tls';
+import { freePort, query, type TestPostgres } from '@platform/testing';
+import { startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
+import { summarizeProfiles } from './cpu-profiles.js';
+import {
+  endedChildrenCpuMs,
+  initialisePgbench,
+  machineCpuMs,
+  postgresCpuMs,
+  postmasterOf,
+  processCpuMs,
+  runPgbench,
+  WORKLOADS,
+  type PgbenchRun,
+  type Target,
+  type Workload,
+} from './gateway-pgbench.js';
+import { startPgbouncer } from './gateway-pgbouncer.js';
+import { expectStatus, median, provisionDatabase, sleep, startApiProcess, startControlPlane, Teardown, timeLimit, track } from './support.js';
+
+const GOALS = {
+  /** The gateway (no TLS) against PgBouncer (no TLS), every workload. */
+  versusPgbouncer: 1,
+  /** The gateway (no TLS) against direct, select-only at 8 clients. */
+  versusDirect: 0.8,
+  /** TPS lost to counting, at most. */
+  countingCost: 0.05,
+};
+/** Sessions one credential may hold (data-plane credential-roles.ts): PgBouncer's idle pool must be gone before another target's clients connect. */
+const PGBOUNCER_SERVER_IDLE_SECONDS = 5;
+/** Busy share of the 2 cores below which the machine counts as quiet before a run (ours idle then). */
+const QUIET_BUSY_SHARE = 0.1;
+const QUIET_WAIT_SECONDS = 20;
+
+const { values: flags } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '3' },
+    clients: { type: 'string', default: '8,64' },
+    workloads: { type: 'string', default: WORKLOADS.map((w) => w.script).join(',') },
+    scale: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
+    protocol: { type: 'string', default: 'simple' },
+    profile: { type: 'boolean', default: false },
+    aa: { type: 'boolean', default: false },
+  },
+});
+const settings = {
+  seconds: positive('seconds', flags.seconds),
+  warmup: positive('warmup', flags.warmup),
+  clients: flags.clients.split(',').map((value) => positive('clients', value)),
+  workloads: flags.workloads.split(',').map(workloadNamed),
+  scale: positive('scale', flags.scale),
+  rounds: positive('rounds', flags.rounds),
+  protocol: oneOf('protocol', flags.protocol, ['simple', 'extended', 'prepared']),
+  aa: flags.aa,
+};
+const profileDir = flags.profile ? resolve('tmp/bench-profiles', `gateway-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+
+function positive(name: string, value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive integer, got '${value}'`);
+  return parsed;
+}
+
+function workloadNamed(script: string): Workload {
+  const found = WORKLOADS.find((workload) => workload.script === script);
+  if (!found) throw new Error(`--workloads takes ${WORKLOADS.map((workload) => workload.script).join(', ')}, got '${script}'`);
+  return found;
+}
+
+function oneOf(name: string, value: string, allowed: string[]): string {
+  if (!allowed.includes(value)) throw new Error(`--${name} must be one of ${allowed.join(', ')}, got '${value}'`);
+  return value;
+}
+
+const TARGET_KEYS = ['direct', 'pgbouncer', 'gateway', 'gateway-uncounted', 'gateway-tls'] as const;
+type TargetKey = (typeof TARGET_KEYS)[number];
+
+interface BenchTarget {
+  key: TargetKey;
+  label: string;
+  target: Target;
+  /** The process in the middle whose CPU time is reported (none for direct). */
+  pid?: number;
+  /** The gateway's admin URL, for /metrics. */
+  adminUrl?: string;
+}
+
+interface Measurement {
+  round: number;
+  workload: Workload;
+  clients: number;
+  key: TargetKey;
+  run: PgbenchRun;
+  /** CPU time of the process in the middle per transaction, in microseconds. */
+  proxyCpuMicrosPerTransaction: number | null;
+  /** The part of it spent in user mode (the rest is the kernel's: system calls, loopback TCP). */
+  proxyUserMicrosPerTransaction: number | null;
+  /** Share of both cores busy during the run. */
+  machineBusy: number | null;
+  /** Cores that processes other than pgbench, PostgreSQL and the target's process used during the run. */
+  otherCores: number | null;
+}
+
+const teardown = new Teardown();
+
+function startGatewayProcess(name: string, controlPlane: TestControlPlane, port: number, env: Record<string, string>): Promise<AppProcess> {
+  return startAppProcess('apps/gateway/src/main.ts', {
+    portVariable: 'GATEWAY_ADMIN_PORT',
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: controlPlane.url,
+      LOG_LEVEL: 'error',
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+      GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`,
+      ...env,
+    },
+    execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [],
+    stdio: ['ignore', 'inherit', 'inherit'],
+    spawned: track,
+  }).then((app) => teardown.add(app));
+}
+
+/** Through node-postgres: the target logs in as the credential and lands in the database's physical name. */
+async function checkTarget(target: BenchTarget, physicalName: string, ca: string): Promise<void> {
+  const client = new pg.Client({
+    host: target.target.host,
+    port: target.target.port,
+    user: target.target.user,
+    password: target.target.password,
+    database: target.target.database,
+    ssl: target.target.tls ? { ca, servername: 'localhost' } : false,
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ who: string; here: string }>('select current_user as who, current_database() as here');
+    if (rows[0].who !== target.target.user || rows[0].here !== physicalName) {
+      throw new Error(`${target.label}: logged in as ${rows[0].who} to ${rows[0].here}, expected ${target.target.user} to ${physicalName}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits until the role holds no session on the cluster (PgBouncer's idle pool, a gateway's closing backends). */
+async function waitForNoSessions(admin: pg.Client, role: string): Promise<void> {
+  for (let waited = 0; ; waited += 200) {
+    const { rows } = await admin.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where usename = $1', [role]);
+    if (rows[0].n === 0) return;
+    if (waited > (PGBOUNCER_SERVER_IDLE_SECONDS + 30) * 1000) throw new Error(`${rows[0].n} sessions of ${role} are still open`);
+    await sleep(200);
+  }
+}
+
+/** The pgbench tables: who owns them and whether row-level security is on, as the report says. */
+async function describeTables(physicalName: string, postgres: TestPostgres): Promise<string> {
+  const database = new pg.Client({ connectionString: postgres.urlFor(physicalName) });
+  await database.connect();
+  try {
+    const { rows } = await database.query<{ name: string; owner: string; rls: boolean; rows: string }>(
+      `select c.relname as name, pg_get_userbyid(c.relowner) as owner, c.relrowsecurity as rls, c.reltuples::bigint::text as rows
+         from pg_class c where c.relname like 'pgbench\\_%' and c.relkind = 'r' order by 1`,
+    );
+    if (rows.length !== 4) throw new Error(`expected the 4 pgbench tables, found ${rows.map((row) => row.name).join(', ')}`);
+    if (rows.some((row) => row.rls)) throw new Error('a pgbench table has row-level security: the tenant isolation took it for tenant-aware');
+    return rows.map((row) => `${row.name} (owner ${row.owner}, ~${row.rows} rows)`).join(', ');
+  } finally {
+    await database.end();
+  }
+}
+
+async function measure(
+  target: BenchTarget,
+  shape: { workload: Workload; clients: number },
+  logPrefix: string,
+  postmaster: number | null,
+): Promise<Pick<Measurement, 'run' | 'proxyCpuMicrosPerTransaction' | 'proxyUserMicrosPerTransaction' | 'machineBusy' | 'otherCores'>> {
+  const snapshot = () => ({
+    proxy: processCpuMs(target.pid),
+    machine: machineCpuMs(),
+    pgbench: endedChildrenCpuMs(),
+    postgres: postmaster === null ? null : postgresCpuMs(postmaster),
+  });
+  const before = snapshot();
+  const run = await runPgbench(target.target, { ...shape, seconds: settings.seconds, protocol: settings.protocol, logPrefix });
+  const after = snapshot();
+  if (run.failed > 0) throw new Error(`${target.label}: ${run.failed} transactions failed`);
+  const delta = (pick: (s: typeof before) => number | null) => {
+    const [from, to] = [pick(before), pick(after)];
+    return from === null || to === null ? null : to - from;
+  };
+  const proxyUserMs = delta((s) => s.proxy?.user ?? null);
+  const proxyMs = delta((s) => (s.proxy ? s.proxy.user + s.proxy.system : null));
+  const busyMs = delta((s) => s.machine?.busy ?? null);
+  const totalMs = delta((s) => s.machine?.total ?? null);
+  const pgbenchMs = delta((s) => s.pgbench);
+  const postgresMs = delta((s) => s.postgres);
+  // What processes other than pgbench, this PostgreSQL and the target's process took meanwhile, in cores.
+  const otherCores =
+    busyMs === null || totalMs === null || pgbenchMs === null || postgresMs === null
+      ? null
+      : Math.max(0, busyMs - pgbenchMs - postgresMs - (proxyMs ?? 0)) / (run.wallSeconds * 1000);
+  return {
+    run,
+    proxyCpuMicrosPerTransaction: proxyMs === null ? null : (proxyMs * 1000) / run.transactions,
+    proxyUserMicrosPerTransaction: proxyUserMs === null ? null : (proxyUserMs * 1000) / run.transactions,
+    machineBusy: busyMs === null || totalMs === null ? null : busyMs / totalMs,
+    otherCores,
+  };
+}
+
+/** Waits (at most `limitSeconds`) until the machine is nearly idle for a second: another test run on it would skew a run. */
+async function waitForQuietMachine(limitSeconds: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const before = machineCpuMs();
+    await sleep(1000);
+    const after = machineCpuMs();
+    const waited = (performance.now() - started) / 1000;
+    if (!before || !after || (after.busy - before.busy) / (after.total - before.total) < QUIET_BUSY_SHARE || waited >= limitSeconds) return waited;
+  }
+}
+
+/** The gateway's count of queries (all databases and tenants), from /metrics; null when it counts nothing. */
+async function countedQueries(adminUrl: string): Promise<number | null> {
+  const text = await (await fetch(`${adminUrl}/metrics`)).text();
+  const counts = [...text.matchAll(/^gateway_queries_total\{[^}]*\} (\d+)$/gm)].map((match) => Number(match[1]));
+  return counts.length ? counts.reduce((a, b) => a + b, 0) : null;
+}
+
+const format = {
+  tps: (value: number) => value.toFixed(0),
+  ms: (value: number) => value.toFixed(3),
+  ratio: (value: number) => `${value.toFixed(2)}x`,
+  micros: (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(0)}`,
+  percent: (value: number) => `${(value * 100).toFixed(1)}%`,
+};
+
+/** The median of each figure over the rounds, per workload, client count and target. */
+function summarize(measurements: Measurement[]) {
+  const cells = new Map<string, Measurement[]>();
+  for (const m of measurements) {
+    const key = `${m.workload.name}/${m.clients}/${m.key}`;
+    cells.set(key, [...(cells.get(key) ?? []), m]);
+  }
+  return (workload: Workload, clients: number, key: TargetKey) => {
+    const runs = cells.get(`${workload.name}/${clients}/${key}`) ?? [];
+    const of = (pick: (m: Measurement) => number | null) => {
+      const values = runs.map(pick).filter((value): value is number => value !== null);
+      return values.length ? median(values) : null;
+    };
+    return {
+      tps: of((m) => m.run.tps)!,
+      averageMs: of((m) => m.run.averageMs)!,
+      p50Ms: of((m) => m.run.p50Ms)!,
+      p99Ms: of((m) => m.run.p99Ms)!,
+      proxyCpu: of((m) => m.proxyCpuMicrosPerTransaction),
+      proxyUser: of((m) => m.proxyUserMicrosPerTransaction),
+      machineBusy: of((m) => m.machineBusy),
+      otherCores: of((m) => m.otherCores),
+    };
+  };
+}
+
+function report(measurements: Measurement[], targets: BenchTarget[]): boolean {
+  const cell = summarize(measurements);
+  const label = (key: TargetKey) => targets.find((t) => t.key === key)!.label;
+  console.log(
+    `\n## Gateway benchmark: pgbench ${settings.protocol} protocol, -j 2, ${settings.seconds} s per run after a ${settings.warmup} s warm-up, scale ${settings.scale}` +
+      `${settings.rounds > 1 ? `, median of ${settings.rounds} rounds` : ''}${profileDir ? ', gateways UNDER --cpu-prof' : ''}\n`,
+  );
+  console.log('2 cores shared by pgbench, PostgreSQL and the process in the middle (PgBouncer or the gateway), over loopback.');
+  console.log('Added latency is per statement (select-only: 1 a transaction; TPC-B-like: 7, BEGIN and END included), against direct.');
+  console.log('Proxy CPU: CPU time of PgBouncer or the gateway process per transaction, of which in user mode (the rest is the kernel:');
+  console.log('system calls and loopback TCP, about the same for both). Others: cores used during the run by');
+  console.log('processes other than pgbench, this PostgreSQL and the target (another test run on the machine skews that run).\n');
+  console.log('| workload | clients | target | TPS | avg ms | p50 ms | p99 ms | vs direct | vs pgbouncer | added p50 µs/stmt | added p99 µs/stmt | proxy CPU µs/txn | machine busy | others (cores) |');
+  console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const workload of settings.workloads) {
+    for (const clients of settings.clients) {
+      const direct = cell(workload, clients, 'direct');
+      const bouncer = cell(workload, clients, 'pgbouncer');
+      for (const key of TARGET_KEYS) {
+        const c = cell(workload, clients, key);
+        const added = (mine: number, theirs: number) => (key === 'direct' ? '' : format.micros(((mine - theirs) * 1000) / workload.statements));
+        console.log(
+          `| ${workload.name} | ${clients} | ${label(key)} | ${format.tps(c.tps)} | ${format.ms(c.averageMs)} | ${format.ms(c.p50Ms)} | ${format.ms(c.p99Ms)} | ` +
+            `${format.ratio(c.tps / direct.tps)} | ${format.ratio(c.tps / bouncer.tps)} | ${added(c.p50Ms, direct.p50Ms)} | ${added(c.p99Ms, direct.p99Ms)} | ` +
+            `${c.proxyCpu === null ? '' : `${c.proxyCpu.toFixed(0)} (${c.proxyUser?.toFixed(0)} user)`} | ${c.machineBusy === null ? '' : format.percent(c.machineBusy)} | ` +
+            `${c.otherCores === null ? '' : c.otherCores.toFixed(2)} |`,
+        );
+      }
+    }
+  }
+
+  // TPS of separate runs on a shared 2-core machine move by several percent from run to run; the
+  // gateway's own CPU time per transaction is the steadier measure of what counting adds.
+  const pair = settings.aa ? 'A/A: gateway vs its identical twin, both counting' : 'counting (gateway vs gateway-uncounted)';
+  const [one, other] = settings.aa ? ['gateway', 'twin'] : ['counted', 'uncounted'];
+  console.log(
+    `\n| ${pair} | clients | ${one} TPS | ${other} TPS | TPS cost | ${one} p50 ms | ${other} p50 ms | gateway CPU µs/txn ${one} / ${other} | CPU cost |`,
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const costs: number[] = [];
+  for (const workload of settings.workloads) {
+    for (const clients of settings.clients) {
+      const counted = cell(workload, clients, 'gateway');
+      const uncounted = cell(workload, clients, 'gateway-uncounted');
+      const cost = 1 - counted.tps / uncounted.tps;
+      costs.push(cost);
+      console.log(
+        `| ${workload.name} | ${clients} | ${format.tps(counted.tps)} | ${format.tps(uncounted.tps)} | ${format.percent(cost)} | ` +
+          `${format.ms(counted.p50Ms)} | ${format.ms(uncounted.p50Ms)} | ${counted.proxyCpu?.toFixed(0) ?? ''} / ${uncounted.proxyCpu?.toFixed(0) ?? ''} | ` +
+          `${counted.proxyCpu !== null && uncounted.proxyCpu ? format.percent(counted.proxyCpu / uncounted.proxyCpu - 1) : ''} |`,
+      );
+    }
+  }
+
+  const goals: { what: string; met: boolean; detail: string }[] = [];
+  for (const workload of settings.workloads) {
+    for (const clients of settings.clients) {
+      const ratio = cell(workload, clients, 'gateway').tps / cell(workload, clients, 'pgbouncer').tps;
+      goals.push({ what: `gateway >= pgbouncer, ${workload.name}, ${clients} clients`, met: ratio >= GOALS.versusPgbouncer, detail: format.ratio(ratio) });
+    }
+  }
+  const selectOnly = settings.workloads.find((w) => w.script === 'select-only');
+  if (selectOnly && settings.clients.includes(8)) {
+    const ratio = cell(selectOnly, 8, 'gateway').tps / cell(selectOnly, 8, 'direct').tps;
+    goals.push({ what: `gateway >= ${GOALS.versusDirect}x direct, select-only, 8 clients`, met: ratio >= GOALS.versusDirect, detail: format.ratio(ratio) });
+  }
+  const worst = Math.max(...costs);
+  if (!settings.aa) goals.push({ what: `counting costs < ${format.percent(GOALS.countingCost)} (worst workload)`, met: worst < GOALS.countingCost, detail: format.percent(worst) });
+  console.log('\n| goal | measured | met |');
+  console.log('| --- | ---: | --- |');
+  for (const goal of goals) console.log(`| ${goal.what} | ${goal.detail} | ${goal.met ? 'yes' : 'NO'} |`);
+  return goals.every((goal) => goal.met);
+}
+
+const runsPerRound = settings.workloads.length * settings.clients.length * TARGET_KEYS.length;
+// Setup and pgbench -i, then each run's warm-up, its measurement, and waiting for sessions to close.
+// One stop, awaited by both an interruption and the end of the run: neither exits while the other is still stopping PostgreSQL.
+let stopping: Promise<void> | undefined;
+const stopEverything = () => (stopping ??= teardown.run());
+const perRun = settings.warmup + settings.seconds + PGBOUNCER_SERVER_IDLE_SECONDS + QUIET_WAIT_SECONDS + 20;
+const cancelLimit = timeLimit(300 + settings.scale * 10 + settings.rounds * runsPerRound * perRun, stopEverything);
+let exitCode = 1;
+try {
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const scratch = teardown.add(mkdtempSync(join(tmpdir(), 'bench-gateway-')), async (dir) => rmSync(dir, { recursive: true, force: true }));
+  const { postgres, controlPlane } = await startControlPlane(teardown);
+
+  // The database and an unscoped credential, made through the API, which is then stopped: the
+  // gateways need only the control plane, and its reconcilers would add work to the measurements.
+  const api = teardown.add(await startApiProcess(controlPlane, { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: '10' }));
+  const databaseName = 'pgbench';
+  const { developerToken, databasePath } = await provisionDatabase(controlPlane, api.request, { workspace: 'bench-gateway', database: databaseName });
+  const created = await api.request('POST', `${databasePath}/credentials`, { token: developerToken });
+  expectStatus(created, 201, 'create credential');
+  const credential = created.body as { id: string; password: string; tenantId: string | null };
+  await api.stop();
+  const admin = teardown.add(new pg.Client({ connectionString: postgres.adminUrl }), (client) => client.end());
+  await admin.connect();
+  const [{ physical_name: physicalName }] = await query<{ physical_name: string }>(
+    controlPlane.url,
+    'select physical_name from databases where name = $1 and deleted is null',
+    [databaseName],
+  );
+  const cluster = new URL(postgres.adminUrl);
+  const clusterHost = cluster.hostname;
+  const clusterPort = Number(cluster.port);
+  const postmaster = postmasterOf(clusterPort);
+  const as = { user: credential.id, password: credential.password };
+
+  const tlsDir = teardown.add(mkdtempSync(join(tmpdir(), 'bench-gateway-tls-')), async (dir) => rmSync(dir, { recursive: true, force: true }));
+  const certificates = await ensureDevelopmentCertificates(tlsDir, ['localhost', '127.0.0.1', '::1']);
+  const ports = { gateway: await freePort(), uncounted: await freePort(), tls: await freePort() };
+  const gateway = await startGatewayProcess('gateway', controlPlane, ports.gateway, { GATEWAY_ALLOW_PLAIN: 'true' });
+  const uncounted = await startGatewayProcess('gateway-uncounted', controlPlane, ports.uncounted, {
+    GATEWAY_ALLOW_PLAIN: 'true',
+    GATEWAY_COUNT_QUERIES: settings.aa ? 'true' : 'false',
+  });
+  const secure = await startGatewayProcess('gateway-tls', controlPlane, ports.tls, { GATEWAY_TLS_CERT: certificates.serverCert, GATEWAY_TLS_KEY: certificates.serverKey });
+  const maxClients = Math.max(...settings.clients);
+  const bouncer = teardown.add(
+    await startPgbouncer({
+      name: databaseName,
+      server: { host: clusterHost, port: clusterPort, database: physicalName },
+      ...as,
+      poolSize: maxClients + 4,
+      serverIdleSeconds: PGBOUNCER_SERVER_IDLE_SECONDS,
+    }),
+  );
+
+  const viaGateway = (port: number, tls: boolean): Target => ({ host: '127.0.0.1', port, database: databaseName, tls, ...as });
+  const targets: BenchTarget[] = [
+    { key: 'direct', label: 'direct', target: { host: clusterHost, port: clusterPort, database: physicalName, tls: false, ...as } },
+    { key: 'pgbouncer', label: 'pgbouncer (session)', target: { host: '127.0.0.1', port: bouncer.port, database: databaseName, tls: false, ...as }, pid: bouncer.pid },
+    { key: 'gateway', label: 'gateway', target: viaGateway(ports.gateway, false), pid: gateway.child.pid, adminUrl: gateway.url },
+    { key: 'gateway-uncounted', label: settings.aa ? 'gateway, A/A twin' : 'gateway, counting off', target: viaGateway(ports.uncounted, false), pid: uncounted.child.pid, adminUrl: uncounted.url },
+    { key: 'gateway-tls', label: 'gateway, TLS', target: viaGateway(ports.tls, true), pid: secure.child.pid, adminUrl: secure.url },
+  ];
+  const ca = readFileSync(certificates.caCert, 'utf8');
+  for (const target of targets) await checkTarget(target, physicalName, ca);
+  console.log(`database ${databaseName} (physical ${physicalName}), credential ${credential.id} (unscoped: ${credential.tenantId === null}); every target logs in as it`);
+
+  const initStarted = performance.now();
+  await initialisePgbench(targets[0].target, settings.scale);
+  console.log(`pgbench -i -s ${settings.scale} as the credential, direct: ${((performance.now() - initStarted) / 1000).toFixed(1)} s; ${await describeTables(physicalName, postgres)}`);
+  await admin.query('checkpoint');
+  // What the machine does without us (other work on a shared machine shows here).
+  const quietBefore = machineCpuMs();
+  await sleep(3000);
+  const quietAfter = machineCpuMs();
+  if (quietBefore && quietAfter) {
+    console.log(`machine busy with nothing of ours running: ${format.percent((quietAfter.busy - quietBefore.busy) / (quietAfter.total - quietBefore.total))} of 2 cores`);
+  }
+
+  const measurements: Measurement[] = [];
+  for (let round = 1; round <= settings.rounds; round++) {
+    // Each round starts the targets one further on, so that none is always first or last.
+    const order = TARGET_KEYS.map((_, i) => targets[(i + round - 1) % targets.length]);
+    for (const workload of settings.workloads) {
+      for (const clients of settings.clients) {
+        for (const target of order) {
+          await waitForNoSessions(admin, credential.id);
+          const waited = await waitForQuietMachine(QUIET_WAIT_SECONDS);
+          await runPgbench(target.target, { workload, clients, seconds: settings.warmup, protocol: settings.protocol });
+          const logPrefix = join(scratch, `${round}-${workload.script}-${clients}-${target.key}`);
+          const result = await measure(target, { workload, clients }, logPrefix, postmaster);
+          measurements.push({ round, workload, clients, key: target.key, ...result });
+          const { run } = result;
+          console.log(
+            `round ${round} ${workload.name.padEnd(11)} c=${String(clients).padStart(2)} ${target.label.padEnd(22)} ${format.tps(run.tps).padStart(6)} tps` +
+              `  avg ${format.ms(run.averageMs)}  p50 ${format.ms(run.p50Ms)}  p99 ${format.ms(run.p99Ms)} ms  (${run.transactions} transactions)` +
+              `${result.proxyCpuMicrosPerTransaction === null ? '' : `  proxy ${result.proxyCpuMicrosPerTransaction.toFixed(0)} µs CPU/txn (${result.proxyUserMicrosPerTransaction?.toFixed(0)} user)`}` +
+              `${result.machineBusy === null ? '' : `  machine ${format.percent(result.machineBusy)} busy`}` +
+              `${result.otherCores === null ? '' : `, others ${result.otherCores.toFixed(2)} cores`}${waited >= QUIET_WAIT_SECONDS ? ' (machine not quiet before)' : ''}`,
+          );
+        }
+      }
+    }
+  }
+
+  // The counting gateways counted at least every statement of the measured runs; the other nothing.
+  for (const target of targets.filter((t) => t.adminUrl)) {
+    const counted = await countedQueries(target.adminUrl!);
+    const sent = measurements.filter((m) => m.key === target.key).reduce((sum, m) => sum + m.run.transactions * m.workload.statements, 0);
+    const expectCounts = target.key !== 'gateway-uncounted' || settings.aa;
+    if (expectCounts ? counted === null || counted < sent : counted !== null) {
+      throw new Error(`${target.label}: /metrics counted ${counted} queries; the measured runs sent ${sent}`);
+    }
+    console.log(`${target.label}: /metrics counted ${counted ?? 'nothing'}${expectCounts ? ` (measured runs: ${sent} statements, the rest warm-ups and pgbench's own)` : ''}`);
+  }
+
+  const met = report(measurements, targets);
+  // The gateways write their profiles as they exit.
+  for (const app of [gateway, uncounted, secure]) await app.stop();
+  if (profileDir) summarizeProfiles(profileDir);
+  exitCode = met ? 0 : 1;
+} catch (error) {
+  console.error(error);
+} finally {
+  cancelLimit();
+  await stopEverything();
+}
+// Explicitly: the exit code is the verdict, and a pool or timer left open must not keep the run alive.
+process.exit(exitCode);
