@@ -31,6 +31,20 @@ describe('HTTP contract', function () {
     });
   });
 
+  it('answers a body nested 5,000 arrays deep with 400 validation_failed, signed in or not (issue 11, finding 3)', async function () {
+    const deep = `{"email":${'['.repeat(5000)}${']'.repeat(5000)},"password":"x"}`;
+    const { token } = await p.controlPlane.newDeveloper();
+    const answers = [
+      await p.request('POST', '/workspaces', { token, raw: deep.replace('"email"', '"name"'), contentType: 'application/json' }),
+      // Unauthenticated: a user's sign-in to a database that need not exist.
+      await p.request('POST', '/workspaces/nowhere/databases/none/users/login', { raw: deep, contentType: 'application/json' }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status, answer.text).to.equal(400);
+      expect(answer.body).to.deep.equal({ errorCode: 'validation_failed', message: 'body: nested deeper than 32 levels of arrays and objects', statusCode: 400 });
+    }
+  });
+
   it('echoes a sane X-Request-Id and makes one up otherwise', async function () {
     const echoed = await p.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
     expect(echoed.headers.get('x-request-id')).to.equal('trace-123');

@@ -13,6 +13,7 @@ import { describeStructError, HttpStatusError, toApiError } from './api-error.js
 import type { RequestState } from './request-context.js';
 import { checkAnswer, declaredResponses, type Answer } from './responses.js';
 import { isRouteResult, type RequestInput, type Route } from './route.js';
+import { assertJsonDepth } from './json-depth.js';
 
 export interface OperationOptions<TScope> {
   /** Opens the per-request scope (for example repositories over a forked EntityManager). */
@@ -114,7 +115,10 @@ async function readBody(ctx: Context, route: Route<any>, parse: Middleware): Pro
   if (hasBody && !ctx.is('application/json')) {
     throw new HttpStatusError(415, 'unsupported_content_type', 'The request body must be JSON (Content-Type: application/json)');
   }
-  if (hasBody) await parse(ctx, async () => {});
+  if (hasBody) {
+    await parse(ctx, async () => {});
+    assertJsonDepth(ctx.request.body);
+  }
   return check('body', route.body, hasBody ? ctx.request.body : undefined);
 }
 
