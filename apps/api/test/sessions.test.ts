@@ -179,6 +179,10 @@ describe('v2 create-user with the session cookie', function () {
       ['an unknown field', (email) => ({ email, password: TEST_PASSWORD, tenantId: randomUUID() }), 'validation_failed'],
       ['a null givenName', (email) => ({ email, password: TEST_PASSWORD, givenName: null }), 'validation_failed'],
       ['a 2049-character picture', (email) => ({ email, password: TEST_PASSWORD, picture: 'p'.repeat(2049) }), 'validation_failed'],
+      // Issue 11, finding 6: other people's browsers show the picture.
+      ['a javascript: picture', (email) => ({ email, password: TEST_PASSWORD, picture: 'javascript:alert(1)' }), 'validation_failed'],
+      ['an http: picture', (email) => ({ email, password: TEST_PASSWORD, picture: 'http://example.test/p.png' }), 'validation_failed'],
+      ['a data: picture', (email) => ({ email, password: TEST_PASSWORD, picture: 'data:image/png;base64,AAAA' }), 'validation_failed'],
     ];
     for (const [what, body, code] of badBodies) {
       it(`answers 400 ${code} for ${what}`, async function () {

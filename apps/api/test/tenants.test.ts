@@ -104,6 +104,8 @@ describe('tenants', function () {
       ['a non-UUID id', { name: 'ok', id: 'tenant-1' }],
       ['a UUID with trailing text', { name: 'ok', id: `${randomUUID()}x` }],
       ['a numeric id', { name: 'ok', id: 7 }],
+      // Issue 11, finding 6: the nil UUID is a placeholder, not an id.
+      ['the nil UUID as id', { name: 'ok', id: '00000000-0000-0000-0000-000000000000' }],
       ['an array', [{ name: 'ok' }]],
     ];
     for (const [what, body] of badBodies) {

@@ -358,6 +358,7 @@ describe('users', function () {
       ['an id', { id: randomUUID() }],
       ['a 256-character name', { name: 'n'.repeat(256) }],
       ['a 2049-character picture', { picture: `https://example.test/${'p'.repeat(2029)}` }],
+      ['a javascript: picture (issue 11, finding 6)', { picture: 'javascript:alert(1)' }],
       ['a numeric name', { name: 1 }],
       ['a boolean givenName', { givenName: true }],
       ['an array', [{ name: 'x' }]],

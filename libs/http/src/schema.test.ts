@@ -171,6 +171,13 @@ describe('http schema builders', () => {
       for (const value of ['TRUE', '1', 'yes', '', 'true ', ['true']]) expect(() => create(value, struct), String(value)).to.throw();
     });
 
+    it('uuid with refuseNil refuses the all-zero UUID only', () => {
+      const chosen = uuid(undefined, { refuseNil: true });
+      expect(accepts(chosen, '00000000-0000-0000-0000-000000000000')).to.equal(false);
+      expect(accepts(uuid(), '00000000-0000-0000-0000-000000000000')).to.equal(true);
+      expect(accepts(chosen, '00000000-0000-0000-0000-000000000001')).to.equal(true);
+    });
+
     it('uuid accepts UUIDs only', () => {
       expect(accepts(uuid(), '0b7e3c1a-5f0e-4c7e-9d7a-1b2c3d4e5f60')).to.equal(true);
       expect(accepts(uuid(), '0b7e3c1a5f0e4c7e9d7a1b2c3d4e5f60')).to.equal(false);

@@ -70,9 +70,15 @@ export function dateTime(description?: string): Struct<string, null> {
   return tag(ssString(), { type: 'string', format: 'date-time', ...(description ? { description } : {}) });
 }
 
-/** A UUID, lower-cased on the way in (UUIDs are case-insensitive; comparisons downstream are not). */
-export function uuid(description?: string): Struct<string, null> {
-  const checked = refine(ssString(), 'uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value) || 'must be a UUID');
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * A UUID, lower-cased on the way in (UUIDs are case-insensitive; comparisons downstream are not).
+ * `refuseNil` for ids a caller chooses: the all-zero UUID is a placeholder, not an id.
+ */
+export function uuid(description?: string, options: { refuseNil?: boolean } = {}): Struct<string, null> {
+  let checked = refine(ssString(), 'uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value) || 'must be a UUID');
+  if (options.refuseNil) checked = refine(checked, 'not_nil', (value) => value !== NIL_UUID || 'must not be the nil UUID');
   return tag(coerce(checked, ssString(), (value) => value.toLowerCase()), {
     type: 'string',
     format: 'uuid',

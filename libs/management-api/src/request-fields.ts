@@ -31,7 +31,22 @@ export const passwordField = text({ min: 1, max: PASSWORD_MAX_LENGTH, descriptio
 
 export const personNameField = (description: string) => text({ max: PERSON_NAME_MAX_LENGTH, description });
 
-export const pictureUrlField = text({ max: PICTURE_URL_MAX_LENGTH, description: 'A URL of the user’s picture' });
+/** A picture is shown by other people's browsers: https only (no javascript:, data: or plain http:). */
+function isHttpsUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+export const pictureUrlField = text({
+  max: PICTURE_URL_MAX_LENGTH,
+  format: 'uri',
+  check: { test: isHttpsUrl, message: 'must be an https URL' },
+  description: 'An https URL of the user’s picture',
+});
 
 export const tenantNameField = text({ min: 1, max: TENANT_NAME_MAX_LENGTH, description: 'The tenant’s name' });
 

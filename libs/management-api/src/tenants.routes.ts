@@ -5,7 +5,7 @@ import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from
 import { tenantNameField } from './request-fields.js';
 import { TenantSchema, presentTenant } from './tenant.presenter.js';
 
-const CreateTenantRequest = record({ name: tenantNameField, id: optional(uuid('A tenant id of your choosing')) });
+const CreateTenantRequest = record({ name: tenantNameField, id: optional(uuid('A tenant id of your choosing (not the nil UUID)', { refuseNil: true })) });
 const RenameTenantRequest = record({ name: tenantNameField });
 
 export const tenantRoutes = [
