@@ -361,6 +361,23 @@ describe('workspace members', function () {
     });
   });
 
+  describe('OAuth clients are the owners’ to change (issue 11, finding 6)', function () {
+    it('a plain member may list the clients but not register one, replace a secret or delete one (403 owner_required)', async function () {
+      const { owner, other, W } = await team();
+      await add(W, owner.token, other.email);
+      const registered = await p.request('POST', `${W}/oauth-clients`, { token: owner.token, json: { name: 'Bot', type: 'confidential' } });
+      expect(registered.status, registered.text).to.equal(201);
+      const id = registered.body.client_id;
+      expect((await p.request('GET', `${W}/oauth-clients`, { token: other.token })).body.map((client: { client_id: string }) => client.client_id)).to.deep.equal([id]);
+      expectApiError(await p.request('POST', `${W}/oauth-clients`, { token: other.token, json: { name: 'Mine', type: 'confidential' } }), 403, 'owner_required');
+      expectApiError(await p.request('POST', `${W}/oauth-clients/${id}/secret`, { token: other.token }), 403, 'owner_required');
+      expectApiError(await p.request('DELETE', `${W}/oauth-clients/${id}`, { token: other.token }), 403, 'owner_required');
+      // Nothing was registered or deleted.
+      const listed = await p.request('GET', `${W}/oauth-clients`, { token: owner.token });
+      expect(listed.body.map((client: { client_id: string }) => client.client_id)).to.deep.equal([id]);
+    });
+  });
+
   describe('OAuth client tokens', function () {
     it('a client of the workspace may list the members but not change them (403 developer_token_required)', async function () {
       const { owner, other, W } = await team();

@@ -20,6 +20,7 @@ const RegisterClientRequest = record({
 });
 /** Client management is for people: a client's own token cannot mint more clients. */
 const PEOPLE_ONLY = 'Developers only: a client token answers 403 developer_token_required.';
+const OWNERS_ONLY = 'Owners of the workspace only: a plain member answers 403 owner_required, a client token 403 developer_token_required.';
 /** A response that carries a secret must not be stored by any cache on the way. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -30,7 +31,7 @@ export const clientRoutes = [
     operationId: 'registerClient',
     summary: 'Register an OAuth client for the workspace',
     description:
-      `${PEOPLE_ONLY} A confidential client gets a 256-bit secret, shown in this response only. Redirect URIs are matched ` +
+      `${OWNERS_ONLY} A confidential client gets a 256-bit secret, shown in this response only. Redirect URIs are matched ` +
       'exactly; a public client may only use loopback http URIs (RFC 8252), a confidential one https or loopback http.',
     tags: ['oauth clients'],
     auth: 'management',
@@ -65,7 +66,7 @@ export const clientRoutes = [
     path: `${WORKSPACE_PATH}/oauth-clients/{clientId}/secret`,
     operationId: 'rotateClientSecret',
     summary: 'Replace a confidential client’s secret',
-    description: `${PEOPLE_ONLY} The old secret stops working at once; the new one is shown in this response only.`,
+    description: `${OWNERS_ONLY} The old secret stops working at once; the new one is shown in this response only.`,
     tags: ['oauth clients'],
     auth: 'management',
     params: clientPathParams,
@@ -81,7 +82,7 @@ export const clientRoutes = [
     path: `${WORKSPACE_PATH}/oauth-clients/{clientId}`,
     operationId: 'deleteClient',
     summary: 'Delete an OAuth client',
-    description: `${PEOPLE_ONLY} The client can no longer obtain tokens; tokens it holds expire on their own.`,
+    description: `${OWNERS_ONLY} The client can no longer obtain tokens; tokens it holds expire on their own.`,
     tags: ['oauth clients'],
     auth: 'management',
     params: clientPathParams,

@@ -6,6 +6,7 @@ import { fakePlatform, NOW } from './fakes.test-support.js';
 
 const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: 'This operation needs a developer token' };
 const acmeNotFound = { name: 'NotFoundError', kind: 'not_found', code: 'workspace_not_found', message: "Workspace 'acme' not found" };
+const ownerRequired = (action: string) => ({ name: 'ForbiddenError', kind: 'forbidden', code: 'owner_required', message: `Only an owner of the workspace can ${action}` });
 const user: UserPrincipal = { kind: 'user', userId: 'user-1', databaseId: 'db-acme-main', sessionId: 'session-1' };
 
 function clientNotFound(id: string) {
@@ -108,6 +109,22 @@ describe('client use cases', () => {
       expect(await failure(deleteClient(p.deps, p.acmeClient, 'acme', client.id))).to.deep.equal(developerTokenRequired);
       expect(await failure(deleteClient(p.deps, p.mallory, 'acme', client.id))).to.deep.equal(acmeNotFound);
       expect(await listClients(p.deps, p.alice, 'acme')).to.deep.equal([client]);
+    });
+  });
+
+  describe('for owners only (issue 11, finding 6)', () => {
+    it('refuses a plain member registering, replacing a secret or deleting (403), and changes nothing', async () => {
+      const { client } = await registerClient(p.deps, p.alice, 'acme', { name: 'Backend', type: 'confidential', redirectUris: [] });
+      const stored = { ...p.deps.clients.rows[0] };
+      expect(await failure(registerClient(p.deps, p.bob, 'acme', { name: 'Mine', type: 'public', redirectUris: [] }))).to.deep.equal(ownerRequired('register clients'));
+      expect(await failure(rotateClientSecret(p.deps, p.bob, 'acme', client.id))).to.deep.equal(ownerRequired('replace a client’s secret'));
+      expect(await failure(deleteClient(p.deps, p.bob, 'acme', client.id))).to.deep.equal(ownerRequired('delete clients'));
+      expect(p.deps.clients.rows).to.deep.equal([stored]);
+    });
+
+    it('lets a plain member list the clients', async () => {
+      await registerClient(p.deps, p.alice, 'acme', { name: 'Backend', type: 'confidential', redirectUris: [] });
+      expect((await listClients(p.deps, p.bob, 'acme')).map((client) => client.name)).to.deep.equal(['Backend']);
     });
   });
 });

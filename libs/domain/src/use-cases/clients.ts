@@ -2,7 +2,7 @@ import { requireDeveloper } from '../authorization.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { OAuthClient, OAuthClientType, Principal } from '../model.js';
 import type { OAuthClientRepository, WorkspaceRepository } from '../ports.js';
-import { getWorkspace } from './workspaces.js';
+import { getWorkspace, requireWorkspaceOwner } from './workspaces.js';
 
 export interface ClientDeps {
   workspaces: WorkspaceRepository;
@@ -44,7 +44,11 @@ export function assertRedirectUris(type: OAuthClientType, uris: string[]): void 
   }
 }
 
-/** Registers a client; a confidential one's secret is returned here and never again. */
+/**
+ * Registers a client; a confidential one's secret is returned here and never again. Registering,
+ * replacing a secret and deleting are for the workspace's owners: a client acts for the whole
+ * workspace. Any member may list them.
+ */
 export async function registerClient(
   deps: ClientDeps,
   caller: Principal,
@@ -54,6 +58,7 @@ export async function registerClient(
   const developer = requireDeveloper(caller);
   assertRedirectUris(input.type, input.redirectUris);
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  await requireWorkspaceOwner(deps, developer, workspace, 'register clients');
   const generated = input.type === 'confidential' ? deps.secrets.generate() : null;
   const client = await deps.clients.create({
     id: deps.secrets.newClientId(),
@@ -84,8 +89,9 @@ export async function rotateClientSecret(
   workspaceSlug: string,
   clientId: string,
 ): Promise<{ client: OAuthClient; secret: string }> {
-  requireDeveloper(caller);
+  const developer = requireDeveloper(caller);
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  await requireWorkspaceOwner(deps, developer, workspace, 'replace a client’s secret');
   const client = await deps.clients.find(workspace.id, clientId);
   if (!client) throw clientNotFound(clientId);
   if (client.type !== 'confidential') throw new ValidationError('public_client', 'A public client has no secret');
@@ -95,7 +101,8 @@ export async function rotateClientSecret(
 }
 
 export async function deleteClient(deps: ClientDeps, caller: Principal, workspaceSlug: string, clientId: string): Promise<void> {
-  requireDeveloper(caller);
+  const developer = requireDeveloper(caller);
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  await requireWorkspaceOwner(deps, developer, workspace, 'delete clients');
   if (!(await deps.clients.delete(workspace.id, clientId))) throw clientNotFound(clientId);
 }

@@ -6,7 +6,7 @@
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, LoginThrottle, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
-import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceRepository } from '../ports.js';
+import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
 import type { ClientSecrets } from './clients.js';
 
 export const NOW = new Date('2026-01-01T00:00:00Z');
@@ -17,14 +17,26 @@ function unused(): never {
 
 /** Workspaces with fixed members, and the workspaces of live clients. */
 export class FakeWorkspaces implements WorkspaceRepository {
-  private readonly rows: { workspace: Workspace; members: Set<string> }[] = [];
+  private readonly rows: { workspace: Workspace; members: Set<string>; owners: Set<string> }[] = [];
   /** Live client id -> its workspace id. */
   readonly clients = new Map<string, string>();
 
-  add(slug: string, memberIds: string[]): Workspace {
+  /** A workspace whose members are all owners unless `ownerIds` names fewer. */
+  add(slug: string, memberIds: string[], ownerIds: string[] = memberIds): Workspace {
     const workspace: Workspace = { id: `ws-${slug}`, name: slug, slug, billingCustomerId: null, created: NOW };
-    this.rows.push({ workspace, members: new Set(memberIds) });
+    this.rows.push({ workspace, members: new Set(memberIds), owners: new Set(ownerIds) });
     return workspace;
+  }
+
+  async listMembers(workspaceId: string): Promise<WorkspaceMember[]> {
+    const row = this.rows.find((candidate) => candidate.workspace.id === workspaceId);
+    return [...(row?.members ?? [])].map((developerId) => ({
+      developerId,
+      email: `${developerId}@example.test`,
+      name: null,
+      role: row!.owners.has(developerId) ? 'owner' : 'member',
+      added: NOW,
+    }));
   }
 
   async listForDeveloper(developerId: string): Promise<Workspace[]> {
@@ -44,7 +56,6 @@ export class FakeWorkspaces implements WorkspaceRepository {
   }
 
   create = unused;
-  listMembers = unused;
   editMembers = unused;
 }
 
@@ -336,7 +347,8 @@ export class FakeClientSecrets implements ClientSecrets {
  */
 export function fakePlatform() {
   const workspaces = new FakeWorkspaces();
-  const acme = workspaces.add('acme', ['dev-alice']);
+  // Bob is a plain member of acme: he may see its clients but not register or change them.
+  const acme = workspaces.add('acme', ['dev-alice', 'dev-bob'], ['dev-alice']);
   const globex = workspaces.add('globex', ['dev-mallory']);
   workspaces.clients.set('acme-client', acme.id);
   const databases = new FakeDatabases();
@@ -359,6 +371,7 @@ export function fakePlatform() {
   };
   const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
   const mallory: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-mallory', scopes: [] };
+  const bob: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-bob', scopes: [] };
   const acmeClient: ClientPrincipal = { kind: 'client', clientId: 'acme-client', workspaceId: acme.id, scopes: [] };
   const data = dataPlane.of(main);
 
@@ -375,5 +388,5 @@ export function fakePlatform() {
     return { user: created, caller: { kind: 'user', userId: created.id, databaseId: main.id, sessionId: session.id }, cookie: session.token };
   }
 
-  return { deps, acme, globex, main, building, globexMain, data, alice, mallory, acmeClient, tenant, user };
+  return { deps, acme, globex, main, building, globexMain, data, alice, bob, mallory, acmeClient, tenant, user };
 }

@@ -103,6 +103,14 @@ function callerAmong(members: WorkspaceMember[], developer: DeveloperPrincipal, 
   return me;
 }
 
+/**
+ * Refuses (403 owner_required) a developer who is a plain member of the workspace: some changes
+ * (its OAuth clients and their secrets) are its owners' only.
+ */
+export async function requireWorkspaceOwner(deps: WorkspaceDeps, developer: DeveloperPrincipal, workspace: Workspace, action: string): Promise<void> {
+  requireOwner(callerAmong(await deps.workspaces.listMembers(workspace.id), developer, workspace.slug), action);
+}
+
 function requireOwner(me: WorkspaceMember, action: string): void {
   if (me.role !== 'owner') throw new ForbiddenError('owner_required', `Only an owner of the workspace can ${action}`);
 }
