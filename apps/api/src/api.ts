@@ -93,7 +93,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
   });
 
-  const serving = await serve(app, { host: config.api.host, port: config.api.port });
+  const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http });
   reconciler.start();
   logger.info({ url: serving.url }, 'api listening');
 

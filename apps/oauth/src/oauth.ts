@@ -57,7 +57,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   });
   const purging = purgeExpiredGrants(grants, logger);
 
-  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port });
+  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port, limits: config.http });
   logger.info({ url: serving.url }, 'token service listening');
 
   // In the reverse order of opening: no request outlives what it uses.

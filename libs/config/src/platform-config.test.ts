@@ -248,4 +248,16 @@ describe('loadPlatformConfig', () => {
       }
     });
   });
+
+  describe('HTTP server limits', () => {
+    it('default to 10 s for headers, 30 s for a request, 5 s keep-alive and 10000 connections', () => {
+      expect(loadPlatformConfig({ DATABASE_URL }).http).to.deep.equal({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
+    });
+
+    it('keep the headers within the request time, following a shorter request time by default', () => {
+      expect(loadPlatformConfig({ DATABASE_URL, HTTP_REQUEST_TIMEOUT_MS: '2000' }).http.headersTimeoutMs).to.equal(2_000);
+      const error = configError({ DATABASE_URL, HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_HEADERS_TIMEOUT_MS: '3000' });
+      expect(error.variable).to.equal('HTTP_HEADERS_TIMEOUT_MS');
+    });
+  });
 });

@@ -15,6 +15,8 @@ export interface PlatformConfig {
   clusterUrls: Record<Region, string>;
   api: { host: string; port: number; publicBaseUrl: string; publicApiUrl: string };
   oauth: { host: string; port: number; issuer: string };
+  /** Limits of the HTTP servers of apps/api and apps/oauth, against slow or too many clients. */
+  http: HttpServerLimits;
   /** The PostgreSQL gateway: where it listens, and the postgres:// address clients are given. */
   gateway: { host: string; port: number; publicUrl: string };
   developerTokenTtlSeconds: number;
@@ -23,6 +25,17 @@ export interface PlatformConfig {
   buildHash: string;
   /** Test-only: a named step at which the provisioner kills its own process. */
   faultPoint: string | undefined;
+}
+
+export interface HttpServerLimits {
+  /** From a connection's first byte to the end of its request headers. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** Connections one process holds at most; more are closed at once. */
+  maxConnections: number;
 }
 
 export const DEFAULT_API_PORT = 4100;
@@ -83,11 +96,25 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
       port: gatewayPort,
       publicUrl: readGatewayUrl(env, `postgres://${displayHost(gatewayHost)}:${gatewayPort}`),
     },
+    http: loadHttpServerLimits(env),
     developerTokenTtlSeconds: readInteger(env, 'DEVELOPER_TOKEN_TTL', 3600, { min: 60, max: 86_400 }),
     reconcileIntervalMs: readInteger(env, 'RECONCILE_INTERVAL_MS', 1000, { min: 50, max: 600_000 }),
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     buildHash,
     faultPoint: readOptionalString(env, 'PLATFORM_FAULT_POINT'),
+  };
+}
+
+function loadHttpServerLimits(env: Env): HttpServerLimits {
+  const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 });
+  const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), { min: 100, max: 600_000 });
+  // Node's rule: the headers must be due no later than the whole request.
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, { min: 100, max: 600_000 }),
+    maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
   };
 }
 

@@ -9,10 +9,32 @@ export interface Serving {
   close(): Promise<void>;
 }
 
-/** Listens with a Koa app; `close` drains: idle keep-alive sockets go at once, busy ones finish. */
-export async function serve(app: Koa, options: { host: string; port: number; drainMs?: number }): Promise<Serving> {
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5_000;
+/** What bounds slow and numerous clients (the config's HttpServerLimits). */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+/**
+ * Listens with a Koa app; `close` drains: idle keep-alive sockets go at once, busy ones finish.
+ * A request whose headers or body come too slowly is answered 408 and its connection closed (the
+ * server checks every second, not every 30 s as Node would); connections beyond the cap are closed
+ * as they arrive.
+ */
+export async function serve(app: Koa, options: { host: string; port: number; drainMs?: number; limits: ServerLimits }): Promise<Serving> {
+  const { limits } = options;
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    app.callback(),
+  );
+  server.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
