@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, type Env } from '@platform/config';
+import { runToExit } from '@platform/test-fixtures';
+import { loadGatewayConfig } from '../src/config.js';
+
+const DATABASE_URL = 'postgres://platform:secret@127.0.0.1:1/control';
+
+function refusal(env: Env): ConfigError {
+  try {
+    loadGatewayConfig(env);
+  } catch (error) {
+    expect(error).to.be.instanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected loadGatewayConfig to throw');
+}
+
+describe('gateway configuration', function () {
+  let dir: string;
+  let cert: string;
+  let key: string;
+
+  before(function () {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
+    cert = join(dir, 'server.crt');
+    key = join(dir, 'server.key');
+    // Only read and checked for PEM armour here; TLS itself is tested with real certificates.
+    writeFileSync(cert, '-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n');
+    writeFileSync(key, '-----BEGIN PRIVATE KEY-----\nMA==\n-----END PRIVATE KEY-----\n');
+  });
+
+  after(function () {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('requires a certificate unless plain connections are allowed, which is for development', function () {
+    const error = refusal({ DATABASE_URL });
+    expect(error.variable).to.equal('GATEWAY_TLS_CERT');
+    expect(error.message).to.include('GATEWAY_ALLOW_PLAIN=true, which is for development only');
+    const plain = loadGatewayConfig({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true' });
+    expect(plain).to.include({ tls: null, allowPlain: true, countQueries: true, adminPort: 4103, handshakeTimeoutMs: 10_000, clientStallMs: 60_000, maxConnections: 10_000 });
+  });
+
+  it('takes the certificate and key together, as PEM files', function () {
+    const config = loadGatewayConfig({ DATABASE_URL, GATEWAY_TLS_CERT: cert, GATEWAY_TLS_KEY: key });
+    expect(config.tls?.certPath).to.equal(cert);
+    expect(config.allowPlain).to.equal(false);
+    expect(refusal({ DATABASE_URL, GATEWAY_TLS_CERT: cert }).variable).to.equal('GATEWAY_TLS_KEY');
+    expect(refusal({ DATABASE_URL, GATEWAY_TLS_KEY: key }).variable).to.equal('GATEWAY_TLS_CERT');
+    expect(refusal({ DATABASE_URL, GATEWAY_TLS_CERT: join(dir, 'missing.crt'), GATEWAY_TLS_KEY: key }).message).to.match(/^GATEWAY_TLS_CERT: cannot read /);
+    const notPem = join(dir, 'not.pem');
+    writeFileSync(notPem, 'hello');
+    expect(refusal({ DATABASE_URL, GATEWAY_TLS_CERT: cert, GATEWAY_TLS_KEY: notPem }).message).to.match(/^GATEWAY_TLS_KEY: .* is not a PEM file$/);
+  });
+
+  it('names a wrong setting', function () {
+    expect(refusal({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'yes' }).variable).to.equal('GATEWAY_ALLOW_PLAIN');
+    expect(refusal({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true', GATEWAY_COUNT_QUERIES: 'no' }).variable).to.equal('GATEWAY_COUNT_QUERIES');
+    expect(refusal({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true', GATEWAY_CLIENT_STALL_MS: '10' }).variable).to.equal('GATEWAY_CLIENT_STALL_MS');
+  });
+
+  it('apps/gateway exits at once with status 78, naming the variable', function () {
+    this.timeout(60_000);
+    const { status, stderr } = runToExit('apps/gateway/src/main.ts', { DATABASE_URL });
+    expect(status).to.equal(78);
+    expect(stderr).to.include('apps/gateway: configuration error: GATEWAY_TLS_CERT: is required');
+  });
+});
