@@ -30,6 +30,19 @@ describe('QueryTracker', () => {
     expect(t.cell).to.include({ queries: 2, errors: 1 });
   });
 
+  it('counts a failed simple query at its ErrorResponse, once, so a client that hangs up then leaves nothing uncounted', () => {
+    const t = tracked();
+    t.client('QQ');
+    t.server('E');
+    expect(t.cell).to.include({ queries: 1, errors: 1 });
+    t.server('Z');
+    expect(t.cell).to.include({ queries: 1, errors: 1 });
+    expect(t.tracker.pending).to.equal(1);
+    t.server('CZ');
+    expect(t.cell).to.include({ queries: 2, errors: 1 });
+    expect(t.tracker.pending).to.equal(0);
+  });
+
   it('counts each Execute of a pipeline, and not those skipped after an error', () => {
     const t = tracked();
     // Parse, Bind, Execute three times, then Sync; the second Execute fails.

@@ -78,15 +78,25 @@ export class QueryTracker {
         if (this.kinds[0] === Pending.Execute) this.finish(false);
         break;
       case SERVER_ERROR:
-        if (this.kinds[0] === Pending.Execute) this.finish(true);
-        else if (this.kinds[0] === Pending.Simple) this.failed = true;
+        if (this.kinds[0] === Pending.Execute) {
+          this.finish(true);
+        } else if (this.kinds[0] === Pending.Simple && !this.failed) {
+          // Counted now, not at ReadyForQuery: PostgreSQL flushes an error on its own, and a client
+          // that hangs up on reading it would otherwise take the ReadyForQuery behind it uncounted.
+          this.record(this.started[0], true);
+          this.failed = true;
+        }
         break;
       case SERVER_READY:
         this.transactionStatus = status;
         // Executes still waiting were skipped after an error: they never ran.
         while (this.kinds[0] === Pending.Execute) this.drop();
-        if (this.kinds[0] === Pending.Simple) this.finish(this.failed);
-        else if (this.kinds[0] === Pending.Sync) this.drop();
+        if (this.kinds[0] === Pending.Simple) {
+          if (this.failed) this.drop();
+          else this.finish(false);
+        } else if (this.kinds[0] === Pending.Sync) {
+          this.drop();
+        }
         this.failed = false;
         break;
     }
@@ -105,6 +115,10 @@ export class QueryTracker {
   private finish(error: boolean): void {
     const started = this.started.shift()!;
     this.kinds.shift();
+    this.record(started, error);
+  }
+
+  private record(started: number, error: boolean): void {
     this.cell.queries += 1;
     if (error) this.cell.errors += 1;
     this.cell.totalMs += performance.now() - started;
