@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { pino, type Logger } from 'pino';
-import { REGIONS, type Region } from '@platform/domain';
+import { REGIONS, regionId, type Region } from '@platform/domain';
 import { PostgresGateway, type Backend, type QueryCell } from '@platform/postgres-gateway';
 import { ControlPlaneConnectionRoutes, openOrm, pingControlPlane } from '@platform/persistence';
 import type { GatewayConfig } from './config.js';
@@ -20,7 +20,7 @@ export interface RunningGateway {
 /** A region's cluster as the gateway reaches it: its host and port, and its index in cancel keys. */
 function backendOf(region: Region, clusterUrl: string): Backend {
   const url = new URL(clusterUrl);
-  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 5432), index: REGIONS.indexOf(region) + 1 };
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 5432), index: regionId(region) };
 }
 
 /** Opens the control plane (for routes), listens for PostgreSQL clients and for health and metrics. */

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { NotFoundError } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, NotFoundError } from '@platform/domain';
 import { databaseRoleNames } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
 import { serviceRoleName } from './service-role.js';
 
-const CREDENTIAL_ROLE = /^cred_[a-z2-7]{20}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /** Databases every cluster has that PUBLIC may connect to unless told otherwise. */
@@ -22,7 +21,7 @@ export function credentialRoleName(): string {
 }
 
 function assertCredentialRoleName(roleName: string): void {
-  if (!CREDENTIAL_ROLE.test(roleName)) throw new Error(`refusing credential role name '${roleName}'`);
+  if (!CREDENTIAL_ROLE_NAME.test(roleName)) throw new Error(`refusing credential role name '${roleName}'`);
 }
 
 async function assertConnectedTo(database: pg.ClientBase, physicalName: string): Promise<void> {

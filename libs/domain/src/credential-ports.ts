@@ -3,6 +3,9 @@ import type { Database } from './model.js';
 /** A credential's id is its PostgreSQL role name: an identifier of at most 63 bytes. */
 export const ROLE_NAME_MAX_LENGTH = 63;
 
+/** Every credential's role is `cred_` and 20 lowercase base32 characters (100 random bits). */
+export const CREDENTIAL_ROLE_NAME = /^cred_[a-z2-7]{20}$/;
+
 /** A PostgreSQL role that logs in to one database; its id is the role's name. */
 export interface Credential {
   id: string;

@@ -1,18 +1,7 @@
-import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, ROLE_NAME_MAX_LENGTH, type Credential, type Database, type Region } from '@platform/domain';
+import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, ROLE_NAME_MAX_LENGTH, regionId, type Credential, type Database } from '@platform/domain';
 import { dateTime, int, nullable, oneOf, record, text, uuid } from '@platform/http';
 import { databaseUrl, type DatabaseHosts } from './database.presenter.js';
 import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
-
-/** PostgreSQL's limit on a role name, hence on a credential id. */
-
-/**
- * The SPEC types `regionId` as an integer without saying which: a region's position in the
- * platform's list of regions, counted from 1 (1 AWS_US_WEST_2, 2 AWS_EU_CENTRAL_1, 3 AZURE_EASTUS).
- * New regions are added at the end, so an id never changes meaning.
- */
-export function regionId(region: Region): number {
-  return REGIONS.indexOf(region) + 1;
-}
 
 const CredentialDatabaseSchema = record(
   {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
 import type { BackendMessage } from 'pg-protocol/dist/messages.js';
@@ -61,8 +61,6 @@ export interface ConnectionContext {
   maxConnections: number;
 }
 
-/** The names credentials have (data-plane credential-roles.ts): nothing else is ever routed. */
-const CREDENTIAL_ROLE = /^cred_[a-z2-7]{20}$/;
 /** What the backend may send during the handshake at most, per message. */
 const MAX_BACKEND_HANDSHAKE_MESSAGE = 1 << 20;
 /** Startup parameters the gateway sets itself or refuses, rather than passing on. */
@@ -138,7 +136,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       throw fatal('22023', `invalid value for parameter "${requested.invalid.name}": "${requested.invalid.value}"`, { hint: 'A tenant id is a UUID.' });
     }
 
-    const route = CREDENTIAL_ROLE.test(user) ? await findRoute(context, user) : null;
+    const route = CREDENTIAL_ROLE_NAME.test(user) ? await findRoute(context, user) : null;
     if (!route) {
       await failScramExchange(client, reader, user, context.mockSaltKey);
       throw passwordFailed(user);
