@@ -1,12 +1,5 @@
-/**
- * The session setting that carries the current tenant into a platform database, for sessions
- * that are not bound to a tenant (the platform's own, unscoped credentials). Row-level security
- * on every table with a `tenant_id` column compares against `platform.current_tenant_id()`: the
- * tenant a scoped credential is bound to, else this setting; unset (or empty), no rows at all
- * (built-in schema step 4; before it, every row). Set it per transaction (`set_config(name, id,
- * true)`, i.e. SET LOCAL).
- */
-export const TENANT_CONTEXT_SETTING = 'platform.tenant_id';
+// The tenant setting's name is the domain's (TENANT_CONTEXT_SETTING): the gateway reads it too.
+export { TENANT_CONTEXT_SETTING } from '@platform/domain';
 
 /**
  * The cluster-wide role that steps 2 and 3 gave the tenant-aware tables to. Step 4 takes every

@@ -99,3 +99,13 @@ export interface LoginThrottle {
   /** A successful attempt: email keys are forgotten, client keys get their attempt back. */
   recordSuccess(keys: string[]): void;
 }
+
+/**
+ * The session setting that carries the current tenant into a platform database, for sessions
+ * that are not bound to a tenant (the platform's own, unscoped credentials). Row-level security
+ * on every table with a `tenant_id` column compares against `platform.current_tenant_id()`: the
+ * tenant a scoped credential is bound to, else this setting; unset (or empty), no rows at all
+ * (built-in schema step 4; before it, every row). Set it per transaction (`set_config(name, id,
+ * true)`, i.e. SET LOCAL).
+ */
+export const TENANT_CONTEXT_SETTING = 'platform.tenant_id';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { CREDENTIAL_ROLE_NAME, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_SETTING, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
 import type { BackendMessage } from 'pg-protocol/dist/messages.js';
@@ -25,7 +25,7 @@ import {
 } from './protocol.js';
 import { QueryTracker, type QueryCounters } from './query-counters.js';
 import { relaySession } from './relay.js';
-import { TENANT_SETTING, isTenantParameter, joinOptions, takeTenant } from './startup-options.js';
+import { isTenantParameter, joinOptions, takeTenant } from './startup-options.js';
 
 /** A PostgreSQL server the gateway sends sessions to, and its index in cancel keys. */
 export interface Backend {
@@ -145,7 +145,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     const tenantId = route.tenantId ?? requested.tenantId;
     const options = [...requested.rest];
     // A scoped credential's tenant follows its role; the setting would change nothing.
-    if (route.tenantId === null && tenantId !== null) options.push('-c', `${TENANT_SETTING}=${tenantId}`);
+    if (route.tenantId === null && tenantId !== null) options.push('-c', `${TENANT_CONTEXT_SETTING}=${tenantId}`);
     const forwarded: [string, string][] = [
       ['user', route.credentialId],
       ['database', route.database.physicalName],

@@ -2,10 +2,10 @@
 // backslash escaping a character (PostgreSQL's pg_split_opts). The gateway takes the tenant out of
 // it and passes everything else on unchanged.
 
-/** The setting the data plane reads (the data-plane library's TENANT_CONTEXT_SETTING). */
-export const TENANT_SETTING = 'platform.tenant_id';
-/** The name existing clients of this API family send for the same thing. */
-const TENANT_SETTING_ALIASES = new Set([TENANT_SETTING, 'nile.tenant_id']);
+import { TENANT_CONTEXT_SETTING } from '@platform/domain';
+
+/** The setting the data plane reads, and the name existing clients of this API family send for it. */
+const TENANT_SETTING_ALIASES = new Set([TENANT_CONTEXT_SETTING, 'nile.tenant_id']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function splitOptions(options: string): string[] {
