@@ -2,9 +2,10 @@
 // exists? Times interleaved sequential POST T/users/login with (a) an unknown email, (b) a known
 // email and a wrong password, (c) a real user of the database, right password, who is not a member
 // of the tenant, against the API (a separate process) at the default password cost with the
-// throttle's limits raised. Then, with the default limits (a new API process), shows the throttle
+// throttle's limits raised. Then, with the default policy (a new API process), shows the throttle
 // answering 429 with Retry-After. Runs on its own embedded PostgreSQL (or DATABASE_URL's server),
 // over loopback only, within a time limit; stops by itself.
+import { query } from '@platform/testing';
 import {
   createTenant,
   createUser,
@@ -46,8 +47,9 @@ const teardown = new Teardown();
 const cancelLimit = timeLimit(300, teardown.run);
 try {
   const { controlPlane } = await startControlPlane(teardown);
-  const defaults = { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: undefined, LOGIN_FAILURE_WINDOW: undefined };
-  let api = teardown.add(await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: '1000000', LOGIN_MAX_FAILURES_PER_CLIENT: '1000000' }));
+  const defaults = { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: undefined };
+  const raised = { LOGIN_DELAY_AFTER_FAILURES: '1000000', LOGIN_DELAY_AFTER_ACCOUNT_FAILURES: '1000000', LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '1000000' };
+  let api = teardown.add(await startApiProcess(controlPlane, { ...defaults, ...raised }));
   let request = api.request;
   const { developerToken, databasePath } = await provisionDatabase(controlPlane, request, { workspace: 'bench', database: 'login' });
   const tenant = await createTenant(request, developerToken, databasePath, 'signed-into');
@@ -107,11 +109,13 @@ try {
   const allBodies = new Set([...bodies.values()].flatMap((set) => [...set]));
   console.log(`  response bodies: ${allBodies.size === 1 ? 'identical for all three' : `${allBodies.size} different`}: ${[...allBodies].join(' | ')}`);
 
-  // The default limits (5 failures per email, 100 per client, 900 s window), in a new process.
+  // The default policy (5 failures per account and address, 20 per account, 100 per address), in a
+  // new process. The counters are the control plane's: those of the timing runs go first.
   await api.stop();
-  api = teardown.add(await startApiProcess(controlPlane, { ...defaults, LOGIN_MAX_FAILURES_PER_EMAIL: undefined, LOGIN_MAX_FAILURES_PER_CLIENT: undefined }));
+  await query(controlPlane.url, 'delete from sign_in_failures');
+  api = teardown.add(await startApiProcess(controlPlane, defaults));
   request = api.request;
-  console.log(`\nthrottle with the default limits (new API process): wrong passwords for one email`);
+  console.log(`\nthrottle with the default policy (new API process): wrong passwords for one account from one address`);
   for (let i = 1; i <= 6; i++) {
     const { response } = await timed(request, loginPath, { email: member.email, password: `wrong-password-${i}` });
     console.log(`  attempt ${i}: ${response.status}${response.headers.get('retry-after') ? ` Retry-After: ${response.headers.get('retry-after')}` : ''}`);
@@ -123,14 +127,14 @@ try {
     }
   }
   const right = await timed(request, loginPath, member);
-  console.log(`  then the right password for that email: ${right.response.status} Retry-After: ${right.response.headers.get('retry-after')}`);
+  console.log(`  then the right password from that address: ${right.response.status} Retry-After: ${right.response.headers.get('retry-after')}`);
   expectStatus(right.response, 429, 'right password while throttled');
   const otherEmail = await timed(request, loginPath, { email: 'someone-else@example.test', password: 'wrong-password' });
   console.log(`  another email from the same client: ${otherEmail.response.status}`);
   expectStatus(otherEmail.response, 401, 'another email');
 
-  // The limit is checked before the (slow) password check and counted after it, so guesses that
-  // arrive together all pass the check.
+  // Guesses for one account from one address take turns, so of those that arrive together only
+  // the limit's worth reach the (slow) password check.
   const burst = await Promise.all(
     Array.from({ length: BURST }, (_, i) => request('POST', `${databasePath}/users/login`, { json: { email: outsider.email, password: `guessed-password-${i}` } })),
   );

@@ -4,15 +4,7 @@ import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
-import {
-  CachedDatabaseLocator,
-  MikroProvisioningStore,
-  MikroSigningKeyRepository,
-  PolledRevocationList,
-  openOrm,
-  openRepositories,
-  pingControlPlane,
-} from '@platform/persistence';
+import { CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlSignInFailureStore } from '@platform/persistence';
 import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
@@ -56,7 +48,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   });
 
   // The ports every request shares; each request adds repositories over its own unit of work.
-  const { hasher, throttle } = passwordSignIn(config, systemClock);
+  const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
   const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
   const services: ManagementServices = {
     clusters,

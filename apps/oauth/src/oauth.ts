@@ -3,16 +3,7 @@ import { JwtAccessTokens, JwtTokenVerifier, KeySet, passwordSignIn, Sha256Client
 import { systemClock, type ClientLookup, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
-import {
-  CachedClientLookup,
-  ClientChangeListener,
-  MikroSigningKeyRepository,
-  SqlGrantStore,
-  openOrm,
-  openRepositories,
-  pingControlPlane,
-  type MikroORM,
-} from '@platform/persistence';
+import { CachedClientLookup, ClientChangeListener, type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore } from '@platform/persistence';
 import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
@@ -32,7 +23,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   const clients = await watchedClientLookup(orm, config, logger);
 
   // The ports every request shares; each request adds repositories over its own unit of work.
-  const { hasher, throttle } = passwordSignIn(config, systemClock);
+  const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
   const grants = new SqlGrantStore(orm);
   const services: TokenServices = {
     clients: clients.lookup,

@@ -57,29 +57,34 @@ describe('OAuth token service under attack: codes and the pages that issue them'
     }
   });
 
-  it('throttles developer sign-in per email and sign-up per address (429 pages), even for the right password', async function () {
-    const strict = await startTestTokenService(p.controlPlane, { LOGIN_MAX_FAILURES_PER_EMAIL: '2', LOGIN_MAX_FAILURES_PER_CLIENT: '3' });
+  it('throttles developer sign-in per account and address, and sign-up per address (429 pages)', async function () {
+    // A minute's wait once limits are reached; each client below is an address of its own.
+    const strict = await startTestTokenService(p.controlPlane, { LOGIN_DELAY_AFTER_FAILURES: '2', LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '4', LOGIN_DELAY_FIRST: '60' });
     try {
-      const credentials = await signUpDeveloper(strict.issuer);
-      const url = authorizationUrl(strict.issuer, {
-        response_type: 'code',
-        client_id: CLI,
-        redirect_uri: CALLBACK,
-        code_challenge: pkce().challenge,
-        code_challenge_method: 'S256',
-      });
+      const credentials = await signUpDeveloper(strict.issuer, { from: '127.0.21.1' });
+      const url = () =>
+        authorizationUrl(strict.issuer, {
+          response_type: 'code',
+          client_id: CLI,
+          redirect_uri: CALLBACK,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        });
       const wrong = { email: credentials.email.toUpperCase(), password: 'not-the-password' };
-      expect((await signInAt(url, wrong)).status).to.equal(401);
-      expect((await signInAt(url, wrong)).status).to.equal(401);
-      const blocked = await signInAt(url, credentials);
+      expect((await signInAt(url(), wrong, '127.0.21.2')).status).to.equal(401);
+      expect((await signInAt(url(), wrong, '127.0.21.2')).status).to.equal(401);
+      const blocked = await signInAt(url(), credentials, '127.0.21.2');
       expect(blocked.status).to.equal(429);
       expect(blocked.location).to.equal(null);
-      expect(blocked.html).to.include('Too many failed attempts');
-      // Sign-ups count per address whether they succeed or not: the first was above.
-      await signUpDeveloper(strict.issuer);
-      await signUpDeveloper(strict.issuer);
-      const refused = await rejection(signUpDeveloper(strict.issuer));
-      expect(String(refused)).to.match(/sign-up: 429/);
+      expect(blocked.html).to.include('Too many failed attempts; try again in 60 seconds.');
+      // The guesses came from elsewhere: the developer signs in from their own address.
+      const elsewhere = await signInAt(url(), credentials, '127.0.21.3');
+      expect(elsewhere.status, elsewhere.html).to.equal(303);
+      expect(elsewhere.location).to.match(new RegExp(`^${CALLBACK}\\?code=`));
+      // Sign-ups spend their address's budget whether they succeed or not: four, then 429.
+      for (let i = 0; i < 4; i++) await signUpDeveloper(strict.issuer, { from: '127.0.21.4' });
+      const refused = await rejection(signUpDeveloper(strict.issuer, { from: '127.0.21.4' }));
+      expect(String(refused)).to.match(/sign-up: 429 /);
     } finally {
       await strict.close();
     }

@@ -56,10 +56,11 @@ describe('the token service answers only what its OpenAPI document declares', fu
         LOG_LEVEL: 'silent',
         PASSWORD_HASH_LOGN: '10',
         VALIDATE_RESPONSES: 'true',
-        // Two wrong passwords for one email, then 429; four sign-ups from this address, then 429.
-        LOGIN_MAX_FAILURES_PER_EMAIL: '2',
-        LOGIN_MAX_FAILURES_PER_CLIENT: '4',
-        LOGIN_FAILURE_WINDOW: '900',
+        // Two wrong passwords for one email from this address, then 429; four sign-ups from it, then 429,
+        // each for 15 minutes.
+        LOGIN_DELAY_AFTER_FAILURES: '2',
+        LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '4',
+        LOGIN_DELAY_FIRST: '900',
       }),
     );
     document = await (await fetch(`${issuer}/openapi.json`)).json();

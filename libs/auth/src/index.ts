@@ -15,5 +15,5 @@ export {
   type VerifierSettings,
 } from './tokens.js';
 export { ScryptPasswordHasher } from './password-hasher.js';
-export { MemoryLoginThrottle, passwordSignIn, type LoginThrottleOptions } from './login-throttle.js';
+export { addressKey, passwordSignIn, SignInThrottle } from './sign-in-throttle.js';
 export { Sha256ClientSecrets } from './client-secrets.js';

@@ -137,16 +137,41 @@ function displayHost(host: string): string {
 export interface SignInSettings {
   /** scrypt cost of new password hashes (2^logN). */
   passwordHashLogN: number;
-  login: { maxFailuresPerEmail: number; maxFailuresPerClient: number; windowSeconds: number };
+  /** The throttling policy (the domain's SignInPolicy; README "Sign-in throttling"). */
+  login: {
+    pairFailuresBeforeDelay: number;
+    accountFailuresBeforeDelay: number;
+    addressFailuresBeforeDelay: number;
+    firstDelaySeconds: number;
+    maxDelaySeconds: number;
+    memorySeconds: number;
+  };
 }
 
+/** Settings of the fixed-window throttle this policy replaced, each with what replaced it. */
+const RETIRED_LOGIN_SETTINGS: Record<string, string> = {
+  LOGIN_MAX_FAILURES_PER_EMAIL: 'LOGIN_DELAY_AFTER_FAILURES (per account and address) and LOGIN_DELAY_AFTER_ACCOUNT_FAILURES',
+  LOGIN_MAX_FAILURES_PER_CLIENT: 'LOGIN_DELAY_AFTER_ADDRESS_FAILURES',
+  LOGIN_FAILURE_WINDOW: 'LOGIN_FAILURE_MEMORY',
+};
+
 export function loadSignInSettings(env: Env): SignInSettings {
+  for (const [name, replacement] of Object.entries(RETIRED_LOGIN_SETTINGS)) {
+    if (env[name] !== undefined) throw new ConfigError(name, `no longer read; see ${replacement}`);
+  }
+  const maxDelaySeconds = readInteger(env, 'LOGIN_DELAY_MAX', 900, { min: 1, max: 86_400 });
+  const memorySeconds = readInteger(env, 'LOGIN_FAILURE_MEMORY', 86_400, { min: 1, max: 30 * 86_400 });
+  // A counter forgotten before its wait ends would hand an attacker a fresh allowance.
+  if (memorySeconds < maxDelaySeconds) throw new ConfigError('LOGIN_FAILURE_MEMORY', `must be at least LOGIN_DELAY_MAX (${maxDelaySeconds})`);
   return {
     passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
     login: {
-      maxFailuresPerEmail: readInteger(env, 'LOGIN_MAX_FAILURES_PER_EMAIL', 5, { min: 1, max: 1_000_000 }),
-      maxFailuresPerClient: readInteger(env, 'LOGIN_MAX_FAILURES_PER_CLIENT', 100, { min: 1, max: 1_000_000 }),
-      windowSeconds: readInteger(env, 'LOGIN_FAILURE_WINDOW', 900, { min: 1, max: 86_400 }),
+      pairFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_FAILURES', 5, { min: 1, max: 1_000_000 }),
+      accountFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_ACCOUNT_FAILURES', 20, { min: 1, max: 1_000_000 }),
+      addressFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_ADDRESS_FAILURES', 100, { min: 1, max: 1_000_000 }),
+      firstDelaySeconds: readInteger(env, 'LOGIN_DELAY_FIRST', 1, { min: 1, max: 86_400 }),
+      maxDelaySeconds,
+      memorySeconds,
     },
   };
 }

@@ -89,18 +89,6 @@ export interface UserTokenIssuer {
 }
 
 /**
- * Slows repeated failed sign-ins down per key (an email, a client address), then forgets them.
- * An attempt counts when it starts, so concurrent guesses cannot all slip in before the slow
- * password check records them.
- */
-export interface LoginThrottle {
-  /** Counts an attempt for every key, or answers the seconds to wait when a key is over its limit. */
-  acquire(keys: string[]): number | null;
-  /** A successful attempt: email keys are forgotten, client keys get their attempt back. */
-  recordSuccess(keys: string[]): void;
-}
-
-/**
  * The session setting that carries the current tenant into a platform database, for sessions
  * that are not bound to a tenant (the platform's own, unscoped credentials). Row-level security
  * on every table with a `tenant_id` column compares against `platform.current_tenant_id()`: the

@@ -9,6 +9,7 @@ export * from './ports.js';
 export * from './use-cases/workspaces.js';
 export * from './use-cases/databases.js';
 export * from './data-plane.js';
+export * from './sign-in-throttling.js';
 export * from './authorization.js';
 export * from './paths.js';
 export * from './use-cases/database-access.js';

@@ -8,3 +8,4 @@ export { PolledRevocationList } from './repositories/polled-revocation-list.js';
 export { ClientChangeListener } from './repositories/client-change-listener.js';
 export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
 export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';
+export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';

@@ -36,3 +36,9 @@ export function htmlPageResponse(status: number, description: string): ResponseS
 export function redirectResponse(description: string): ResponseSpec {
   return { status: 303, description, headers: { Location: 'Where the browser goes next' } };
 }
+
+/** A wait told to a person: "in 3 seconds", "in 1 minute", "in 15 minutes" (rounded up). */
+export function inTime(seconds: number): string {
+  if (seconds < 120) return `in ${seconds} second${seconds === 1 ? '' : 's'}`;
+  return `in ${Math.ceil(seconds / 60)} minutes`;
+}

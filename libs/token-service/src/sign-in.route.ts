@@ -2,7 +2,7 @@ import { checkAuthorizationRequest, RateLimitedError, signInAndAuthorize, Unauth
 import { defineRoute } from '@platform/http';
 import { authorizationPage, refusedRequestAnswer } from './authorization-page.js';
 import { csrfMatches } from './csrf.js';
-import { htmlPageResponse, redirectAnswer, redirectResponse } from './html-answers.js';
+import { htmlPageResponse, inTime, redirectAnswer, redirectResponse } from './html-answers.js';
 import type { FormInput } from './oauth-endpoint.js';
 import { AUTHORIZATION_PARAMS } from './pages.js';
 import { singleValues, type FormFields } from './single-parameters.js';
@@ -52,7 +52,7 @@ async function signIn({ body, header, scope, clientAddress }: FormInput) {
       return authorizationPage(scope, params, cookieHeader, {
         status: 429,
         email: fields.email,
-        error: `Too many failed attempts; try again in ${Math.ceil(error.retryAfterSeconds / 60)} minutes.`,
+        error: `Too many failed attempts; try again ${inTime(error.retryAfterSeconds)}.`,
       });
     }
     throw error;

@@ -1,7 +1,7 @@
 import { ConflictError, RateLimitedError, signUpDeveloper, ValidationError } from '@platform/domain';
 import { defineRoute } from '@platform/http';
 import { csrfMatches } from './csrf.js';
-import { htmlAnswer, htmlPageResponse, redirectAnswer, redirectResponse } from './html-answers.js';
+import { htmlAnswer, htmlPageResponse, inTime, redirectAnswer, redirectResponse } from './html-answers.js';
 import type { FormInput } from './oauth-endpoint.js';
 import { messagePage } from './pages.js';
 import { singleValues, type FormFields } from './single-parameters.js';
@@ -16,7 +16,8 @@ export const signUpRoute = defineRoute<TokenServiceScope, undefined, undefined, 
   summary: 'Creates a developer account (email, password, name), then returns to the sign-in page',
   description:
     'A taken email (case-insensitively) answers 409 with the form again; bad input 400; a form without its CSRF cookie 403; ' +
-    'more than LOGIN_MAX_FAILURES_PER_CLIENT sign-ups from one address within LOGIN_FAILURE_WINDOW, 429.',
+    'once an address has used its sign-up budget (LOGIN_DELAY_AFTER_ADDRESS_FAILURES sign-ups, remembered for LOGIN_FAILURE_MEMORY), 429 ' +
+    'until a wait that doubles with each further sign-up ends.',
   tags: ['developers'],
   auth: 'none',
   form: true,
@@ -45,7 +46,7 @@ async function signUp({ body, header, scope, clientAddress }: FormInput) {
   } catch (error) {
     if (error instanceof ValidationError) return again(400, error.message);
     if (error instanceof ConflictError) return again(409, error.message);
-    if (error instanceof RateLimitedError) return again(429, `Too many sign-ups from here; try again in ${Math.ceil(error.retryAfterSeconds / 60)} minutes.`);
+    if (error instanceof RateLimitedError) return again(429, `Too many sign-ups from here; try again ${inTime(error.retryAfterSeconds)}.`);
     throw error;
   }
   if (new URLSearchParams(returnQuery).get('client_id')) return redirectAnswer(`/oauth2/authorize?${returnQuery}&signed_up=1`);

@@ -53,7 +53,7 @@ async function start(): Promise<TestPlatform> {
     PASSWORD_HASH_LOGN: '10',
     // Every test signs in from 127.0.0.1: the per-client limit must not trip across the suite.
     // Tests of throttling start an API of their own with low limits.
-    LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
+    LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '100000',
   };
   const gateway = await startAppProcess('apps/gateway/src/main.ts', {
     portVariable: 'GATEWAY_ADMIN_PORT',

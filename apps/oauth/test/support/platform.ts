@@ -65,7 +65,7 @@ export async function startTestTokenService(controlPlane: TestControlPlane, env:
       // Cheaper hashes keep the suite fast; the cost is a setting, the code path is the same.
       PASSWORD_HASH_LOGN: '10',
       // Every test signs in from 127.0.0.1: the per-client limit must not trip across the suite.
-      LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
+      LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '100000',
       ...env,
     }),
   );
@@ -88,7 +88,7 @@ export function startApiProcess(controlPlane: TestControlPlane, issuer: string):
       REVOCATION_POLL_MS: '200',
       BUILD_HASH: 'abc1234',
       PASSWORD_HASH_LOGN: '10',
-      LOGIN_MAX_FAILURES_PER_CLIENT: '100000',
+      LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '100000',
     },
   });
 }

@@ -17,7 +17,7 @@ describe('developer account use cases', () => {
       const developer = await signUpDeveloper(deps, { email: ' ada@example.com ', password: 'correct horse', name: '  Ada  ' }, ADDRESS);
       expect(developer).to.deep.equal({ id: 'dev-1', email: 'ada@example.com', name: 'Ada', created: NOW });
       expect(deps.developers.rows[0].passwordHash).to.equal('hash:correct horse');
-      expect(deps.throttle.acquired).to.deep.equal([[`client:sign-up:${ADDRESS}`]]);
+      expect(deps.throttle.spent).to.deep.equal([ADDRESS]);
     });
 
     it('stores no name when none, or only spaces, is given', async () => {
@@ -54,7 +54,7 @@ describe('developer account use cases', () => {
 
     it('answers 429 with the wait while the address has signed up too often, before any check or hash', async () => {
       const { deps } = fakePlatform();
-      deps.throttle.waiting.set(`client:sign-up:${ADDRESS}`, 120);
+      deps.throttle.waiting.set(ADDRESS, 120);
       expect(await failure(signUpDeveloper(deps, { email: 'not an email', password: 'x' }, ADDRESS))).to.deep.equal(tooManyAttempts(120));
     });
   });
@@ -64,16 +64,14 @@ describe('developer account use cases', () => {
       const p = fakePlatform();
       const ada = await signUpDeveloper(p.deps, { email: 'Ada@Example.com', password: 'correct horse' }, ADDRESS);
       await p.deps.developers.createWithPassword({ email: 'sso@example.com', name: null, passwordHash: null });
-      p.deps.throttle.acquired.length = 0;
+      p.deps.throttle.spent.length = 0;
       return { deps: p.deps, ada };
     }
 
-    it('signs a developer in by any spelling of their email and records success for every key', async () => {
+    it('signs a developer in by any spelling of their email, throttled as their account from the address', async () => {
       const { deps, ada } = await withAda();
       expect(await authenticateDeveloper(deps, { email: ' ADA@example.com ', password: 'correct horse' }, ADDRESS)).to.deep.equal(ada);
-      const keys = ['developer-email:ada@example.com', `client:${ADDRESS}`];
-      expect(deps.throttle.acquired).to.deep.equal([keys, [`developer:${ada.id}`]]);
-      expect(deps.throttle.succeeded).to.deep.equal([[...keys, `developer:${ada.id}`]]);
+      expect(deps.throttle.outcomes).to.deep.equal([{ subject: { account: `developer:${ada.id}`, address: ADDRESS }, ok: true }]);
       expect(deps.hasher.verifications).to.deep.equal(['verify:correct horse']);
     });
 
@@ -90,15 +88,21 @@ describe('developer account use cases', () => {
         const { deps } = await withAda();
         expect(await failure(authenticateDeveloper(deps, { email, password }, ADDRESS))).to.deep.equal(authenticationFailed);
         expect(deps.hasher.verifications).to.deep.equal([verified]);
-        expect(deps.throttle.succeeded).to.deep.equal([]);
+        expect(deps.throttle.outcomes.map(({ ok }) => ok)).to.deep.equal([false]);
       });
     }
 
-    it('answers 429 while the typed email or the address waits, without verifying anything', async () => {
+    it('throttles an unknown email by its typed spelling, as an account would be', async () => {
       const { deps } = await withAda();
-      deps.throttle.waiting.set('developer-email:ada@example.com', 15);
-      expect(await failure(authenticateDeveloper(deps, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(15));
-      deps.throttle.waiting.set(`client:${ADDRESS}`, 60);
+      await failure(authenticateDeveloper(deps, { email: ' Nobody@Example.com', password: 'correct horse' }, ADDRESS));
+      expect(deps.throttle.outcomes).to.deep.equal([{ subject: { account: 'developer-email:nobody@example.com', address: ADDRESS }, ok: false }]);
+      deps.throttle.waiting.set('developer-email:nobody@example.com', 15);
+      expect(await failure(authenticateDeveloper(deps, { email: 'nobody@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(15));
+    });
+
+    it('answers 429 while the address waits, without verifying anything', async () => {
+      const { deps } = await withAda();
+      deps.throttle.waiting.set(ADDRESS, 60);
       expect(await failure(authenticateDeveloper(deps, { email: 'bob@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(60));
       expect(deps.hasher.verifications).to.deep.equal([]);
     });

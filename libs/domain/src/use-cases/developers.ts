@@ -17,8 +17,8 @@ export async function signUpDeveloper(
   input: { email: string; password: string; name?: string },
   clientAddress: string,
 ): Promise<Developer> {
-  // Every sign-up costs a password hash: each one counts against the address, success or not.
-  const wait = deps.throttle.acquire([`client:sign-up:${clientAddress}`]);
+  // Every sign-up costs a password hash: each one spends the address's budget, as a failed sign-in does.
+  const wait = await deps.throttle.spend(clientAddress);
   if (wait !== null) throw new RateLimitedError(wait);
   const email = input.email.trim();
   assertEmail(email);
@@ -30,8 +30,7 @@ export async function signUpDeveloper(
 
 /**
  * Password sign-in of a developer. Every failure (no account, no password set, wrong password)
- * costs one verification and reads the same; repeated failures per email, per account and per
- * client address wait (429), as user sign-in does.
+ * costs one verification and reads the same; repeated failures wait (429), as user sign-in's do.
  */
 export async function authenticateDeveloper(
   deps: DeveloperAccountDeps,
@@ -44,7 +43,8 @@ export async function authenticateDeveloper(
   const couldMatch = isEmail(email) && credentials.password.length <= PASSWORD_MAX_LENGTH;
   return signInWithPassword(deps, {
     password: credentials.password.slice(0, PASSWORD_MAX_LENGTH),
-    keys: [`developer-email:${email.toLowerCase()}`, `client:${clientAddress}`],
+    typedKey: `developer-email:${email.toLowerCase()}`,
+    address: clientAddress,
     findAccount: async () => {
       const found = couldMatch ? await deps.developers.findCredentials(email) : null;
       return found && { account: found.developer, throttleKey: `developer:${found.developer.id}`, passwordHash: found.passwordHash };

@@ -3,7 +3,8 @@
  * platform built from them, for those use cases' unit tests. Not a test file itself (mocha does
  * not load it) and not part of the library's build.
  */
-import type { DataPlane, DataPlaneRepositories, DatabaseLocator, LoginThrottle, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import type { LoginThrottle, SignInOutcome, SignInSubject } from '../sign-in-throttling.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
@@ -237,21 +238,25 @@ export class FakeHasher implements PasswordHasher {
   }
 }
 
-/** Keys in `waiting` are over their limit for that many seconds; every other attempt is logged. */
+/** Accounts or addresses in `waiting` wait that many seconds; every other attempt is logged. */
 export class FakeThrottle implements LoginThrottle {
   readonly waiting = new Map<string, number>();
-  readonly acquired: string[][] = [];
-  readonly succeeded: string[][] = [];
+  readonly outcomes: { subject: SignInSubject; ok: boolean }[] = [];
+  readonly spent: string[] = [];
 
-  acquire(keys: string[]): number | null {
-    const waits = keys.map((key) => this.waiting.get(key) ?? 0);
-    if (Math.max(0, ...waits) > 0) return Math.max(...waits);
-    this.acquired.push(keys);
-    return null;
+  async attempt(subject: SignInSubject, verify: () => Promise<boolean>): Promise<SignInOutcome> {
+    const wait = this.waiting.get(subject.account ?? '') ?? this.waiting.get(subject.address);
+    if (wait !== undefined) return { wait };
+    const ok = await verify();
+    this.outcomes.push({ subject, ok });
+    return { ok };
   }
 
-  recordSuccess(keys: string[]): void {
-    this.succeeded.push(keys);
+  async spend(address: string): Promise<number | null> {
+    const wait = this.waiting.get(address);
+    if (wait !== undefined) return wait;
+    this.spent.push(address);
+    return null;
   }
 }
 

@@ -1,5 +1,6 @@
-import type { LoginThrottle, PasswordHasher } from '../data-plane.js';
+import type { PasswordHasher } from '../data-plane.js';
 import { RateLimitedError, UnauthenticatedError } from '../errors.js';
+import type { LoginThrottle } from '../sign-in-throttling.js';
 
 export interface PasswordSignInDeps {
   hasher: PasswordHasher;
@@ -17,8 +18,10 @@ export interface PasswordAccount<A> {
 
 export interface PasswordAttempt<A> {
   password: string;
-  /** The keys of the attempt as sent: the typed email's and the client address's. */
-  keys: string[];
+  /** The throttle key of the name as typed (folded), for an attempt that names no account. */
+  typedKey: string;
+  /** The client's address. */
+  address: string;
   /** The account the attempt names, or null when there is none (nor anything to look it up in). */
   findAccount(): Promise<PasswordAccount<A> | null>;
   /** A last check once the password matched (tenant membership, say); false fails like a wrong password. */
@@ -31,26 +34,23 @@ export function authenticationFailed(): UnauthenticatedError {
 }
 
 /**
- * Throttled password sign-in, for users and developers alike. Attempts count when they start,
- * per key (429 while a key waits). Every failure costs exactly one password verification, a
- * stand-in one when there is no account, so timing tells nothing, and throws the same 401.
+ * Throttled password sign-in, for users and developers alike (the policy: sign-in-throttling.ts).
+ * The account is looked up first (one indexed read), so its failures count however its email is
+ * spelled; an unknown name is throttled by its typed key exactly as an account would be. Every
+ * failure costs exactly one password verification, a stand-in one when there is no account, so
+ * timing tells nothing, and throws the same 401; a wait answers 429 before any verification.
  */
 export async function signInWithPassword<A>(deps: PasswordSignInDeps, attempt: PasswordAttempt<A>): Promise<A> {
-  acquireOrWait(deps.throttle, attempt.keys);
   const found = await attempt.findAccount();
-  const accountKeys = found ? [found.throttleKey] : [];
-  acquireOrWait(deps.throttle, accountKeys);
-  const passwordOk = found?.passwordHash
-    ? await deps.hasher.verify(attempt.password, found.passwordHash)
-    : await deps.hasher.verifyNothing(attempt.password);
-  if (!found || !passwordOk) throw authenticationFailed();
-  if (attempt.admits && !(await attempt.admits(found.account))) throw authenticationFailed();
-  deps.throttle.recordSuccess([...attempt.keys, ...accountKeys]);
+  const subject = { account: found ? found.throttleKey : attempt.typedKey, address: attempt.address };
+  const outcome = await deps.throttle.attempt(subject, async () => {
+    const passwordOk = found?.passwordHash
+      ? await deps.hasher.verify(attempt.password, found.passwordHash)
+      : await deps.hasher.verifyNothing(attempt.password);
+    if (!found || !passwordOk) return false;
+    return attempt.admits ? attempt.admits(found.account) : true;
+  });
+  if ('wait' in outcome) throw new RateLimitedError(outcome.wait);
+  if (!outcome.ok || !found) throw authenticationFailed();
   return found.account;
-}
-
-function acquireOrWait(throttle: LoginThrottle, keys: string[]): void {
-  if (keys.length === 0) return;
-  const wait = throttle.acquire(keys);
-  if (wait !== null) throw new RateLimitedError(wait);
 }

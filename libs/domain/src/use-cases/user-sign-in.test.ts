@@ -6,8 +6,6 @@ import { signIn } from './users.js';
 
 const authenticationFailed = { name: 'UnauthenticatedError', kind: 'unauthenticated', code: 'authentication_failed', message: 'Email or password is incorrect' };
 const ADDRESS = '203.0.113.5';
-const EMAIL_KEY = 'email:acme/main:ada@example.com';
-const CLIENT_KEY = `client:${ADDRESS}`;
 
 function tooManyAttempts(retryAfterSeconds: number) {
   return { name: 'RateLimitedError', kind: 'rate_limited', code: 'too_many_attempts', message: 'Too many failed attempts; try again later', retryAfterSeconds };
@@ -22,7 +20,7 @@ async function withAda() {
 }
 
 describe('user sign-in (signIn)', () => {
-  it('signs a user in with a new session and token, and records success for every key', async () => {
+  it('signs a user in with a new session and token, throttled as their account from the address', async () => {
     const { p, tenant, ada, accountKey } = await withAda();
     const result = await signIn(p.deps, { workspaceSlug: 'acme', databaseName: 'main' }, { email: ' ada@example.com ', password: 'correct horse' }, ADDRESS);
     const session = p.data.sessions[p.data.sessions.length - 1];
@@ -33,8 +31,7 @@ describe('user sign-in (signIn)', () => {
       session: { token: session.token, maxAge: 86_400 },
     });
     expect(session.userId).to.equal(ada.user.id);
-    expect(p.deps.throttle.acquired).to.deep.equal([[EMAIL_KEY, CLIENT_KEY], [accountKey]]);
-    expect(p.deps.throttle.succeeded).to.deep.equal([[EMAIL_KEY, CLIENT_KEY, accountKey]]);
+    expect(p.deps.throttle.outcomes).to.deep.equal([{ subject: { account: accountKey, address: ADDRESS }, ok: true }]);
     expect(p.deps.hasher.verifications).to.deep.equal(['verify:correct horse']);
   });
 
@@ -80,35 +77,36 @@ describe('user sign-in (signIn)', () => {
         const attempt = signIn(p.deps, target, { email: email ?? 'ada@example.com', password: password ?? 'correct horse' }, ADDRESS);
         expect(await failure(attempt)).to.deep.equal(authenticationFailed);
         expect(p.deps.hasher.verifications).to.deep.equal([verified]);
-        expect(p.deps.throttle.succeeded).to.deep.equal([]);
+        expect(p.deps.throttle.outcomes.map(({ ok }) => ok)).to.deep.equal([false]);
         expect(p.data.sessions).to.have.length(1);
       });
     }
   });
 
   describe('throttling', () => {
-    it('answers 429 with the wait while the typed email waits, before any lookup or verification', async () => {
+    const main = { workspaceSlug: 'acme', databaseName: 'main' };
+
+    it('throttles an email no account has by its typed spelling in that database, and counts the failure', async () => {
       const { p } = await withAda();
-      p.deps.throttle.waiting.set(EMAIL_KEY, 42);
-      p.data.dropped = true;
-      expect(await failure(signIn(p.deps, { workspaceSlug: 'acme', databaseName: 'main' }, { email: 'ADA@example.com ', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(42));
-      expect(p.deps.hasher.verifications).to.deep.equal([]);
-      expect(p.deps.throttle.acquired).to.deep.equal([]);
+      await failure(signIn(p.deps, main, { email: ' Nobody@Example.com ', password: 'correct horse' }, ADDRESS));
+      expect(p.deps.throttle.outcomes).to.deep.equal([{ subject: { account: 'email:acme/main:nobody@example.com', address: ADDRESS }, ok: false }]);
+      p.deps.throttle.waiting.set('email:acme/main:nobody@example.com', 42);
+      expect(await failure(signIn(p.deps, main, { email: 'NOBODY@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(42));
     });
 
-    it('answers 429 with the longest wait while the client address waits', async () => {
-      const { p } = await withAda();
-      p.deps.throttle.waiting.set(CLIENT_KEY, 7).set(EMAIL_KEY, 3);
-      expect(await failure(signIn(p.deps, { workspaceSlug: 'acme', databaseName: 'main' }, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(7));
-      expect(p.deps.hasher.verifications).to.deep.equal([]);
-    });
-
-    it('answers 429 while the account waits, whatever spelling of its email is typed', async () => {
+    it('answers 429 while the account waits, whatever spelling of its email is typed, before any verification', async () => {
       const { p, accountKey } = await withAda();
       p.deps.throttle.waiting.set(accountKey, 30);
-      const attempt = signIn(p.deps, { workspaceSlug: 'acme', databaseName: 'main' }, { email: 'ADA@EXAMPLE.COM', password: 'correct horse' }, ADDRESS);
+      const attempt = signIn(p.deps, main, { email: 'ADA@EXAMPLE.COM', password: 'correct horse' }, ADDRESS);
       expect(await failure(attempt)).to.deep.equal(tooManyAttempts(30));
-      expect(p.deps.throttle.acquired).to.deep.equal([[EMAIL_KEY, CLIENT_KEY]]);
+      expect(p.deps.hasher.verifications).to.deep.equal([]);
+      expect(p.data.sessions).to.have.length(1);
+    });
+
+    it('answers 429 while the address waits, before any verification', async () => {
+      const { p } = await withAda();
+      p.deps.throttle.waiting.set(ADDRESS, 7);
+      expect(await failure(signIn(p.deps, main, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal(tooManyAttempts(7));
       expect(p.deps.hasher.verifications).to.deep.equal([]);
     });
   });

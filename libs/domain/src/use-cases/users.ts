@@ -66,7 +66,7 @@ async function findUserAccount(deps: DataPlaneDeps, path: DatabasePath, email: s
 /**
  * Password sign-in to a database, or to one tenant of it. Every failure (no such database or
  * user, wrong password, not a member) costs one password verification and answers the same 401;
- * repeated failures per email, per account and per client address answer 429 for a while.
+ * repeated failures wait (429) as sign-in-throttling.ts describes.
  */
 export async function signIn(
   deps: SignInDeps,
@@ -78,7 +78,8 @@ export async function signIn(
   const { tenantId } = path;
   const { user, access } = await signInWithPassword(deps, {
     password: credentials.password,
-    keys: [`email:${path.workspaceSlug}/${path.databaseName}:${email.toLowerCase()}`, `client:${clientAddress}`],
+    typedKey: `email:${path.workspaceSlug}/${path.databaseName}:${email.toLowerCase()}`,
+    address: clientAddress,
     findAccount: () => findUserAccount(deps, path, email),
     admits: async (account) => tenantId === undefined || (await isMember(account.access.data.users, account.user.id, tenantId)),
   });

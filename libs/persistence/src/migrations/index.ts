@@ -4,6 +4,7 @@ import { Migration20261122020000_grants } from './Migration20261122020000_grants
 import { Migration20261122030000_client_notifications } from './Migration20261122030000_client_notifications.js';
 import { Migration20261122040000_credentials } from './Migration20261122040000_credentials.js';
 import { Migration20261122050000_private_control_plane } from './Migration20261122050000_private_control_plane.js';
+import { Migration20261122060000_sign_in_failures } from './Migration20261122060000_sign_in_failures.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261122030000_client_notifications', class: Migration20261122030000_client_notifications },
   { name: 'Migration20261122040000_credentials', class: Migration20261122040000_credentials },
   { name: 'Migration20261122050000_private_control_plane', class: Migration20261122050000_private_control_plane },
+  { name: 'Migration20261122060000_sign_in_failures', class: Migration20261122060000_sign_in_failures },
 ];
