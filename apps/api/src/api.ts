@@ -67,6 +67,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     throttle,
     tokens: new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock }),
     sessionTtlSeconds: config.sessionTtlSeconds,
+    membersCreateUsers: config.membersCreateUsers,
     sessionCookie,
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,

@@ -21,6 +21,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings {
   /** How long a READY database found by path or id is cached (the staleness bound). */
   databaseCacheMs: number;
   dataPlane: { maxPools: number; connectionsPerDatabase: number };
+  /** Whether tenant members may create users (README "Users"); off, only developers do. */
+  membersCreateUsers: boolean;
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
@@ -48,5 +50,6 @@ export function loadApiConfig(env: Env): ApiConfig {
       maxPools: readInteger(env, 'DATA_PLANE_MAX_POOLS', 50, { min: 1, max: 10_000 }),
       connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', 4, { min: 1, max: 100 }),
     },
+    membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
   };
 }

@@ -16,7 +16,8 @@ describe('the session cookie when {api_url} is https', function () {
   before(async function () {
     p = await platform();
     // TLS ends at a proxy in front of the API: the public URL says https, the socket is plain.
-    api = await startApi(loadApiConfig({ ...p.env, PUBLIC_API_URL: SECURE_API_URL, PASSWORD_HASH_LOGN: '10' }));
+    // The v2 route reads the cookie where members create users.
+    api = await startApi(loadApiConfig({ ...p.env, PUBLIC_API_URL: SECURE_API_URL, PASSWORD_HASH_LOGN: '10', TENANT_MEMBERS_CREATE_USERS: 'true' }));
     request = httpClient(api.url);
   });
 

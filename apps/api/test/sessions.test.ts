@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { httpClient } from '@platform/testing';
 import { expectApiError } from '@platform/test-fixtures';
+import { startApi, type RunningApi } from '../src/api.js';
+import { loadApiConfig } from '../src/config.js';
 import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, createTenant, createUser, developerWithReadyDatabase, loginUser, uniqueEmail, type TestTenant, type TestUser } from './support/fixtures.js';
 
@@ -8,6 +11,9 @@ const USER_KEYS = ['id', 'email', 'name', 'givenName', 'familyName', 'picture', 
 
 describe('v2 create-user with the session cookie', function () {
   let p: TestPlatform;
+  /** An API of its own where members create users (TENANT_MEMBERS_CREATE_USERS=true), on the suite's control plane. */
+  let membersApi: RunningApi;
+  let v2: ReturnType<typeof httpClient>;
   let owner: Awaited<ReturnType<typeof developerWithReadyDatabase>>;
   let tenant: TestTenant;
   let other: TestTenant;
@@ -25,6 +31,26 @@ describe('v2 create-user with the session cookie', function () {
     // The cookie of a sign-in, as a browser would hold it.
     member = await loginUser(p, T, created);
     V2 = `/v2/databases/${owner.database.id}/tenants/${tenant.id}/users`;
+    membersApi = await startApi(loadApiConfig({ ...p.env, TENANT_MEMBERS_CREATE_USERS: 'true' }));
+    v2 = httpClient(membersApi.url);
+  });
+
+  after(async function () {
+    this.timeout(90_000);
+    await membersApi?.close();
+  });
+
+  it('answers a member 403 developer_token_required by default, whatever the email, and creates nothing (issue 11, finding 5)', async function () {
+    const before = await memberIds();
+    const elsewhere = await createUser(p, owner.token, `${owner.D}/tenants/${other.id}`);
+    const bodies = new Set<string>();
+    for (const email of [uniqueEmail('free'), elsewhere.email]) {
+      const refused = await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(member.session) });
+      expectApiError(refused, 403, 'developer_token_required');
+      bodies.add(refused.text);
+    }
+    expect(bodies.size).to.equal(1);
+    expect(await memberIds()).to.deep.equal(before);
   });
 
   function cookie(session: string): Record<string, string> {
@@ -45,7 +71,7 @@ describe('v2 create-user with the session cookie', function () {
   it('answers 201 with the User, created as a member of the tenant, who can sign in to it', async function () {
     const email = uniqueEmail('v2');
     const json = { email, password: TEST_PASSWORD, name: 'Vera Two', givenName: 'Vera', familyName: 'Two', picture: 'https://example.test/v.png' };
-    const created = await p.request('POST', V2, { json, headers: cookie(member.session) });
+    const created = await v2('POST', V2, { json, headers: cookie(member.session) });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.have.all.keys(...USER_KEYS);
     expect(created.body).to.include({ email, name: 'Vera Two', givenName: 'Vera', familyName: 'Two', picture: 'https://example.test/v.png', emailVerified: null });
@@ -63,7 +89,7 @@ describe('v2 create-user with the session cookie', function () {
 
   it('accepts only email and password too', async function () {
     const email = uniqueEmail();
-    const created = await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(member.session) });
+    const created = await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(member.session) });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({ email, name: null, givenName: null, familyName: null, picture: null });
     expect(await memberIds()).to.include(created.body.id);
@@ -71,7 +97,7 @@ describe('v2 create-user with the session cookie', function () {
 
   it('accepts a request whose Origin or Referer is the API’s own public origin', async function () {
     for (const headers of [{ origin: TEST_AUDIENCE }, { referer: `${TEST_AUDIENCE}/signup?x=1` }] as Record<string, string>[]) {
-      const created = await p.request('POST', V2, { json: { email: uniqueEmail(), password: TEST_PASSWORD }, headers: { ...headers, ...cookie(member.session) } });
+      const created = await v2('POST', V2, { json: { email: uniqueEmail(), password: TEST_PASSWORD }, headers: { ...headers, ...cookie(member.session) } });
       expect(created.status, `${JSON.stringify(headers)}: ${created.text}`).to.equal(201);
       expect(await memberIds()).to.include(created.body.id);
     }
@@ -80,7 +106,7 @@ describe('v2 create-user with the session cookie', function () {
   it('answers 409 email_taken for an email in use in the database', async function () {
     const before = await memberIds();
     const json = { email: member.email.toUpperCase(), password: TEST_PASSWORD };
-    expectApiError(await p.request('POST', V2, { json, headers: cookie(member.session) }), 409, 'email_taken');
+    expectApiError(await v2('POST', V2, { json, headers: cookie(member.session) }), 409, 'email_taken');
     expect(await memberIds()).to.deep.equal(before);
   });
 
@@ -98,7 +124,7 @@ describe('v2 create-user with the session cookie', function () {
     });
 
     it('answers 401 without a cookie', async function () {
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD } }), 401);
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD } }), 401);
     });
 
     it('answers 401 without a cookie before reading the body, with no Bearer challenge', async function () {
@@ -106,7 +132,7 @@ describe('v2 create-user with the session cookie', function () {
         { json: { email, password: 'short' } },
         { raw: '{not json', contentType: 'application/json' },
       ]) {
-        const response = await p.request('POST', V2, request);
+        const response = await v2('POST', V2, request);
         expectApiError(response, 401, 'invalid_session');
         expect(response.headers.get('www-authenticate')).to.equal(null);
       }
@@ -120,20 +146,20 @@ describe('v2 create-user with the session cookie', function () {
         { cookie: `session=${member.session}` },
         { cookie: `__Secure-auth.session-token=${member.session}` },
       ]) {
-        const response = await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers });
+        const response = await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers });
         expect(response.status, JSON.stringify(headers)).to.equal(401);
         expectApiError(response, 401);
       }
     });
 
     it('answers 401 to a bearer token without the cookie', async function () {
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, token: member.jwt }), 401);
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, token: owner.token }), 401);
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, token: member.jwt }), 401);
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, token: owner.token }), 401);
     });
 
     it('answers 404 tenant_not_found to the cookie of a user of the database who is not a member', async function () {
       const outsider = await createUser(p, owner.token, `${owner.D}/tenants/${other.id}`);
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(outsider.session) }), 404, 'tenant_not_found');
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(outsider.session) }), 404, 'tenant_not_found');
     });
 
     it('answers 404 tenant_not_found for an unknown tenant', async function () {
@@ -144,7 +170,7 @@ describe('v2 create-user with the session cookie', function () {
     it('answers 401 to the cookie of a session that was signed out', async function () {
       const session = await loginUser(p, T, member);
       expect((await p.request('POST', `${owner.D}/users/logout`, { token: session.jwt })).status).to.equal(204);
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(session.session) }), 401);
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(session.session) }), 401);
       // The member's other session is unaffected.
       expect((await p.request('GET', `${owner.D}/users/me`, { token: member.jwt })).status).to.equal(200);
     });
@@ -153,7 +179,7 @@ describe('v2 create-user with the session cookie', function () {
       const leaving = await createUser(p, owner.token, T);
       expect((await p.request('DELETE', `${T}/users/${leaving.id}/link`, { token: owner.token })).status).to.equal(204);
       before = await memberIds();
-      expectApiError(await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(leaving.session) }), 404, 'tenant_not_found');
+      expectApiError(await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: cookie(leaving.session) }), 404, 'tenant_not_found');
     });
 
     for (const [what, headers] of [
@@ -166,7 +192,7 @@ describe('v2 create-user with the session cookie', function () {
       ['a foreign Origin with the API’s own Referer', { origin: 'http://evil.example', referer: `${TEST_AUDIENCE}/page` }],
     ] as [string, Record<string, string>][]) {
       it(`answers 403 cross_site_request for ${what}, even with a member’s cookie`, async function () {
-        const response = await p.request('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: { ...headers, ...cookie(member.session) } });
+        const response = await v2('POST', V2, { json: { email, password: TEST_PASSWORD }, headers: { ...headers, ...cookie(member.session) } });
         expectApiError(response, 403, 'cross_site_request');
       });
     }
@@ -186,7 +212,7 @@ describe('v2 create-user with the session cookie', function () {
     ];
     for (const [what, body, code] of badBodies) {
       it(`answers 400 ${code} for ${what}`, async function () {
-        expectApiError(await p.request('POST', V2, { json: body(email), headers: cookie(member.session) }), 400, code);
+        expectApiError(await v2('POST', V2, { json: body(email), headers: cookie(member.session) }), 400, code);
       });
     }
 

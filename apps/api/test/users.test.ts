@@ -93,11 +93,32 @@ describe('users', function () {
       expect(me.body.id).to.equal(created.body.id);
     });
 
-    it('lets a member of the tenant create a user in it', async function () {
+    it('answers a member 403 with the same body whether the email is free, theirs or taken in another tenant, and creates nothing (issue 11, finding 5)', async function () {
       const member = await createUser(p, owner.token, T1);
-      const created = await createUser(p, member.jwt, T1);
-      expect(await memberIds(T1)).to.include.members([member.id, created.id]);
-      expect((await p.request('GET', `${owner.D}/users/${created.id}/tenants`, { token: owner.token })).body.map((t: TestTenant) => t.id)).to.deep.equal([t1.id]);
+      const colleague = await createUser(p, owner.token, T1);
+      const elsewhere = await createUser(p, owner.token, T2);
+      const free = uniqueEmail('free');
+      const members1 = await memberIds(T1);
+      const bodies = new Set<string>();
+      for (const email of [free, colleague.email, elsewhere.email, elsewhere.email.toUpperCase()]) {
+        const refused = await p.request('POST', `${T1}/users`, { token: member.jwt, json: { email, password: 'a new password' } });
+        expectApiError(refused, 403, 'developer_token_required');
+        expect(refused.headers.getSetCookie()).to.deep.equal([]);
+        bodies.add(refused.text);
+      }
+      expect(bodies.size).to.equal(1);
+      expect(await memberIds(T1)).to.deep.equal(members1);
+      // The free email is still free: a developer creates it.
+      expect((await createUser(p, owner.token, T1, { email: free })).email).to.equal(free);
+    });
+
+    it('lets a developer attach an existing account of another tenant, which a create refuses with 409', async function () {
+      const elsewhere = await createUser(p, owner.token, T2);
+      expectApiError(await p.request('POST', `${T1}/users`, { token: owner.token, json: { email: elsewhere.email, password: 'a new password' } }), 409, 'email_taken');
+      const linked = await p.request('PUT', `${T1}/users/${elsewhere.id}/link`, { token: owner.token });
+      expect(linked.status, linked.text).to.equal(200);
+      expect(await memberIds(T1)).to.include(elsewhere.id);
+      expect((await p.request('GET', `${owner.D}/users/${elsewhere.id}/tenants`, { token: owner.token })).body.map((t: TestTenant) => t.id)).to.have.members([t1.id, t2.id]);
     });
 
     it('answers 409 email_taken for an email in use in the database, whatever its case or tenant, and creates nothing', async function () {

@@ -79,13 +79,17 @@ export const userRoutes = [
     path: `${TENANT_PATH}/users`,
     operationId: 'createTenantUser',
     summary: 'Create a user in the tenant and sign them in',
-    description: 'A developer, or a member of the tenant, may. The response sets the new user’s session cookie.',
+    description:
+      'A developer may; the response sets the new user’s session cookie. 409 email_taken when the email has an account in ' +
+      'the database, in any tenant: attach that account with PUT T/users/{userId}/link. A user token of a member is 403 ' +
+      'developer_token_required, whatever the email, unless the platform lets members create users ' +
+      '(TENANT_MEMBERS_CREATE_USERS=true; then a member’s 409 tells them the email has an account somewhere in the database).',
     tags: ['users'],
     auth: 'bearer',
     params: tenantPathParams,
     body: CreateBasicUserRequest,
     success: { status: 201, description: 'Created and signed in', schema: SignedInUserSchema, headers: SESSION_COOKIE },
-    errors: [404, 409],
+    errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) => presentSignedIn(await signUp(scope, caller, params, body), scope.sessionCookie, 201),
   }),
   passwordSignInRoute({
@@ -230,7 +234,10 @@ export const userRoutes = [
     summary: 'Create a user in a tenant, as a signed-in member (session cookie)',
     description:
       'Authenticated by the `auth.session-token` cookie (`__Secure-` prefixed under https) of a member of the tenant; ' +
-      '`database` is the database id. A request whose Origin or Referer is not an allowed origin is refused with 403.',
+      '`database` is the database id. A request whose Origin or Referer is not an allowed origin is refused with 403. ' +
+      'Only where the platform lets members create users (TENANT_MEMBERS_CREATE_USERS=true; 409 email_taken then tells the ' +
+      'member the email has an account somewhere in the database); otherwise every member is 403 developer_token_required, ' +
+      'whatever the email.',
     tags: ['users'],
     auth: 'session',
     params: record({ database: uuid('The database id'), tenantId: uuid('The tenant id') }),

@@ -370,6 +370,8 @@ export function fakePlatform() {
     throttle: new FakeThrottle(),
     tokens: fakeTokens,
     sessionTtlSeconds: 86_400,
+    /** Off, as the platform's default: only developers create users. */
+    membersCreateUsers: false as boolean,
     developers: new FakeDevelopers(),
     clients: new FakeClients(),
     secrets: new FakeClientSecrets(),

@@ -40,6 +40,14 @@ async function withMembers() {
   return { p, home, away, ada, bob, carol, inHome };
 }
 
+const MEMBERS_DO_NOT_CREATE = {
+  name: 'ForbiddenError',
+  kind: 'forbidden',
+  code: 'developer_token_required',
+  message:
+    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. A developer attaches an existing account with PUT .../users/{userId}/link',
+};
+
 describe('user use cases', () => {
   describe('signUp', () => {
     it('creates a member of the tenant with a hashed password and signs them in', async () => {
@@ -57,9 +65,19 @@ describe('user use cases', () => {
       expect(stored.user.name).to.equal('Dan');
     });
 
-    it('lets a member add a user to their tenant, and answers a user outside it 404', async () => {
-      const { p, ada, carol, inHome, home } = await withMembers();
-      expect((await signUp(p.deps, ada.caller, inHome, { email: 'dan@example.com', password: 'password-dan' })).tenantIds).to.deep.equal([home.id]);
+    it('refuses a member 403 before reading the email or password, unless members create users', async () => {
+      const { p, ada, inHome, home } = await withMembers();
+      for (const input of [{ email: 'dan@example.com', password: 'password-dan' }, { email: 'ada@example.com', password: 'short' }]) {
+        expect(await failure(signUp(p.deps, ada.caller, inHome, input))).to.deep.equal(MEMBERS_DO_NOT_CREATE);
+      }
+      expect(p.data.users.map((row) => row.user.email)).not.to.include('dan@example.com');
+      const allowed = { ...p.deps, membersCreateUsers: true };
+      expect((await signUp(allowed, ada.caller, inHome, { email: 'dan@example.com', password: 'password-dan' })).tenantIds).to.deep.equal([home.id]);
+    });
+
+    it('answers a user outside the tenant 404, wherever members create users', async () => {
+      const { p, carol, inHome, home } = await withMembers();
+      p.deps.membersCreateUsers = true;
       expect(await failure(signUp(p.deps, carol.caller, inHome, { email: 'eve@example.com', password: 'password-eve' }))).to.deep.equal(notFound('tenant', home.id));
       expect(p.data.users.map((row) => row.user.email)).not.to.include('eve@example.com');
     });
@@ -172,8 +190,16 @@ describe('user use cases', () => {
   });
 
   describe('createUserWithSession (the v2 cookie path)', () => {
-    it('lets a signed-in member create a user in their tenant', async () => {
+    it('refuses a signed-in member 403 whatever the email, unless members create users', async () => {
       const { p, ada, home } = await withMembers();
+      expect(await failure(createUserWithSession(p.deps, ada.cookie, { databaseId: p.main.id, tenantId: home.id }, { email: 'ada@example.com', password: 'password-dan' }))).to.deep.equal(
+        MEMBERS_DO_NOT_CREATE,
+      );
+    });
+
+    it('lets a signed-in member create a user in their tenant where members create users', async () => {
+      const { p, ada, home } = await withMembers();
+      p.deps.membersCreateUsers = true;
       const created = await createUserWithSession(p.deps, ada.cookie, { databaseId: p.main.id, tenantId: home.id }, { email: 'dan@example.com', password: 'password-dan' });
       expect(created.email).to.equal('dan@example.com');
       expect(p.data.isMember(created.id, home.id)).to.equal(true);
@@ -195,6 +221,7 @@ describe('user use cases', () => {
 
     it('answers a user outside the tenant 404 before judging the password, then the password rule', async () => {
       const { p, ada, carol, home } = await withMembers();
+      p.deps.membersCreateUsers = true;
       expect(await failure(createUserWithSession(p.deps, carol.cookie, { databaseId: p.main.id, tenantId: home.id }, { email: 'dan@example.com', password: 'short' }))).to.deep.equal(
         notFound('tenant', home.id),
       );

@@ -11,6 +11,24 @@ import { signInWithPassword, type PasswordAccount, type PasswordSignInDeps } fro
 export interface SignInDeps extends DataPlaneDeps, PasswordSignInDeps {
   tokens: UserTokenIssuer;
   sessionTtlSeconds: number;
+  /**
+   * Whether members of a tenant may create users in it (TENANT_MEMBERS_CREATE_USERS). Off by
+   * default: an email is unique in the whole database, so a member's 409 `email_taken` would tell
+   * them that someone in another tenant has an account.
+   */
+  membersCreateUsers?: boolean;
+}
+
+/**
+ * A tenant member creating a user, where members may not: refused before the email is read, so
+ * the answer is the same whether the email has an account or not.
+ */
+function refuseMemberCreation(deps: SignInDeps): void {
+  if (deps.membersCreateUsers) return;
+  throw new ForbiddenError(
+    'developer_token_required',
+    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. A developer attaches an existing account with PUT .../users/{userId}/link',
+  );
 }
 
 export interface SignUpInput extends UserPatch {
@@ -35,12 +53,13 @@ async function startSession(deps: SignInDeps, access: DatabaseAccess, user: User
 }
 
 /**
- * Creates a user with a password as a member of the tenant and signs them in. A developer or a
- * member of the tenant may do it (SPEC POST T/users).
+ * Creates a user with a password as a member of the tenant and signs them in (SPEC POST T/users).
+ * A developer may; a member of the tenant only where members create users (refuseMemberCreation).
  */
 export async function signUp(deps: SignInDeps, caller: Principal, path: TenantPath, input: SignUpInput): Promise<LoginResult> {
-  assertPassword(input.password);
   const access = await accessTenant(deps, caller, path);
+  if (caller.kind === 'user') refuseMemberCreation(deps);
+  assertPassword(input.password);
   const passwordHash = await deps.hasher.hash(input.password);
   const user = await access.data.users.create({ ...input, passwordHash }, access.tenant.id);
   return startSession(deps, access, user);
@@ -182,7 +201,8 @@ export async function listUserTenants(deps: DataPlaneDeps, caller: Principal, wo
 
 /**
  * The cookie-authenticated v2 create (SPEC POST /v2/databases/{database}/tenants/{tenantId}/users):
- * a signed-in member of the tenant creates a user in it. The caller stays signed in as themselves.
+ * a signed-in member of the tenant creates a user in it, where members create users
+ * (refuseMemberCreation). The caller stays signed in as themselves.
  */
 export async function createUserWithSession(
   deps: SignInDeps,
@@ -196,6 +216,7 @@ export async function createUserWithSession(
   const session = await data.sessions.findByToken(sessionToken);
   if (!session) throw new UnauthenticatedError('invalid_session', 'The session is not valid');
   await requireMembership({ data }, { userId: session.userId, sessionId: session.id }, path.tenantId);
+  refuseMemberCreation(deps);
   assertPassword(input.password);
   const passwordHash = await deps.hasher.hash(input.password);
   return data.users.create({ ...input, passwordHash }, path.tenantId);
