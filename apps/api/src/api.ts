@@ -84,6 +84,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     sessionCookieName: sessionCookie.name,
     openScope: () => ({ ...services, ...openRepositories(orm) }),
     openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
+    trustedProxies: config.trustedProxies,
   });
 
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http });

@@ -152,6 +152,17 @@ const cases: { what: string; steps: Step[] }[] = [
     ],
   },
   {
+    what: 'behind a trusted proxy, each client it forwards is an address of its own; what the client itself claims to the left is not read',
+    steps: [
+      ...times(3, { from: 1, who: wrong('ada'), expect: 401, via: 'second API', headers: { 'x-forwarded-for': '198.51.100.1' } }),
+      { from: 1, who: right('ada'), expect: 429, via: 'second API', headers: { 'x-forwarded-for': '198.51.100.1' } },
+      { from: 1, who: right('ada'), expect: 429, via: 'second API', headers: { 'x-forwarded-for': '198.51.100.2, 198.51.100.1' } },
+      { from: 1, who: right('ada'), expect: 200, via: 'second API', headers: { 'x-forwarded-for': '198.51.100.2' } },
+      // The proxy itself, forwarding nothing, has no failures for ada.
+      { from: 1, who: right('ada'), expect: 200, via: 'second API' },
+    ],
+  },
+  {
     what: 'replicas share the counters through the control plane: failures on one API make another wait',
     steps: [...times(3, { from: 1, who: wrong('ada'), expect: 401 }), { from: 1, who: right('ada'), expect: 429, via: 'second API' }, { from: 2, who: right('ada'), expect: 200, via: 'second API' }],
   },
@@ -173,8 +184,10 @@ describe('sign-in throttling (a table of cases)', function () {
     ownerToken = owner.token;
     elsewhere = await developerWithReadyDatabase(platformUnderTest);
     elsewhereT = `${elsewhere.D}/tenants/${(await createTenant(platformUnderTest, elsewhere.token, elsewhere.D)).id}`;
-    // Two replicas of the API with the policy above, on the suite's control plane.
-    for (let i = 0; i < 2; i++) apis.push(await startApi(loadApiConfig({ ...platformUnderTest.env, ...POLICY })));
+    // Two replicas of the API with the policy above, on the suite's control plane; the second
+    // believes the X-Forwarded-For of proxies on loopback (a request without one is its own client).
+    apis.push(await startApi(loadApiConfig({ ...platformUnderTest.env, ...POLICY })));
+    apis.push(await startApi(loadApiConfig({ ...platformUnderTest.env, ...POLICY, TRUSTED_PROXIES: '127.0.0.0/8' })));
   });
 
   after(async function () {

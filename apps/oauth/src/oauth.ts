@@ -45,6 +45,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     validateResponses: config.validateResponses,
     openScope: () => requestScope(services, orm),
     openapi: tokenServiceApiInfo({ buildHash: config.buildHash, issuer: config.oauth.issuer }),
+    trustedProxies: config.trustedProxies,
   });
   const purging = purgeExpiredGrants(grants, logger);
 

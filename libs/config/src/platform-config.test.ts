@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { REGIONS } from '@platform/domain';
 import { ConfigError, type Env } from './env.js';
-import { DEFAULT_API_PORT, DEFAULT_GATEWAY_ADMIN_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, maintenanceUrl } from './platform-config.js';
+import { DEFAULT_API_PORT, DEFAULT_GATEWAY_ADMIN_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, loadSignInSettings, maintenanceUrl } from './platform-config.js';
 
 const DATABASE_URL = 'postgres://platform:secret@db.internal:5433/control';
 
@@ -249,6 +249,19 @@ describe('loadPlatformConfig', () => {
     });
   });
 
+  describe('TRUSTED_PROXIES', () => {
+    it('trusts no proxy by default, and reads addresses and CIDR ranges, trimmed', () => {
+      expect(loadPlatformConfig({ DATABASE_URL }).trustedProxies).to.deep.equal([]);
+      expect(loadPlatformConfig({ DATABASE_URL, TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8,::1' }).trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8', '::1']);
+    });
+
+    it('refuses what is not an address or a range, naming the variable', () => {
+      for (const value of ['proxy.internal', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/1', '10.0.0.0/', '*']) {
+        expect(configError({ DATABASE_URL, TRUSTED_PROXIES: value }).variable, value).to.equal('TRUSTED_PROXIES');
+      }
+    });
+  });
+
   describe('HTTP server limits', () => {
     it('default to 10 s for headers, 30 s for a request, 5 s keep-alive and 10000 connections', () => {
       expect(loadPlatformConfig({ DATABASE_URL }).http).to.deep.equal({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
@@ -259,5 +272,38 @@ describe('loadPlatformConfig', () => {
       const error = configError({ DATABASE_URL, HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_HEADERS_TIMEOUT_MS: '3000' });
       expect(error.variable).to.equal('HTTP_HEADERS_TIMEOUT_MS');
     });
+  });
+});
+
+describe('loadSignInSettings', () => {
+  it('has the documented throttling defaults', () => {
+    expect(loadSignInSettings({}).login).to.deep.equal({
+      pairFailuresBeforeDelay: 5,
+      accountFailuresBeforeDelay: 20,
+      addressFailuresBeforeDelay: 100,
+      firstDelaySeconds: 1,
+      maxDelaySeconds: 900,
+      memorySeconds: 86_400,
+    });
+  });
+
+  it('refuses a memory shorter than the longest wait, and the retired settings, naming them', () => {
+    const cases: [Env, string][] = [
+      [{ LOGIN_DELAY_MAX: '3600', LOGIN_FAILURE_MEMORY: '600' }, 'LOGIN_FAILURE_MEMORY'],
+      [{ LOGIN_MAX_FAILURES_PER_EMAIL: '5' }, 'LOGIN_MAX_FAILURES_PER_EMAIL'],
+      [{ LOGIN_MAX_FAILURES_PER_CLIENT: '100' }, 'LOGIN_MAX_FAILURES_PER_CLIENT'],
+      [{ LOGIN_FAILURE_WINDOW: '900' }, 'LOGIN_FAILURE_WINDOW'],
+      [{ LOGIN_DELAY_AFTER_FAILURES: '0' }, 'LOGIN_DELAY_AFTER_FAILURES'],
+    ];
+    for (const [env, variable] of cases) {
+      let error: unknown;
+      try {
+        loadSignInSettings(env);
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(error, JSON.stringify(env)).to.be.instanceOf(ConfigError);
+      expect((error as ConfigError).variable).to.equal(variable);
+    }
   });
 });

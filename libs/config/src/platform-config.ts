@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { REGIONS, type Region } from '@platform/domain';
 import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readUrl, type Env } from './env.js';
 
@@ -25,6 +26,8 @@ export interface PlatformConfig {
   buildHash: string;
   /** Test-only: a named step at which the provisioner kills its own process. */
   faultPoint: string | undefined;
+  /** Addresses and CIDR ranges of proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
+  trustedProxies: string[];
 }
 
 export interface HttpServerLimits {
@@ -102,7 +105,24 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     buildHash,
     faultPoint: readOptionalString(env, 'PLATFORM_FAULT_POINT'),
+    trustedProxies: readTrustedProxies(env),
   };
+}
+
+/** TRUSTED_PROXIES: comma-separated IP addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`); none by default. */
+function readTrustedProxies(env: Env): string[] {
+  const entries = (readOptionalString(env, 'TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || extra !== undefined || !bitsOk) throw new ConfigError('TRUSTED_PROXIES', `'${entry}' is not an IP address or CIDR range`);
+  }
+  return entries;
 }
 
 function loadHttpServerLimits(env: Env): HttpServerLimits {

@@ -1,4 +1,5 @@
 import type { Context, Middleware } from 'koa';
+import type { BlockList } from 'node:net';
 import { validate, type StructError, type Struct } from 'superstruct';
 import {
   ForbiddenError,
@@ -14,6 +15,7 @@ import type { RequestState } from './request-context.js';
 import { checkAnswer, declaredResponses, type Answer } from './responses.js';
 import { isRouteResult, type RequestInput, type Route } from './route.js';
 import { assertJsonDepth } from './json-depth.js';
+import { clientAddressOf, trustedProxyList } from './client-address.js';
 
 export interface OperationOptions<TScope> {
   /** Opens the per-request scope (for example repositories over a forked EntityManager). */
@@ -25,6 +27,8 @@ export interface OperationOptions<TScope> {
   allowedOrigins?: readonly string[];
   /** The session cookie's name (`auth.session-token`, `__Secure-` prefixed under https). */
   sessionCookieName?: string;
+  /** Proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: readonly string[];
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
@@ -32,10 +36,11 @@ const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
 /** The Koa handler of one route: authenticate, read and validate the request, run the handler, answer. */
 export function operationHandler<TScope>(route: Route<TScope>, options: OperationOptions<TScope>, parse: Middleware) {
   const declared = declaredResponses(route);
+  const proxies = options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined;
   const handler = async (ctx: Context) => {
     let result: unknown;
     try {
-      result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse));
+      result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse, proxies));
     } catch (error) {
       const { body } = toApiError(error);
       if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body }, error);
@@ -88,6 +93,7 @@ async function readRequest<TScope>(
   route: Route<TScope>,
   options: OperationOptions<TScope>,
   parse: Middleware,
+  proxies: BlockList | undefined,
 ): Promise<RequestInput<TScope, unknown, unknown, unknown>> {
   const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
   const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;
@@ -96,7 +102,7 @@ async function readRequest<TScope>(
     params,
     query,
     body,
-    clientAddress: ctx.ip,
+    clientAddress: clientAddressOf(ctx.socket.remoteAddress ?? '', ctx.get('x-forwarded-for') || undefined, proxies),
     header: (name: string) => ctx.get(name),
     rawQuery: { ...ctx.query },
     scope: options.openScope(),

@@ -24,7 +24,7 @@ export interface RequestInput<TScope, P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** The client's address (the socket's; no proxy headers are trusted). */
+  /** The client's address: the socket's, or what a trusted proxy forwards (client-address.ts). */
   clientAddress: string;
   /** A request header ('' when absent). */
   header(name: string): string;
