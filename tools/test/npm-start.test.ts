@@ -42,6 +42,15 @@ async function runLogin(env: NodeJS.ProcessEnv, credentials: { email: string; pa
   }
 }
 
+/**
+ * After a synchronous child process, which held this process's event loop: lets fetch's timers
+ * retire the keep-alive sockets the apps closed meanwhile (after 5 s idle), before a request
+ * could be sent on one of them and find it closed.
+ */
+function afterBlocking(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 describe('npm start', function () {
   this.timeout(120_000);
   let dir: string | undefined;
@@ -95,6 +104,7 @@ describe('npm start', function () {
     const runningFile = join(prepared.dir, 'running-platform.json');
     expect(statSync(runningFile).mode & 0o777).to.equal(0o600);
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: toolEnv, encoding: 'utf8' }).trim();
+    await afterBlocking();
     expect(fresh).to.not.equal(first.token);
     expect((await api('GET', '/workspaces/default', { token: fresh })).status).to.equal(200);
     // `npm run login`: the first-party CLI client, completed here by submitting the sign-in page
@@ -111,6 +121,7 @@ describe('npm start', function () {
     expect((await api('POST', '/workspaces', { token: login.token, json: { name: 'Second' } })).status).to.equal(201);
     // `npm run keys:rotate`: the new key is published at once; tokens of the old one keep working.
     const rotated = execFileSync(process.execPath, ['--import', 'tsx', 'tools/rotate-keys.ts'], { env: toolEnv, encoding: 'utf8' });
+    await afterBlocking();
     const newKid = /New signing key (\S+):/.exec(rotated)?.[1];
     expect(newKid, rotated).to.be.a('string');
     const published = await eventually(async () => {
@@ -124,6 +135,7 @@ describe('npm start', function () {
     const twice = spawnSync(process.execPath, ['--import', 'tsx', 'tools/start.ts'], { env: { ...toolEnv, ...env }, encoding: 'utf8', timeout: 30_000 });
     expect(twice.status).to.equal(1);
     expect(twice.stderr).to.equal(`npm start failed: the platform is already running (process ${first.child.pid}, API http://127.0.0.1:${env.API_PORT}); stop it first\nStopped.\n`);
+    await afterBlocking();
     expect((await api('GET', '/healthz')).status).to.equal(200);
 
     first.child.kill('SIGTERM');
