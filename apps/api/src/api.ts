@@ -4,7 +4,7 @@ import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
-import { CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlSignInFailureStore } from '@platform/persistence';
+import { CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
 import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
@@ -73,6 +73,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     publicApiUrl: config.api.publicApiUrl,
     gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm),
+    insights: new SqlQueryMinutes(orm),
   };
 
   const app = createHttpApp<ManagementScope>({

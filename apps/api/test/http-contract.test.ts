@@ -76,6 +76,7 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/credentials',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/credentials/{credentialId}',
+      '/workspaces/{workspaceSlug}/databases/{databaseId}/insights/query-performance',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/users',

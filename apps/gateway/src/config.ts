@@ -7,6 +7,8 @@ export interface GatewayConfig extends PlatformConfig {
   /** Development only: accept connections that did not ask for TLS. */
   allowPlain: boolean;
   countQueries: boolean;
+  /** How often the counted minutes are written to the control plane (insights); a crash loses at most this much. */
+  insightsFlushMs: number;
   /** Health and metrics over HTTP, on the gateway's host. */
   adminPort: number;
   handshakeTimeoutMs: number;
@@ -45,6 +47,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     tls: cert && key ? { cert: cert.pem, key: key.pem, certPath: cert.path } : null,
     allowPlain,
     countQueries: readBoolean(env, 'GATEWAY_COUNT_QUERIES', true),
+    insightsFlushMs: readInteger(env, 'GATEWAY_INSIGHTS_FLUSH_MS', 10_000, { min: 100, max: 60_000 }),
     adminPort: readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT),
     handshakeTimeoutMs: readInteger(env, 'GATEWAY_HANDSHAKE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
     clientStallMs: readInteger(env, 'GATEWAY_CLIENT_STALL_MS', 60_000, { min: 100, max: 3_600_000 }),

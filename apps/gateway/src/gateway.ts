@@ -4,8 +4,9 @@ import http from 'node:http';
 import { pino, type Logger } from 'pino';
 import { REGIONS, regionId, type Region } from '@platform/domain';
 import { PostgresGateway, type Backend, type QueryCell } from '@platform/postgres-gateway';
-import { ControlPlaneConnectionRoutes, openOrm, pingControlPlane } from '@platform/persistence';
+import { ControlPlaneConnectionRoutes, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
 import type { GatewayConfig } from './config.js';
+import { InsightsWriter } from './insights-writer.js';
 
 export interface RunningGateway {
   /** Where PostgreSQL clients connect. */
@@ -45,6 +46,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     log: logger,
   });
   const listening = await gateway.listen();
+  const insights = gateway.counters && new InsightsWriter(gateway.counters, new SqlQueryMinutes(orm), config.insightsFlushMs, logger);
+  insights?.start();
 
   const admin = http.createServer((request, response) => {
     void answerAdmin(request.url ?? '/', gateway, orm).then(({ status, type, body }) => {
@@ -63,6 +66,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     await new Promise<void>((resolve) => admin.close(() => resolve()));
     admin.closeAllConnections();
     await gateway.close();
+    // After the last connection: its queries are in the last write.
+    await insights?.stop();
     await orm.close();
     logger.info('gateway stopped');
   };

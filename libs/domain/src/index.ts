@@ -25,3 +25,5 @@ export * from './use-cases/grants.js';
 export * from './use-cases/sign-in-and-authorize.js';
 export * from './credential-ports.js';
 export * from './use-cases/credentials.js';
+export * from './insights/latency-histogram.js';
+export * from './insights/query-performance.js';

@@ -6,6 +6,7 @@ import {
   enums as ssEnums,
   integer as ssInteger,
   nullable as ssNullable,
+  number as ssNumber,
   object as ssObject,
   optional as ssOptional,
   refine,
@@ -107,6 +108,10 @@ export function queryBoolean(description?: string): Struct<boolean, null> {
     type: 'boolean',
     ...(description ? { description } : {}),
   });
+}
+
+export function num(description?: string): Struct<number, null> {
+  return tag(ssNumber(), { type: 'number', ...(description ? { description } : {}) });
 }
 
 export function int(description?: string): Struct<number, null> {

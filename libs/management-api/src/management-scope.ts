@@ -1,4 +1,4 @@
-import type { ClientDeps, CredentialDeps, DatabaseDeps, ProvisioningDeps, Repositories, SignInDeps, UserTokenIssuer } from '@platform/domain';
+import type { ClientDeps, CredentialDeps, DatabaseDeps, InsightsDeps, ProvisioningDeps, Repositories, SignInDeps, UserTokenIssuer } from '@platform/domain';
 import { defineRoute, type HealthScope, type Route } from '@platform/http';
 import type { SessionCookie } from './session-cookie.js';
 
@@ -6,7 +6,7 @@ import type { SessionCookie } from './session-cookie.js';
  * What a management-API handler may use, opened once per request. It is the dependencies of
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
-export interface ManagementScope extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps {
+export interface ManagementScope extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps {
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;

@@ -9,3 +9,4 @@ export { ClientChangeListener } from './repositories/client-change-listener.js';
 export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
 export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';
 export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';
+export { SqlQueryMinutes } from './repositories/query-minutes.store.js';

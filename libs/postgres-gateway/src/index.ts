@@ -1,4 +1,4 @@
 export { PostgresGateway, type GatewayOptions } from './gateway-server.js';
 export type { Backend, GatewayLog } from './connection.js';
-export { QueryCounters, type QueryCell } from './query-counters.js';
+export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from './query-counters.js';
 export { MAX_CLUSTER_INDEX } from './cancel-keys.js';

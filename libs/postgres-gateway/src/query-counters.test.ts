@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { QueryCounters, QueryTracker } from './query-counters.js';
+import { QueryCounters, QueryTracker, recordQuery } from './query-counters.js';
 
 const c = (text: string) => text.charCodeAt(0);
 
@@ -71,6 +71,39 @@ describe('QueryTracker', () => {
     expect(counters.snapshot().map(({ databaseId, tenantId, queries }) => ({ databaseId, tenantId, queries }))).to.deep.equal([
       { databaseId: 'a', tenantId: null, queries: 0 },
       { databaseId: 'a', tenantId: 't', queries: 3 },
+    ]);
+  });
+});
+
+describe('QueryCounters per minute', () => {
+  const at = (iso: string) => new Date(iso).getTime();
+
+  it('adds each query to the minute it ended in, with its latency, and hands the minutes out until forgotten', () => {
+    const counters = new QueryCounters();
+    const cell = counters.cell('db', null);
+    recordQuery(cell, 2, false, at('2026-11-22T12:00:59.999Z'));
+    recordQuery(cell, 300, true, at('2026-11-22T12:01:00.000Z'));
+    recordQuery(cell, 4, false, at('2026-11-22T12:01:30.000Z'));
+    const rows = counters.minutes();
+    expect(rows.map(({ minute, queries, errors, totalMs, latency }) => [minute.toISOString(), queries, errors, totalMs, latency.counts.reduce((a, b) => a + b, 0)])).to.deep.equal([
+      ['2026-11-22T12:00:00.000Z', 1, 0, 2, 1],
+      ['2026-11-22T12:01:00.000Z', 2, 1, 304, 2],
+    ]);
+    expect(rows[1].latency.buckets).to.have.length(2);
+    counters.forgetBefore(new Date('2026-11-22T12:01:00Z'));
+    expect(counters.minutes().map((row) => row.minute.toISOString())).to.deep.equal(['2026-11-22T12:01:00.000Z']);
+    // The counters since start are kept whole.
+    expect(cell).to.include({ queries: 3, errors: 1 });
+  });
+
+  it('keeps tenants apart', () => {
+    const counters = new QueryCounters();
+    recordQuery(counters.cell('db', 't1'), 1, false, at('2026-11-22T12:00:00Z'));
+    recordQuery(counters.cell('db', 't2'), 1, false, at('2026-11-22T12:00:00Z'));
+    recordQuery(counters.cell('db', 't1'), 1, false, at('2026-11-22T12:00:10Z'));
+    expect(counters.minutes().map(({ tenantId, queries }) => [tenantId, queries])).to.deep.equal([
+      ['t1', 2],
+      ['t2', 1],
     ]);
   });
 });

@@ -1,15 +1,30 @@
 // Queries counted and timed per database and tenant. A connection keeps a reference to its own
-// cell, so counting one query is three additions; nothing is sampled, so the counts are exact.
+// cell, so counting one query is a few additions and one histogram bucket; nothing is sampled, so
+// the counts are exact.
+import { LatencyHistogram, type QueryMinute } from '@platform/domain';
+
+/** One minute of a cell: what insights are made of. */
+export interface MinuteFigures {
+  queries: number;
+  errors: number;
+  totalMs: number;
+  latency: LatencyHistogram;
+}
 
 export interface QueryCell {
   readonly databaseId: string;
   /** The tenant the connection was bound to at startup; null when none. */
   readonly tenantId: string | null;
+  /** Since the gateway started (Prometheus counters). */
   queries: number;
   errors: number;
   /** Summed from when the query's message arrived to when its completion left the backend. */
   totalMs: number;
+  /** Per minute (its number since the epoch), until written to the control plane. */
+  readonly minutes: Map<number, MinuteFigures>;
 }
+
+const MINUTE_MS = 60_000;
 
 export class QueryCounters {
   private readonly cells = new Map<string, QueryCell>();
@@ -18,7 +33,7 @@ export class QueryCounters {
     const key = `${databaseId}/${tenantId ?? ''}`;
     let cell = this.cells.get(key);
     if (!cell) {
-      cell = { databaseId, tenantId, queries: 0, errors: 0, totalMs: 0 };
+      cell = { databaseId, tenantId, queries: 0, errors: 0, totalMs: 0, minutes: new Map() };
       this.cells.set(key, cell);
     }
     return cell;
@@ -27,6 +42,43 @@ export class QueryCounters {
   snapshot(): QueryCell[] {
     return [...this.cells.values()].map((cell) => ({ ...cell }));
   }
+
+  /** Every minute not yet forgotten, the current one as far as it has come. */
+  minutes(): QueryMinute[] {
+    const rows: QueryMinute[] = [];
+    for (const cell of this.cells.values()) {
+      for (const [minute, figures] of cell.minutes) {
+        const { queries, errors, totalMs, latency } = figures;
+        rows.push({ databaseId: cell.databaseId, tenantId: cell.tenantId, minute: new Date(minute * MINUTE_MS), queries, errors, totalMs, latency: latency.toArrays() });
+      }
+    }
+    return rows;
+  }
+
+  /** Forgets minutes before `minute` (written, and over: no query can end in them any more). */
+  forgetBefore(minute: Date): void {
+    const cutoff = Math.floor(minute.getTime() / MINUTE_MS);
+    for (const cell of this.cells.values()) {
+      for (const number of cell.minutes.keys()) if (number < cutoff) cell.minutes.delete(number);
+    }
+  }
+}
+
+/** Adds one ended query to its cell and to the cell's minute. */
+export function recordQuery(cell: QueryCell, elapsedMs: number, error: boolean, wallMs: number): void {
+  cell.queries += 1;
+  if (error) cell.errors += 1;
+  cell.totalMs += elapsedMs;
+  const number = Math.floor(wallMs / MINUTE_MS);
+  let figures = cell.minutes.get(number);
+  if (!figures) {
+    figures = { queries: 0, errors: 0, totalMs: 0, latency: new LatencyHistogram() };
+    cell.minutes.set(number, figures);
+  }
+  figures.queries += 1;
+  if (error) figures.errors += 1;
+  figures.totalMs += elapsedMs;
+  figures.latency.recordMicros(elapsedMs * 1000);
 }
 
 const CLIENT_QUERY = 0x51; // 'Q'
@@ -119,9 +171,8 @@ export class QueryTracker {
   }
 
   private record(started: number, error: boolean): void {
-    this.cell.queries += 1;
-    if (error) this.cell.errors += 1;
-    this.cell.totalMs += performance.now() - started;
+    const now = performance.now();
+    recordQuery(this.cell, now - started, error, performance.timeOrigin + now);
   }
 
   private drop(): void {

@@ -5,6 +5,7 @@ import { Migration20261122030000_client_notifications } from './Migration2026112
 import { Migration20261122040000_credentials } from './Migration20261122040000_credentials.js';
 import { Migration20261122050000_private_control_plane } from './Migration20261122050000_private_control_plane.js';
 import { Migration20261122060000_sign_in_failures } from './Migration20261122060000_sign_in_failures.js';
+import { Migration20261122070000_query_minutes } from './Migration20261122070000_query_minutes.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -15,4 +16,5 @@ export const migrationsList = [
   { name: 'Migration20261122040000_credentials', class: Migration20261122040000_credentials },
   { name: 'Migration20261122050000_private_control_plane', class: Migration20261122050000_private_control_plane },
   { name: 'Migration20261122060000_sign_in_failures', class: Migration20261122060000_sign_in_failures },
+  { name: 'Migration20261122070000_query_minutes', class: Migration20261122070000_query_minutes },
 ];

@@ -1,0 +1,69 @@
+import { GRANULARITIES, queryPerformance, ValidationError, type Granularity, type QueryPerformance } from '@platform/domain';
+import { arrayOf, dateTime, nullable, num, oneOf, optional, record, text, uuid } from '@platform/http';
+import { defineManagementRoute } from './management-scope.js';
+import { WORKSPACE_PATH } from './path-params.js';
+
+/** RFC 3339 with its offset: what `start` and `end` take. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function instantOf(field: string, value: string): Date {
+  const parsed = new Date(value);
+  if (!INSTANT.test(value) || Number.isNaN(parsed.getTime())) {
+    throw new ValidationError('invalid_window', `${field} must be a date-time with an offset, such as 2026-11-22T12:00:00Z; got '${value}'`);
+  }
+  return parsed;
+}
+
+const QueryPerformanceQuery = record({
+  start: text({ min: 1, max: 40, description: 'The window’s start (inclusive): a date-time on a whole minute, e.g. 2026-11-22T12:00:00Z' }),
+  end: text({ min: 1, max: 40, description: 'The window’s end (exclusive): a whole minute after start' }),
+  granularity: optional(oneOf(Object.keys(GRANULARITIES) as Granularity[], 'The bucket length: 1m (the default), 5m, 1h or 1d')),
+  tenantId: optional(uuid('Only the queries of connections bound to this tenant')),
+});
+
+const PointSchema = record({
+  timestamp: dateTime('The bucket’s start'),
+  proxyQueriesPerSecond: num('Queries the gateway answered for the database in the bucket, per second'),
+  observerQueriesPerSecond: nullable(num('Not measured yet: null (README "Query-performance insights")')),
+  observerP99LatencyMs: num('The 99th percentile of query latency in the bucket, from the gateways’ merged histograms (0 without queries)'),
+  observerCpuMilliseconds: nullable(num('Not measured yet: null (README "Query-performance insights")')),
+});
+const QueryPerformanceSchema = record({
+  source: text({ min: 1, max: 64, description: 'Where the database runs: `shared` (its region’s shared cluster)' }),
+  granularity: oneOf(Object.keys(GRANULARITIES) as Granularity[]),
+  points: arrayOf(PointSchema, 'Every bucket of the window, oldest first'),
+});
+
+function present(result: QueryPerformance) {
+  return { ...result, points: result.points.map((point) => ({ ...point, timestamp: point.timestamp.toISOString() })) };
+}
+
+export const insightRoutes = [
+  defineManagementRoute({
+    method: 'GET',
+    path: `${WORKSPACE_PATH}/databases/{databaseId}/insights/query-performance`,
+    operationId: 'getQueryPerformance',
+    summary: 'Query rate and latency of a database, per bucket of a window',
+    description:
+      'Developers and workspace clients only (a user token is 403 developer_token_required). `start` and `end` are whole ' +
+      'minutes, end after start (400 invalid_window naming the field); a window spans at most 1 day at 1m, 7 days at 5m, ' +
+      '93 days at 1h and 400 days at 1d. Every bucket from start is present, oldest first, with zeros where nothing ran; ' +
+      'the last one ends at `end` and may be shorter. A database of another workspace, a deleted one, or a tenant the ' +
+      'database does not have answers 404. Figures come from the PostgreSQL gateways, written every GATEWAY_INSIGHTS_FLUSH_MS.',
+    tags: ['insights'],
+    auth: 'management',
+    params: record({ workspaceSlug: text({ min: 1, max: 100, description: 'The workspace slug' }), databaseId: uuid('The database id') }),
+    query: QueryPerformanceQuery,
+    success: { status: 200, description: 'The buckets of the window', schema: QueryPerformanceSchema },
+    errors: [403, 404],
+    handler: async ({ params, query, caller, scope }) =>
+      present(
+        await queryPerformance(scope, caller, params.workspaceSlug, params.databaseId, {
+          start: instantOf('start', query.start),
+          end: instantOf('end', query.end),
+          granularity: query.granularity ?? '1m',
+          tenantId: query.tenantId,
+        }),
+      ),
+  }),
+];

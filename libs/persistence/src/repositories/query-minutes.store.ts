@@ -1,0 +1,68 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { LatencyHistogram, type InsightsBucket, type InsightsStore, type QueryMinute, type QueryMinuteSink } from '@platform/domain';
+
+/** The tenant_id of a minute outside any tenant. */
+const NO_TENANT = '00000000-0000-0000-0000-000000000000';
+const arrayLiteral = (values: number[]) => `{${values.join(',')}}`;
+
+/**
+ * Gateways' per-minute query figures in the control plane. Each gateway writes its own rows
+ * (replacing what it wrote for that minute before), so several gateways never overwrite each
+ * other; reading adds them up per bucket in SQL, histograms bucket by bucket.
+ */
+export class SqlQueryMinutes implements QueryMinuteSink, InsightsStore {
+  constructor(private readonly orm: MikroORM) {}
+
+  private execute<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.orm.em.getConnection().execute<T[]>(sql, params, 'all');
+  }
+
+  async save(gatewayId: string, minutes: QueryMinute[]): Promise<void> {
+    if (minutes.length === 0) return;
+    const values = minutes.map(() => '(?, ?, ?, ?, ?, ?, ?, ?::integer[], ?::bigint[])').join(', ');
+    await this.execute(
+      `insert into query_minutes (database_id, minute, tenant_id, gateway_id, queries, errors, total_ms, latency_buckets, latency_counts)
+       values ${values}
+       on conflict (database_id, minute, tenant_id, gateway_id) do update set
+         queries = excluded.queries, errors = excluded.errors, total_ms = excluded.total_ms,
+         latency_buckets = excluded.latency_buckets, latency_counts = excluded.latency_counts`,
+      minutes.flatMap((row) => [
+        row.databaseId,
+        row.minute,
+        row.tenantId ?? NO_TENANT,
+        gatewayId,
+        row.queries,
+        row.errors,
+        row.totalMs,
+        arrayLiteral(row.latency.buckets),
+        arrayLiteral(row.latency.counts),
+      ]),
+    );
+  }
+
+  async buckets(input: { databaseId: string; tenantId?: string; start: Date; end: Date; granularitySeconds: number }): Promise<InsightsBucket[]> {
+    const { databaseId, tenantId, start, end, granularitySeconds } = input;
+    const count = Math.ceil((end.getTime() - start.getTime()) / (granularitySeconds * 1000));
+    const index = `floor(extract(epoch from (minute - ?::timestamptz)) / ?)::int`;
+    const where = `database_id = ? and minute >= ? and minute < ?${tenantId === undefined ? '' : ' and tenant_id = ?'}`;
+    const whereParams = [databaseId, start, end, ...(tenantId === undefined ? [] : [tenantId])];
+    const totals = await this.execute<{ i: number; queries: string }>(
+      `select ${index} as i, sum(queries) as queries from query_minutes where ${where} group by 1`,
+      [start, granularitySeconds, ...whereParams],
+    );
+    const histograms = await this.execute<{ i: number; bucket: number; n: string }>(
+      `select ${index} as i, h.bucket, sum(h.n) as n
+       from query_minutes cross join lateral unnest(latency_buckets, latency_counts) as h (bucket, n)
+       where ${where} group by 1, 2`,
+      [start, granularitySeconds, ...whereParams],
+    );
+    const buckets: InsightsBucket[] = Array.from({ length: count }, (_, i) => ({
+      start: new Date(start.getTime() + i * granularitySeconds * 1000),
+      queries: 0,
+      latency: new LatencyHistogram(),
+    }));
+    for (const row of totals) buckets[row.i].queries = Number(row.queries);
+    for (const row of histograms) buckets[row.i].latency.add(row.bucket, Number(row.n));
+    return buckets;
+  }
+}
