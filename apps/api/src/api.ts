@@ -4,10 +4,13 @@ import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
-import { CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
-import { PgClusterDirectory, Reconciler } from '@platform/provisioner';
+import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
+import { ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
+
+/** The control-plane advisory lock of the replica that samples the database servers (any fixed number). */
+const OBSERVER_LOCK_KEY = 7_230_001;
 
 /** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
 export type RunningApi = Serving;
@@ -88,8 +91,19 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     trustedProxies: config.trustedProxies,
   });
 
+  // The database servers' own view for insights: one replica samples, the one holding the lock.
+  const observerLock = new AdvisoryLeader(config.databaseUrl, OBSERVER_LOCK_KEY);
+  const observer = new ObserverSampler({
+    clusters,
+    store: new SqlObserverStore(orm),
+    intervalMs: config.insightsSampleMs,
+    isLeader: () => observerLock.isLeader(),
+    log: logger.child({ component: 'observer' }),
+  });
+
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http });
   reconciler.start();
+  observer.start();
   logger.info({ url: serving.url }, 'api listening');
 
   // In the reverse order of opening: no request or provisioning step outlives what it uses.
@@ -97,6 +111,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     await serving.close();
     revocations.stop();
     await reconciler.stop();
+    await observer.stop();
+    await observerLock.close();
     await clusters.close();
     await pools.close();
     await orm.close();

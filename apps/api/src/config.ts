@@ -23,6 +23,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings {
   dataPlane: { maxPools: number; connectionsPerDatabase: number };
   /** Whether tenant members may create users (README "Users"); off, only developers do. */
   membersCreateUsers: boolean;
+  /** How often the database servers are sampled for insights (one API replica samples). */
+  insightsSampleMs: number;
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
@@ -51,5 +53,6 @@ export function loadApiConfig(env: Env): ApiConfig {
       connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', 4, { min: 1, max: 100 }),
     },
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
+    insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
   };
 }

@@ -101,8 +101,51 @@ describe('query-performance insights', function () {
     expect(slow.observerP99LatencyMs).to.be.within(clientSlowP99 - 5, clientSlowP99 + 5);
     expect(fast.observerP99LatencyMs).to.be.at.most(percentile(load.fast, 0.99) + 5);
     expect(fast.observerP99LatencyMs).to.be.below(50);
-    // Not measured yet: said, not invented.
+    // The server's view is per database: a tenant's buckets have none.
     expect([slow.observerQueriesPerSecond, slow.observerCpuMilliseconds]).to.deep.equal([null, null]);
+  });
+
+  it('counts the statements the database server completed (pg_stat_statements): every query of the load, and the platform’s own', async function () {
+    const end = new Date(windowStart.getTime() + 60 * MINUTE).toISOString();
+    const seen = await eventually(
+      async () => {
+        const answer = await p.request('GET', `${path}?${new URLSearchParams({ start: windowStart.toISOString(), end, granularity: '1h' })}`, { token: owner.token });
+        const statements = Math.round((answer.body.points[0].observerQueriesPerSecond ?? 0) * 3600);
+        return statements >= 505 ? statements : undefined;
+      },
+      15_000,
+      'the observer to see the load',
+    );
+    // Besides the load: the platform's own statements on the database (its tenants, credentials, insights' tenant checks).
+    expect(seen).to.be.below(505 + 200);
+  });
+
+  it('measures the CPU of the database’s backends: a second of counting shows, a second of sleeping does not', async function () {
+    const cpuOf = async (sql: string) => {
+      const database = await developerWithReadyDatabase(p);
+      const created = await p.request('POST', `${database.D}/credentials`, { token: database.token });
+      expect(created.status, created.text).to.equal(201);
+      const client = await connect(created.body.connectionUrl);
+      const start = floorMinute(Date.now());
+      await client.query(sql);
+      const window = new URLSearchParams({ start: start.toISOString(), end: new Date(start.getTime() + 60 * MINUTE).toISOString(), granularity: '1h' });
+      // Sampled while the connection is open: a backend that ends between two samples takes its last share with it.
+      const point = await eventually(
+        async () => {
+          const answer = await p.request('GET', `/workspaces/${database.slug}/databases/${database.database.id}/insights/query-performance?${window}`, { token: database.token });
+          const [first] = answer.body.points;
+          return first.observerQueriesPerSecond !== null && first.observerQueriesPerSecond * 3600 >= 1 && first.observerCpuMilliseconds !== null ? first : undefined;
+        },
+        15_000,
+        'the observer to sample the backend',
+      );
+      await client.end();
+      return point.observerCpuMilliseconds as number;
+    };
+    const counting = await cpuOf('select count(*) from generate_series(1, 10000000)');
+    const sleeping = await cpuOf('select pg_sleep(1)');
+    expect(counting, 'CPU of a second of counting').to.be.above(300);
+    expect(sleeping, 'CPU of a second of sleeping').to.be.below(100);
   });
 
   it('rolls minutes up consistently: the hour’s queries are the sum of its sixty minutes', async function () {
@@ -118,6 +161,7 @@ describe('query-performance insights', function () {
     expect(minutes.body.points[59]).to.deep.equal({
       timestamp: new Date(windowStart.getTime() + 59 * MINUTE).toISOString(),
       proxyQueriesPerSecond: 0,
+      // A minute still to come: the server has not been sampled in it.
       observerQueriesPerSecond: null,
       observerP99LatencyMs: 0,
       observerCpuMilliseconds: null,

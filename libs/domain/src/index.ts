@@ -27,3 +27,4 @@ export * from './credential-ports.js';
 export * from './use-cases/credentials.js';
 export * from './insights/latency-histogram.js';
 export * from './insights/query-performance.js';
+export * from './insights/observer.js';

@@ -1,3 +1,4 @@
+import type { ClusterActivity } from './insights/observer.js';
 import type { CredentialRepository } from './credential-ports.js';
 import type { DatabaseStatus } from './database-status.js';
 import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
@@ -90,6 +91,8 @@ export interface ClusterDriver {
   listDatabases(prefix: string): Promise<string[]>;
   /** A postgres:// URL without credentials that reaches the database. */
   connectionUrl(physicalName: string): string;
+  /** What the cluster is doing now, per database (query insights' observer). */
+  activity(): Promise<ClusterActivity>;
   close(): Promise<void>;
 }
 

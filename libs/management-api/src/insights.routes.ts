@@ -24,9 +24,13 @@ const QueryPerformanceQuery = record({
 const PointSchema = record({
   timestamp: dateTime('The bucket’s start'),
   proxyQueriesPerSecond: num('Queries the gateway answered for the database in the bucket, per second'),
-  observerQueriesPerSecond: nullable(num('Not measured yet: null (README "Query-performance insights")')),
+  observerQueriesPerSecond: nullable(
+    num('Statements the database server completed in the bucket, per second (pg_stat_statements); null when not known, and for a tenant'),
+  ),
   observerP99LatencyMs: num('The 99th percentile of query latency in the bucket, from the gateways’ merged histograms (0 without queries)'),
-  observerCpuMilliseconds: nullable(num('Not measured yet: null (README "Query-performance insights")')),
+  observerCpuMilliseconds: nullable(
+    num('CPU time the database’s backends used in the bucket (ms); null when the cluster’s processes cannot be read, and for a tenant'),
+  ),
 });
 const QueryPerformanceSchema = record({
   source: text({ min: 1, max: 64, description: 'Where the database runs: `shared` (its region’s shared cluster)' }),
@@ -49,7 +53,8 @@ export const insightRoutes = [
       'minutes, end after start (400 invalid_window naming the field); a window spans at most 1 day at 1m, 7 days at 5m, ' +
       '93 days at 1h and 400 days at 1d. Every bucket from start is present, oldest first, with zeros where nothing ran; ' +
       'the last one ends at `end` and may be shorter. A database of another workspace, a deleted one, or a tenant the ' +
-      'database does not have answers 404. Figures come from the PostgreSQL gateways, written every GATEWAY_INSIGHTS_FLUSH_MS.',
+      'database does not have answers 404. The proxy rate and the p99 come from the PostgreSQL gateways (written every ' +
+      'GATEWAY_INSIGHTS_FLUSH_MS), the observer rate and CPU from the database servers (sampled every INSIGHTS_SAMPLE_MS).',
     tags: ['insights'],
     auth: 'management',
     params: record({ workspaceSlug: text({ min: 1, max: 100, description: 'The workspace slug' }), databaseId: uuid('The database id') }),

@@ -10,3 +10,5 @@ export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthe
 export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';
 export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';
 export { SqlQueryMinutes } from './repositories/query-minutes.store.js';
+export { SqlObserverStore } from './repositories/observer.store.js';
+export { AdvisoryLeader } from './repositories/advisory-leader.js';

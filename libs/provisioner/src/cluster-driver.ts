@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { UnavailableError, type ClusterDirectory, type ClusterDriver, type Database, type LoginRoles, type Region } from '@platform/domain';
+import { UnavailableError, type ClusterActivity, type ClusterDirectory, type ClusterDriver, type Database, type LoginRoles, type Region } from '@platform/domain';
+import { isLocalPostgres } from './process-cpu.js';
 import {
   BUILT_IN_SCHEMA_VERSION,
   createCredentialRole,
@@ -23,6 +24,9 @@ function assertPhysicalName(name: string): void {
 /** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
 export class PgClusterDriver implements ClusterDriver {
   private readonly admin: pg.Pool;
+
+  /** The qualified name of pg_stat_statements' view, once the extension is in place. */
+  private statementsView: string | undefined;
 
   constructor(private readonly adminUrl: string) {
     this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
@@ -108,8 +112,42 @@ export class PgClusterDriver implements ClusterDriver {
     return `postgres://${url.host}/${physicalName}`;
   }
 
+  async activity(): Promise<ClusterActivity> {
+    return this.withAdmin(async (admin) => {
+      const backends = new Map<string, number[]>();
+      const rows = await admin.query<{ datname: string; pid: number }>(
+        `select datname, pid from pg_stat_activity where backend_type = 'client backend' and datname is not null`,
+      );
+      for (const { datname, pid } of rows.rows) backends.set(datname, [...(backends.get(datname) ?? []), pid]);
+      const own = await admin.query<{ pid: number }>('select pg_backend_pid() as pid');
+      return { statements: await this.statements(admin), backends, localProcesses: isLocalPostgres(own.rows[0].pid) };
+    });
+  }
+
   async close(): Promise<void> {
     await this.admin.end();
+  }
+
+  /** Statements per database from pg_stat_statements, or null when the server does not load it. */
+  private async statements(admin: pg.PoolClient): Promise<Map<string, number> | null> {
+    try {
+      if (!this.statementsView) {
+        // The admin connection's search path is pinned to pg_catalog: the schema is named.
+        await admin.query('create extension if not exists pg_stat_statements schema public');
+        const found = await admin.query<{ schema: string }>(
+          `select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_stat_statements'`,
+        );
+        this.statementsView = `${admin.escapeIdentifier(found.rows[0].schema)}.pg_stat_statements`;
+      }
+      const rows = await admin.query<{ datname: string; calls: string }>(
+        `select d.datname, sum(s.calls)::bigint as calls from ${this.statementsView} s join pg_database d on d.oid = s.dbid group by d.datname`,
+      );
+      return new Map(rows.rows.map((row) => [row.datname, Number(row.calls)]));
+    } catch (error) {
+      // 55000: not in shared_preload_libraries; 58P01/0A000: not installed on this server.
+      if (['55000', '58P01', '0A000', '42883'].includes((error as { code?: string }).code ?? '')) return null;
+      throw error;
+    }
   }
 
   private async exists(physicalName: string): Promise<boolean> {

@@ -58,6 +58,7 @@ function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: ()
         dropDatabase: (name) => driver.dropDatabase(name),
         listDatabases: (prefix) => driver.listDatabases(prefix),
         connectionUrl: (name) => driver.connectionUrl(name),
+        activity: () => driver.activity(),
         close: () => driver.close(),
       };
     },

@@ -54,6 +54,8 @@ async function start(): Promise<TestPlatform> {
     // Every test signs in from 127.0.0.1: the per-client limit must not trip across the suite.
     // Tests of throttling start an API of their own with low limits.
     LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '100000',
+    // The database servers are sampled for insights every half second.
+    INSIGHTS_SAMPLE_MS: '500',
   };
   const gateway = await startAppProcess('apps/gateway/src/main.ts', {
     portVariable: 'GATEWAY_ADMIN_PORT',

@@ -33,6 +33,9 @@ export interface InsightsBucket {
   start: Date;
   queries: number;
   latency: LatencyHistogram;
+  /** The database server's statements and its backends' CPU in the bucket; null when not known (or for a tenant). */
+  statements: number | null;
+  cpuMs: number | null;
 }
 
 /** Reads minutes back, added up per bucket across gateways (and tenants, unless one is asked for). */
@@ -43,10 +46,10 @@ export interface InsightsStore {
 export interface QueryPerformancePoint {
   timestamp: Date;
   proxyQueriesPerSecond: number;
-  /** null: not measured yet (README "Query-performance insights"). */
+  /** null where not known (README "Query-performance insights"). */
   observerQueriesPerSecond: number | null;
   observerP99LatencyMs: number;
-  /** null: not measured yet (README "Query-performance insights"). */
+  /** null where not known (README "Query-performance insights"). */
   observerCpuMilliseconds: number | null;
 }
 
@@ -106,14 +109,14 @@ export async function queryPerformance(
   return {
     source: 'shared',
     granularity: query.granularity,
-    points: buckets.map(({ start, queries, latency }) => {
+    points: buckets.map(({ start, queries, latency, statements, cpuMs }) => {
       const seconds = (Math.min(query.end.getTime(), start.getTime() + granularitySeconds * 1000) - start.getTime()) / 1000;
       return {
         timestamp: start,
         proxyQueriesPerSecond: queries / seconds,
-        observerQueriesPerSecond: null,
+        observerQueriesPerSecond: statements === null ? null : statements / seconds,
         observerP99LatencyMs: latency.percentileMs(0.99),
-        observerCpuMilliseconds: null,
+        observerCpuMilliseconds: cpuMs,
       };
     }),
   };

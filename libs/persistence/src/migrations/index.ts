@@ -6,6 +6,7 @@ import { Migration20261122040000_credentials } from './Migration20261122040000_c
 import { Migration20261122050000_private_control_plane } from './Migration20261122050000_private_control_plane.js';
 import { Migration20261122060000_sign_in_failures } from './Migration20261122060000_sign_in_failures.js';
 import { Migration20261122070000_query_minutes } from './Migration20261122070000_query_minutes.js';
+import { Migration20261122080000_observer_minutes } from './Migration20261122080000_observer_minutes.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261122050000_private_control_plane', class: Migration20261122050000_private_control_plane },
   { name: 'Migration20261122060000_sign_in_failures', class: Migration20261122060000_sign_in_failures },
   { name: 'Migration20261122070000_query_minutes', class: Migration20261122070000_query_minutes },
+  { name: 'Migration20261122080000_observer_minutes', class: Migration20261122080000_observer_minutes },
 ];

@@ -56,13 +56,28 @@ export class SqlQueryMinutes implements QueryMinuteSink, InsightsStore {
        where ${where} group by 1, 2`,
       [start, granularitySeconds, ...whereParams],
     );
+    // The server's view is per database: a tenant's buckets have none.
+    const observed =
+      tenantId === undefined
+        ? await this.execute<{ i: number; statements: string | null; cpu_ms: number | null }>(
+            `select ${index} as i, sum(statements) as statements, sum(cpu_ms) as cpu_ms
+             from observer_minutes where database_id = ? and minute >= ? and minute < ? group by 1`,
+            [start, granularitySeconds, databaseId, start, end],
+          )
+        : [];
     const buckets: InsightsBucket[] = Array.from({ length: count }, (_, i) => ({
       start: new Date(start.getTime() + i * granularitySeconds * 1000),
       queries: 0,
       latency: new LatencyHistogram(),
+      statements: null,
+      cpuMs: null,
     }));
     for (const row of totals) buckets[row.i].queries = Number(row.queries);
     for (const row of histograms) buckets[row.i].latency.add(row.bucket, Number(row.n));
+    for (const row of observed) {
+      buckets[row.i].statements = row.statements === null ? null : Number(row.statements);
+      buckets[row.i].cpuMs = row.cpu_ms === null ? null : Number(row.cpu_ms);
+    }
     return buckets;
   }
 }
