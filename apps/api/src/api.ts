@@ -4,10 +4,11 @@ import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
 import { ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
+import { startInsightsHousekeeping } from './insights-housekeeping.js';
 
 /** The control-plane advisory lock of the replica that samples the database servers (any fixed number). */
 const OBSERVER_LOCK_KEY = 7_230_001;
@@ -77,6 +78,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm),
     insights: new SqlQueryMinutes(orm),
+    insightsRetention: config.insightsRetention,
+    clock: systemClock,
   };
 
   const app = createHttpApp<ManagementScope>({
@@ -104,6 +107,13 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http });
   reconciler.start();
   observer.start();
+  const housekeeping = startInsightsHousekeeping({
+    retention: new SqlInsightsRetention(orm),
+    keep: config.insightsRetention,
+    isLeader: () => observerLock.isLeader(),
+    everyMs: 10 * 60_000,
+    log: logger.child({ component: 'insights-housekeeping' }),
+  });
   logger.info({ url: serving.url }, 'api listening');
 
   // In the reverse order of opening: no request or provisioning step outlives what it uses.
@@ -112,6 +122,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     revocations.stop();
     await reconciler.stop();
     await observer.stop();
+    await housekeeping.stop();
     await observerLock.close();
     await clusters.close();
     await pools.close();

@@ -9,6 +9,7 @@ import {
   type PlatformConfig,
   type SignInSettings,
 } from '@platform/config';
+import { DEFAULT_INSIGHTS_RETENTION, type InsightsRetention } from '@platform/domain';
 
 export interface ApiConfig extends PlatformConfig, SignInSettings {
   /** Check every response against its schema (tests, development). */
@@ -25,6 +26,7 @@ export interface ApiConfig extends PlatformConfig, SignInSettings {
   membersCreateUsers: boolean;
   /** How often the database servers are sampled for insights (one API replica samples). */
   insightsSampleMs: number;
+  insightsRetention: InsightsRetention;
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
@@ -54,5 +56,11 @@ export function loadApiConfig(env: Env): ApiConfig {
     },
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
+    // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.
+    insightsRetention: {
+      minuteDays: readInteger(env, 'INSIGHTS_MINUTE_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.minuteDays, { min: 7, max: 366 }),
+      hourDays: readInteger(env, 'INSIGHTS_HOUR_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.hourDays, { min: 93, max: 3_660 }),
+      dayDays: readInteger(env, 'INSIGHTS_DAY_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.dayDays, { min: 400, max: 36_600 }),
+    },
   };
 }

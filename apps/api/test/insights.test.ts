@@ -169,16 +169,20 @@ describe('query-performance insights', function () {
   });
 
   describe('refusals', function () {
-    const start = '2026-11-22T12:00:00Z';
+    // Relative to now: figures by the minute only go back 8 days.
+    const base = floorMinute(Date.now()).getTime() - 3_600_000;
+    const at = (minutes: number, suffix = '') => new Date(base + minutes * MINUTE).toISOString().replace('.000Z', `${suffix}Z`);
+    const start = at(0);
     const cases: [string, Record<string, string>, string][] = [
-      ['a start with seconds', { start: '2026-11-22T12:00:30Z', end: '2026-11-22T13:00:00Z' }, 'start must be a whole minute'],
-      ['an end with milliseconds', { start, end: '2026-11-22T13:00:00.500Z' }, 'end must be a whole minute'],
-      ['an end before the start', { start, end: '2026-11-22T11:00:00Z' }, 'end must be after start'],
+      ['a start with seconds', { start: at(0).replace(':00Z', ':30Z'), end: at(60) }, 'start must be a whole minute'],
+      ['an end with milliseconds', { start, end: at(60, '.500') }, 'end must be a whole minute'],
+      ['an end before the start', { start, end: at(-60) }, 'end must be after start'],
       ['an end equal to the start', { start, end: start }, 'end must be after start'],
-      ['two days of minutes', { start, end: '2026-11-24T12:00:00Z', granularity: '1m' }, 'at most 1 days'],
-      ['eight days of 5 minutes', { start, end: '2026-11-30T12:00:00Z', granularity: '5m' }, 'at most 7 days'],
-      ['a date without an offset', { start: '2026-11-22T12:00:00', end: '2026-11-22T13:00:00Z' }, 'start must be a date-time with an offset'],
+      ['two days of minutes', { start: at(-2 * 1440), end: at(0), granularity: '1m' }, 'at most 1 days'],
+      ['eight days of 5 minutes', { start: at(-8 * 1440), end: at(0), granularity: '5m' }, 'at most 7 days'],
+      ['a date without an offset', { start: at(0).replace('Z', ''), end: at(60) }, 'start must be a date-time with an offset'],
       ['a date that is no date', { start, end: 'tomorrow' }, 'end must be a date-time with an offset'],
+      ['minutes of a month ago', { start: at(-30 * 1440), end: at(-29 * 1440), granularity: '1m' }, 'figures by the minute are kept for 8 days'],
     ];
     for (const [what, query, message] of cases) {
       it(`answers 400 invalid_window for ${what}`, async function () {
@@ -189,14 +193,14 @@ describe('query-performance insights', function () {
     }
 
     it('answers 400 validation_failed for an unknown granularity, a missing start and a tenant id that is no UUID', async function () {
-      for (const query of <Record<string, string>[]>[{ start, end: '2026-11-22T13:00:00Z', granularity: '2m' }, { end: '2026-11-22T13:00:00Z' }, { start, end: '2026-11-22T13:00:00Z', tenantId: 'x' }]) {
+      for (const query of <Record<string, string>[]>[{ start, end: at(60), granularity: '2m' }, { end: at(60) }, { start, end: at(60), tenantId: 'x' }]) {
         expectApiError(await p.request('GET', `${path}?${new URLSearchParams(query)}`, { token: owner.token }), 400, 'validation_failed');
       }
     });
 
     it('answers 404 for a database of another workspace, an unknown database and an unknown tenant', async function () {
       const other = await developerWithReadyDatabase(p);
-      const window = new URLSearchParams({ start, end: '2026-11-22T13:00:00Z' });
+      const window = new URLSearchParams({ start, end: at(60) });
       expectApiError(await p.request('GET', `/workspaces/${owner.slug}/databases/${other.database.id}/insights/query-performance?${window}`, { token: owner.token }), 404, 'database_not_found');
       expectApiError(await p.request('GET', `/workspaces/${other.slug}/databases/${owner.database.id}/insights/query-performance?${window}`, { token: other.token }), 404, 'database_not_found');
       expectApiError(await p.request('GET', `/workspaces/${owner.slug}/databases/${randomUUID()}/insights/query-performance?${window}`, { token: owner.token }), 404, 'database_not_found');
@@ -205,7 +209,7 @@ describe('query-performance insights', function () {
 
     it('answers a user token 403 developer_token_required', async function () {
       const user = await createUser(p, owner.token, `${owner.D}/tenants/${fastTenant}`);
-      expectApiError(await p.request('GET', `${path}?${new URLSearchParams({ start, end: '2026-11-22T13:00:00Z' })}`, { token: user.jwt }), 403, 'developer_token_required');
+      expectApiError(await p.request('GET', `${path}?${new URLSearchParams({ start, end: at(60) })}`, { token: user.jwt }), 403, 'developer_token_required');
     });
   });
 });

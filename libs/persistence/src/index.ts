@@ -12,3 +12,4 @@ export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';
 export { SqlQueryMinutes } from './repositories/query-minutes.store.js';
 export { SqlObserverStore } from './repositories/observer.store.js';
 export { AdvisoryLeader } from './repositories/advisory-leader.js';
+export { SqlInsightsRetention } from './repositories/insights-retention.js';

@@ -1,3 +1,4 @@
+import type { Clock } from '../ports.js';
 import type { DataPlane } from '../data-plane.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Principal } from '../model.js';
@@ -11,6 +12,18 @@ export type Granularity = keyof typeof GRANULARITIES;
 
 /** The longest window per granularity (seconds): a day of minutes, a week of 5 minutes, 93 days of hours, 400 days. */
 export const MAX_WINDOW_SECONDS: Record<Granularity, number> = { '1m': 86_400, '5m': 7 * 86_400, '1h': 93 * 86_400, '1d': 400 * 86_400 };
+
+/** How long figures are kept at each resolution (README "Query-performance insights"). */
+export interface InsightsRetention {
+  /** Minute rows: at least the longest 5m window (7 days). */
+  minuteDays: number;
+  /** Hour rows: at least the longest 1h window (93 days). */
+  hourDays: number;
+  /** Day rows, then gone. */
+  dayDays: number;
+}
+
+export const DEFAULT_INSIGHTS_RETENTION: InsightsRetention = { minuteDays: 8, hourDays: 95, dayDays: 800 };
 
 /** One database's (and tenant's) queries in one minute as one gateway saw them. */
 export interface QueryMinute {
@@ -62,14 +75,23 @@ export interface QueryPerformance {
 export interface InsightsDeps extends DatabaseDeps {
   insights: InsightsStore;
   dataPlane: DataPlane;
+  insightsRetention: InsightsRetention;
+  clock: Clock;
 }
 
 function invalidWindow(message: string): ValidationError {
   return new ValidationError('invalid_window', message);
 }
 
-/** Both bounds whole minutes, end after start, the window within the granularity's limit. */
-export function checkWindow(start: Date, end: Date, granularity: Granularity): void {
+const DAY_MS = 86_400_000;
+
+/**
+ * Both bounds whole minutes, end after start, the window within the granularity's limit; and
+ * what it reaches back to is still kept finely enough: minutes (1m, 5m) within their retention,
+ * and a window reaching into rolled-up hours (days) starting on a whole UTC hour (day), since a
+ * rolled-up hour cannot be split between buckets.
+ */
+export function checkWindow(start: Date, end: Date, granularity: Granularity, now: Date, retention: InsightsRetention): void {
   for (const [field, value] of [
     ['start', start],
     ['end', end],
@@ -80,6 +102,22 @@ export function checkWindow(start: Date, end: Date, granularity: Granularity): v
   const limit = MAX_WINDOW_SECONDS[granularity];
   if ((end.getTime() - start.getTime()) / 1000 > limit) {
     throw invalidWindow(`a window of granularity ${granularity} spans at most ${limit / 86_400} days`);
+  }
+  // The same cutoffs the roll-up uses: whole UTC hours (days) that many days back.
+  const minutesFrom = Math.floor((now.getTime() - retention.minuteDays * DAY_MS) / 3_600_000) * 3_600_000;
+  const hoursFrom = Math.floor((now.getTime() - retention.hourDays * DAY_MS) / DAY_MS) * DAY_MS;
+  const from = start.getTime();
+  if ((granularity === '1m' || granularity === '5m') && from < minutesFrom) {
+    throw invalidWindow(`start: figures by the minute are kept for ${retention.minuteDays} days; use 1h or 1d for older ones`);
+  }
+  if (granularity === '1h' && from < hoursFrom) {
+    throw invalidWindow(`start: figures by the hour are kept for ${retention.hourDays} days; use 1d for older ones`);
+  }
+  if (granularity === '1h' && from < minutesFrom && from % 3_600_000 !== 0) {
+    throw invalidWindow(`start must be a whole UTC hour for hourly figures older than ${retention.minuteDays} days`);
+  }
+  if (granularity === '1d' && from < minutesFrom && from % (from < hoursFrom ? DAY_MS : 3_600_000) !== 0) {
+    throw invalidWindow(`start must be a whole UTC ${from < hoursFrom ? 'day' : 'hour'} for daily figures of that age`);
   }
 }
 
@@ -99,7 +137,7 @@ export async function queryPerformance(
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
   const database = (await deps.databases.listLive(workspace)).find((candidate) => candidate.id === databaseId);
   if (!database) throw new NotFoundError('database_not_found', `Database '${databaseId}' not found`);
-  checkWindow(query.start, query.end, query.granularity);
+  checkWindow(query.start, query.end, query.granularity, deps.clock.now(), deps.insightsRetention);
   if (query.tenantId !== undefined) {
     const tenant = database.status === 'READY' ? await deps.dataPlane.open(database).tenants.find(query.tenantId) : null;
     if (!tenant) throw new NotFoundError('tenant_not_found', `Tenant '${query.tenantId}' not found`);

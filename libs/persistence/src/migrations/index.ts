@@ -7,6 +7,7 @@ import { Migration20261122050000_private_control_plane } from './Migration202611
 import { Migration20261122060000_sign_in_failures } from './Migration20261122060000_sign_in_failures.js';
 import { Migration20261122070000_query_minutes } from './Migration20261122070000_query_minutes.js';
 import { Migration20261122080000_observer_minutes } from './Migration20261122080000_observer_minutes.js';
+import { Migration20261122090000_insight_rollups } from './Migration20261122090000_insight_rollups.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261122060000_sign_in_failures', class: Migration20261122060000_sign_in_failures },
   { name: 'Migration20261122070000_query_minutes', class: Migration20261122070000_query_minutes },
   { name: 'Migration20261122080000_observer_minutes', class: Migration20261122080000_observer_minutes },
+  { name: 'Migration20261122090000_insight_rollups', class: Migration20261122090000_insight_rollups },
 ];

@@ -43,25 +43,32 @@ export class SqlQueryMinutes implements QueryMinuteSink, InsightsStore {
   async buckets(input: { databaseId: string; tenantId?: string; start: Date; end: Date; granularitySeconds: number }): Promise<InsightsBucket[]> {
     const { databaseId, tenantId, start, end, granularitySeconds } = input;
     const count = Math.ceil((end.getTime() - start.getTime()) / (granularitySeconds * 1000));
-    const index = `floor(extract(epoch from (minute - ?::timestamptz)) / ?)::int`;
-    const where = `database_id = ? and minute >= ? and minute < ?${tenantId === undefined ? '' : ' and tenant_id = ?'}`;
-    const whereParams = [databaseId, start, end, ...(tenantId === undefined ? [] : [tenantId])];
+    // Minutes, and the hours (days) rolled up from older ones for buckets that can hold them: a
+    // figure lives in one table only, so the union adds up.
+    const resolutions = [...(granularitySeconds >= 3_600 ? ['1h'] : []), ...(granularitySeconds >= 86_400 ? ['1d'] : [])];
+    const rolled = (columns: string, table: string) =>
+      resolutions.length === 0 ? '' : ` union all select period, ${columns} from ${table} where resolution in (${resolutions.map((r) => `'${r}'`).join(', ')})`;
+    const queryRows = `select minute as period, database_id, tenant_id, queries, latency_buckets, latency_counts from query_minutes${rolled('database_id, tenant_id, queries, latency_buckets, latency_counts', 'query_rollups')}`;
+    const observerRows = `select minute as period, database_id, statements, cpu_ms from observer_minutes${rolled('database_id, statements, cpu_ms', 'observer_rollups')}`;
+    const index = `floor(extract(epoch from (period - ?::timestamptz)) / ?)::int`;
+    const where = `database_id = ? and period >= ? and period < ?`;
+    const tenantFilter = tenantId === undefined ? '' : ' and tenant_id = ?';
+    const params = [start, granularitySeconds, databaseId, start, end, ...(tenantId === undefined ? [] : [tenantId])];
     const totals = await this.execute<{ i: number; queries: string }>(
-      `select ${index} as i, sum(queries) as queries from query_minutes where ${where} group by 1`,
-      [start, granularitySeconds, ...whereParams],
+      `select ${index} as i, sum(queries) as queries from (${queryRows}) r where ${where}${tenantFilter} group by 1`,
+      params,
     );
     const histograms = await this.execute<{ i: number; bucket: number; n: string }>(
       `select ${index} as i, h.bucket, sum(h.n) as n
-       from query_minutes cross join lateral unnest(latency_buckets, latency_counts) as h (bucket, n)
-       where ${where} group by 1, 2`,
-      [start, granularitySeconds, ...whereParams],
+       from (${queryRows}) r cross join lateral unnest(latency_buckets, latency_counts) as h (bucket, n)
+       where ${where}${tenantFilter} group by 1, 2`,
+      params,
     );
     // The server's view is per database: a tenant's buckets have none.
     const observed =
       tenantId === undefined
         ? await this.execute<{ i: number; statements: string | null; cpu_ms: number | null }>(
-            `select ${index} as i, sum(statements) as statements, sum(cpu_ms) as cpu_ms
-             from observer_minutes where database_id = ? and minute >= ? and minute < ? group by 1`,
+            `select ${index} as i, sum(statements) as statements, sum(cpu_ms) as cpu_ms from (${observerRows}) r where ${where} group by 1`,
             [start, granularitySeconds, databaseId, start, end],
           )
         : [];
