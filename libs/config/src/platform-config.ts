@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { REGIONS, type Region } from '@platform/domain';
+import { REGIONS, type Region, type SignInPolicy } from '@platform/domain';
 import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readUrl, type Env } from './env.js';
 
 const POSTGRES = ['postgres:', 'postgresql:'];
@@ -157,15 +157,8 @@ function displayHost(host: string): string {
 export interface SignInSettings {
   /** scrypt cost of new password hashes (2^logN). */
   passwordHashLogN: number;
-  /** The throttling policy (the domain's SignInPolicy; README "Sign-in throttling"). */
-  login: {
-    pairFailuresBeforeDelay: number;
-    accountFailuresBeforeDelay: number;
-    addressFailuresBeforeDelay: number;
-    firstDelaySeconds: number;
-    maxDelaySeconds: number;
-    memorySeconds: number;
-  };
+  /** The throttling policy (README "Sign-in throttling"). */
+  login: SignInPolicy;
 }
 
 /** Settings of the fixed-window throttle this policy replaced, each with what replaced it. */

@@ -51,7 +51,10 @@ export const insightRoutes = [
     description:
       'Developers and workspace clients only (a user token is 403 developer_token_required). `start` and `end` are whole ' +
       'minutes, end after start (400 invalid_window naming the field); a window spans at most 1 day at 1m, 7 days at 5m, ' +
-      '93 days at 1h and 400 days at 1d. Every bucket from start is present, oldest first, with zeros where nothing ran; ' +
+      '93 days at 1h and 400 days at 1d; and it reaches back no further than figures are kept at its granularity ' +
+      '(minutes INSIGHTS_MINUTE_RETENTION_DAYS, 8; hours INSIGHTS_HOUR_RETENTION_DAYS, 95; days INSIGHTS_DAY_RETENTION_DAYS, 800), ' +
+      'starting on a whole UTC hour (day) where it reaches into rolled-up hours (days). ' +
+      'Every bucket from start is present, oldest first, with zeros where nothing ran; ' +
       'the last one ends at `end` and may be shorter. A database of another workspace, a deleted one, or a tenant the ' +
       'database does not have answers 404. The proxy rate and the p99 come from the PostgreSQL gateways (written every ' +
       'GATEWAY_INSIGHTS_FLUSH_MS), the observer rate and CPU from the database servers (sampled every INSIGHTS_SAMPLE_MS).',
