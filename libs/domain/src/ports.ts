@@ -60,6 +60,8 @@ export interface DatabaseRepository {
   create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
   listLive(workspace: Workspace): Promise<Database[]>;
   findLiveByName(workspace: Workspace, name: string): Promise<Database | null>;
+  /** A live database of the workspace by its id (the insights path names databases by id). */
+  findLiveById(workspace: Workspace, id: string): Promise<Database | null>;
   /** ConflictError when another live database of the workspace has the name. */
   rename(database: Database, name: string): Promise<Database>;
   markDeleted(database: Database): Promise<void>;

@@ -135,7 +135,7 @@ export async function queryPerformance(
   query: { start: Date; end: Date; granularity: Granularity; tenantId?: string },
 ): Promise<QueryPerformance> {
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
-  const database = (await deps.databases.listLive(workspace)).find((candidate) => candidate.id === databaseId);
+  const database = await deps.databases.findLiveById(workspace, databaseId);
   if (!database) throw new NotFoundError('database_not_found', `Database '${databaseId}' not found`);
   checkWindow(query.start, query.end, query.granularity, deps.clock.now(), deps.insightsRetention);
   if (query.tenantId !== undefined) {

@@ -72,6 +72,10 @@ class InMemoryDatabases implements DatabaseRepository {
     return this.rows.find((d) => !d.deleted && d.workspace.id === workspace.id && d.name === name) ?? null;
   }
 
+  async findLiveById(workspace: Workspace, id: string): Promise<Database | null> {
+    return this.rows.find((d) => !d.deleted && d.workspace.id === workspace.id && d.id === id) ?? null;
+  }
+
   async rename(database: Database, name: string): Promise<Database> {
     this.log.push(`rename:${database.id}:${name}`);
     if (this.rows.some((d) => !d.deleted && d.workspace.id === database.workspace.id && d.name === name && d.id !== database.id)) {

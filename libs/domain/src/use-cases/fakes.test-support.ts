@@ -79,6 +79,10 @@ export class FakeDatabases implements DatabaseRepository, DatabaseLocator {
     return this.rows.find((row) => !row.deleted && row.workspace.id === workspace.id && row.name === name) ?? null;
   }
 
+  async findLiveById(workspace: Workspace, id: string): Promise<Database | null> {
+    return this.rows.find((row) => !row.deleted && row.workspace.id === workspace.id && row.id === id) ?? null;
+  }
+
   async findBySlugAndName(workspaceSlug: string, name: string): Promise<Database | null> {
     return this.rows.find((row) => !row.deleted && row.workspace.slug === workspaceSlug && row.name === name) ?? null;
   }

@@ -56,6 +56,11 @@ export class MikroDatabaseRepository implements DatabaseRepository {
     return row ? toDatabase(row, workspace) : null;
   }
 
+  async findLiveById(workspace: Workspace, id: string): Promise<Database | null> {
+    const row = await this.em.findOne(DatabaseEntity, { id, workspace: workspace.id, deleted: null });
+    return row ? toDatabase(row, workspace) : null;
+  }
+
   async rename(database: Database, name: string): Promise<Database> {
     const row = await this.em.findOneOrFail(DatabaseEntity, { id: database.id, workspace: database.workspace.id });
     row.name = name;

@@ -325,6 +325,9 @@ describe('repositories', function () {
       expect(a.physicalName).not.to.equal(b.physicalName);
       expect((await openRepositories(cp.orm).databases.findLiveByName(one, 'shared'))?.id).to.equal(a.id);
       expect((await openRepositories(cp.orm).databases.findLiveByName(two, 'shared'))?.id).to.equal(b.id);
+      // By id, only in its own workspace.
+      expect((await openRepositories(cp.orm).databases.findLiveById(one, a.id))?.name).to.equal('shared');
+      expect(await openRepositories(cp.orm).databases.findLiveById(one, b.id)).to.equal(null);
     });
 
     it('markDeleted hides the database and frees its name', async function () {
@@ -334,6 +337,7 @@ describe('repositories', function () {
 
       const fresh = openRepositories(cp.orm);
       expect(await fresh.databases.findLiveByName(workspace, 'app')).to.equal(null);
+      expect(await fresh.databases.findLiveById(workspace, old.id)).to.equal(null);
       expect(await fresh.databases.listLive(workspace)).to.deep.equal([]);
       const again = await fresh.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
       expect((await openRepositories(cp.orm).databases.findLiveByName(workspace, 'app'))?.id).to.equal(again.id);
