@@ -4,7 +4,7 @@
  * not load it) and not part of the library's build.
  */
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
-import type { LoginThrottle, SignInOutcome, SignInSubject } from '../sign-in-throttling.js';
+import { FakeThrottle } from './throttle-fake.test-support.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
@@ -239,28 +239,6 @@ export class FakeHasher implements PasswordHasher {
   async verifyNothing(password: string): Promise<false> {
     this.verifications.push(`verifyNothing:${password}`);
     return false;
-  }
-}
-
-/** Accounts or addresses in `waiting` wait that many seconds; every other attempt is logged. */
-export class FakeThrottle implements LoginThrottle {
-  readonly waiting = new Map<string, number>();
-  readonly outcomes: { subject: SignInSubject; ok: boolean }[] = [];
-  readonly spent: string[] = [];
-
-  async attempt(subject: SignInSubject, verify: () => Promise<boolean>): Promise<SignInOutcome> {
-    const wait = this.waiting.get(subject.account ?? '') ?? this.waiting.get(subject.address);
-    if (wait !== undefined) return { wait };
-    const ok = await verify();
-    this.outcomes.push({ subject, ok });
-    return { ok };
-  }
-
-  async spend(address: string): Promise<number | null> {
-    const wait = this.waiting.get(address);
-    if (wait !== undefined) return wait;
-    this.spent.push(address);
-    return null;
   }
 }
 
