@@ -1,4 +1,4 @@
-import type { ClusterDirectory, ObserverMinute, ObserverStore, Region } from '@platform/domain';
+import type { ClusterDirectory, ClusterDriver, ObserverMinute, ObserverStore, Region } from '@platform/domain';
 import { processCpuMs } from './process-cpu.js';
 
 export interface ObserverSamplerOptions {
@@ -59,11 +59,19 @@ export class ObserverSampler {
     const now = this.options.now?.() ?? new Date();
     const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
     const databases = await this.options.store.liveDatabases();
-    const rows: ObserverMinute[] = [];
+    // Regions served by one cluster share its driver: each cluster is sampled once, for all of them.
+    const clusters = new Map<ClusterDriver, Region[]>();
     for (const region of this.options.clusters.regions()) {
+      const driver = this.options.clusters.forRegion(region);
+      clusters.set(driver, [...(clusters.get(driver) ?? []), region]);
+    }
+    const rows: ObserverMinute[] = [];
+    for (const [driver, regions] of clusters) {
+      // A cluster's baseline is kept under the first region it serves.
+      const region = regions[0];
       let activity;
       try {
-        activity = await this.options.clusters.forRegion(region).activity();
+        activity = await driver.activity();
       } catch (error) {
         this.baselines.delete(region);
         this.options.log.warn({ err: error, region }, 'could not sample a cluster');
@@ -82,7 +90,7 @@ export class ObserverSampler {
       this.baselines.set(region, { statements: activity.statements, cpu });
       if (!before) continue;
       for (const [physicalName, database] of databases) {
-        if (database.region !== region) continue;
+        if (!regions.includes(database.region)) continue;
         let statements: number | null = null;
         if (activity.statements && before.statements) {
           // Fewer than before: the statistics were reset (or entries evicted); count none.
