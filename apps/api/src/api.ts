@@ -1,14 +1,15 @@
 import { pino, type Logger } from 'pino';
-import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
+import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
 import { ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { startInsightsHousekeeping } from './insights-housekeeping.js';
+import { resealSsoSecrets } from './sso-key-rotation.js';
 
 /** The control-plane advisory lock of the replica that samples the database servers (any fixed number). */
 const OBSERVER_LOCK_KEY = 7_230_001;
@@ -54,6 +55,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   // The ports every request shares; each request adds repositories over its own unit of work.
   const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
   const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
+  const ssoRegistrations = new SqlSsoRegistrations(orm);
+  if (config.ssoSecrets) await resealSsoSecrets(ssoRegistrations, config.ssoSecrets, logger);
   const services: ManagementServices = {
     clusters,
     // Credentials are login roles on the clusters: the same directory creates and drops them.
@@ -75,6 +78,11 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     sessionCookie,
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,
+    publicBaseUrl: config.api.publicBaseUrl,
+    ssoRegistrations,
+    ssoSecrets: config.ssoSecrets,
+    loginStates: new SqlSsoLoginStates(orm),
+    relyingParty: new OpenIdRelyingParty({ allowLoopbackHttp: config.ssoAllowLoopbackHttp }),
     gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm),
     insights: new SqlQueryMinutes(orm),

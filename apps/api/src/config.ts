@@ -9,6 +9,7 @@ import {
   type PlatformConfig,
   type SignInSettings,
 } from '@platform/config';
+import { parseKeyRing, SecretBox } from '@platform/auth';
 import { DEFAULT_INSIGHTS_RETENTION, type InsightsRetention } from '@platform/domain';
 
 export interface ApiConfig extends PlatformConfig, SignInSettings {
@@ -27,6 +28,21 @@ export interface ApiConfig extends PlatformConfig, SignInSettings {
   /** How often the database servers are sampled for insights (one API replica samples). */
   insightsSampleMs: number;
   insightsRetention: InsightsRetention;
+  /** Seals SSO client secrets (SSO_SECRET_KEYS); null when none is configured, and SSO cannot be registered. */
+  ssoSecrets: SecretBox | null;
+  /** Development only: SSO providers on this machine over plain http (SSO_ALLOW_LOOPBACK_HTTP). */
+  ssoAllowLoopbackHttp: boolean;
+}
+
+/** The SSO key ring: `id:base64key,...`, the sealing key first (README "Single sign-on"). */
+function readSsoSecrets(env: Env): SecretBox | null {
+  const text = readOptionalString(env, 'SSO_SECRET_KEYS');
+  if (text === undefined) return null;
+  try {
+    return new SecretBox(parseKeyRing(text));
+  } catch (error) {
+    throw new ConfigError('SSO_SECRET_KEYS', (error as Error).message);
+  }
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
@@ -62,5 +78,7 @@ export function loadApiConfig(env: Env): ApiConfig {
       hourDays: readInteger(env, 'INSIGHTS_HOUR_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.hourDays, { min: 93, max: 3_660 }),
       dayDays: readInteger(env, 'INSIGHTS_DAY_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.dayDays, { min: 400, max: 36_600 }),
     },
+    ssoSecrets: readSsoSecrets(env),
+    ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
   };
 }

@@ -20,3 +20,4 @@ export { Sha256ClientSecrets } from './client-secrets.js';
 export { parseKeyRing, SecretBox, type SecretKey } from './sso/secret-box.js';
 export { refusedAddress } from './sso/outbound-address.js';
 export { ACCEPTED_ID_TOKEN_ALGORITHMS, checkDiscovery, DiscoveryError, fetchDiscovery, issuerOf, vetUrl, type DiscoveryFetchOptions, type OidcDiscovery } from './sso/discovery.js';
+export { OpenIdRelyingParty } from './sso/relying-party.js';

@@ -1,5 +1,5 @@
 import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
-import { SERVICE_ROLE_STEP } from './service-role.js';
+import { SERVICE_ROLE_STEP, SERVICE_ROLE_SUFFIX } from './service-role.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
 // Both names are spliced into SQL text below: refuse anything that would need quoting.
@@ -225,6 +225,28 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
     // Step 5: the API reaches the database as its service role instead of the cluster's superuser.
     version: 5,
     sql: SERVICE_ROLE_STEP,
+  },
+  {
+    // Step 6: single sign-on. A user's accounts at OpenID Providers, one row per (issuer, subject):
+    // that pair, never the email, says who signs in. In the auth schema, which customer
+    // credentials cannot read; the service role gets what it has on the other auth tables.
+    version: 6,
+    sql: `
+      create table auth.identities (
+        issuer text not null,
+        subject text not null,
+        user_id uuid not null references users.users (id) on delete cascade,
+        created timestamptz not null default pg_catalog.now(),
+        primary key (issuer, subject)
+      );
+      create index identities_user on auth.identities (user_id);
+      do $grant$
+      begin
+        execute pg_catalog.format('grant select, insert, update, delete on auth.identities to %I',
+          pg_catalog.current_database() || '${SERVICE_ROLE_SUFFIX}');
+      end
+      $grant$;
+    `,
   },
 ];
 

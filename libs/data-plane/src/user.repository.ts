@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
+import { ConflictError, NotFoundError, type ExternalIdentity, type NewIdentityUser, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
 import { inTenantContext, inTransaction, isUniqueViolation, type Queryable } from './queryable.js';
 import { USER_COLUMNS, toUser, type UserRow } from './rows.js';
 import { LIVE_SESSION } from './session.repository.js';
@@ -39,6 +39,68 @@ export class PgUserRepository implements UserRepository {
       }
       throw error;
     }
+  }
+
+  async createWithIdentity(input: NewIdentityUser, identity: ExternalIdentity, tenantId: string): Promise<User> {
+    try {
+      return await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<UserRow>(
+          `insert into users.users as u (email, name, given_name, family_name, picture, email_verified)
+           values ($1, $2, $3, $4, $5, $6) returning ${USER_COLUMNS}`,
+          [input.email, input.name ?? null, input.givenName ?? null, input.familyName ?? null, input.picture ?? null, input.emailVerified],
+        );
+        const user = toUser(rows[0]);
+        await this.insertIdentity(client, user.id, identity);
+        const linked = await client.query(
+          `insert into users.tenant_users (tenant_id, user_id) select id, $2 from public.tenants where id = $1 and deleted is null`,
+          [tenantId, user.id],
+        );
+        if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
+        return user;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'users_email_live')) {
+        throw new ConflictError('email_taken', 'A user with this email already exists in this database', { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Links the identity to the user. A link left by a deleted user is taken over; one of another
+   * live user is refused (identity_taken), as is a user who is gone.
+   */
+  private async insertIdentity(client: Pick<Queryable, 'query'>, userId: string, identity: ExternalIdentity): Promise<void> {
+    const result = await client.query(
+      `insert into auth.identities as i (issuer, subject, user_id)
+       select $1, $2, u.id from users.users u where u.id = $3 and u.deleted is null
+       on conflict (issuer, subject) do update set user_id = excluded.user_id, created = now()
+         where i.user_id = excluded.user_id
+            or not exists (select 1 from users.users o where o.id = i.user_id and o.deleted is null)`,
+      [identity.issuer, identity.subject, userId],
+    );
+    if (result.rowCount === 0) throw new ConflictError('identity_taken', 'This account at the provider is linked to another user');
+  }
+
+  async linkIdentity(userId: string, identity: ExternalIdentity): Promise<void> {
+    await this.insertIdentity(this.pool, userId, identity);
+  }
+
+  async findByIdentity(identity: ExternalIdentity): Promise<User | null> {
+    const { rows } = await this.pool.query<UserRow>(
+      `select ${USER_COLUMNS} from auth.identities i join users.users u on u.id = i.user_id and u.deleted is null
+       where i.issuer = $1 and i.subject = $2`,
+      [identity.issuer, identity.subject],
+    );
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  async findByEmail(email: string): Promise<User | null> {
+    const { rows } = await this.pool.query<UserRow>(
+      `select ${USER_COLUMNS} from users.users u where lower(u.email) = lower($1::text) and u.deleted is null`,
+      [email],
+    );
+    return rows[0] ? toUser(rows[0]) : null;
   }
 
   async find(id: string): Promise<User | null> {

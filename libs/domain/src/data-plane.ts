@@ -28,11 +28,31 @@ export interface NewUser extends UserPatch {
   passwordHash: string;
 }
 
+/** An account at an OpenID Provider: unique per issuer. */
+export interface ExternalIdentity {
+  issuer: string;
+  subject: string;
+}
+
+/** A user who signs in through an OpenID Provider only: no password. */
+export interface NewIdentityUser extends UserPatch {
+  email: string;
+  emailVerified: Date;
+}
+
 /** Users of one platform database and their tenant memberships. */
 export interface UserRepository {
   /** Creates the user with a password (and membership, when given) at once; ConflictError `email_taken`. */
   create(input: NewUser, tenantId?: string): Promise<User>;
   find(id: string): Promise<User | null>;
+  /** The live user with this email (case-insensitive), however they sign in. */
+  findByEmail(email: string): Promise<User | null>;
+  /** The live user an identity at an OpenID Provider is linked to. */
+  findByIdentity(identity: ExternalIdentity): Promise<User | null>;
+  /** Creates the user, linked to the identity, as a member of the tenant; ConflictError `email_taken`. */
+  createWithIdentity(input: NewIdentityUser, identity: ExternalIdentity, tenantId: string): Promise<User>;
+  /** Links the identity to the user; ConflictError `identity_taken` when another live user has it. */
+  linkIdentity(userId: string, identity: ExternalIdentity): Promise<void>;
   /** For password login only: the user and their password hash, by email (case-insensitive). */
   findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null>;
   update(id: string, patch: UserPatch): Promise<User | null>;

@@ -6,6 +6,7 @@ export type ErrorKind =
   | 'not_found'
   | 'conflict'
   | 'rate_limited'
+  | 'bad_gateway'
   | 'unavailable';
 
 /**
@@ -66,5 +67,12 @@ export class ConflictError extends DomainError {
 export class UnavailableError extends DomainError {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super('unavailable', code, message, options);
+  }
+}
+
+/** Something the platform depends on outside itself (an SSO provider) failed or answered wrongly. */
+export class BadGatewayError extends DomainError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super('bad_gateway', code, message, options);
   }
 }

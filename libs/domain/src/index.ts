@@ -28,3 +28,6 @@ export * from './use-cases/credentials.js';
 export * from './insights/latency-histogram.js';
 export * from './insights/query-performance.js';
 export * from './insights/observer.js';
+export * from './sso/sso-ports.js';
+export * from './sso/registrations.js';
+export * from './sso/sso-sign-in.js';

@@ -25,6 +25,7 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   rate_limited: 429,
+  bad_gateway: 502,
   unavailable: 503,
 };
 

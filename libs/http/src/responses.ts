@@ -12,6 +12,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'The request body is not JSON (Content-Type must be application/json)',
   429: 'Too many requests',
   500: 'Internal error',
+  502: 'An upstream service (an SSO provider) failed or answered wrongly',
   503: 'Unavailable',
 };
 

@@ -53,7 +53,8 @@ export interface ResponseSpec {
 export interface RouteResult {
   status?: number;
   body?: unknown;
-  headers?: Record<string, string>;
+  /** A header given as an array is sent once per value (Set-Cookie). */
+  headers?: Record<string, string | string[]>;
 }
 
 /** What a route documents and validates, whoever may call it. */

@@ -3,6 +3,7 @@ import { clientRoutes } from './clients.routes.js';
 import { credentialRoutes } from './credentials.routes.js';
 import { databaseRoutes } from './databases.routes.js';
 import { insightRoutes } from './insights.routes.js';
+import { ssoRoutes } from './sso.routes.js';
 import { tenantRoutes } from './tenants.routes.js';
 import { userRoutes } from './users.routes.js';
 import { workspaceRoutes } from './workspaces.routes.js';
@@ -12,4 +13,4 @@ export { managementApiInfo } from './api-info.js';
 export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
-export const managementRoutes = [...healthRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes];
+export const managementRoutes = [...healthRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];

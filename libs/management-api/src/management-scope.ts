@@ -1,4 +1,14 @@
-import type { ClientDeps, CredentialDeps, DatabaseDeps, InsightsDeps, ProvisioningDeps, Repositories, SignInDeps, UserTokenIssuer } from '@platform/domain';
+import type {
+  ClientDeps,
+  CredentialDeps,
+  DatabaseDeps,
+  InsightsDeps,
+  ProvisioningDeps,
+  Repositories,
+  SignInDeps,
+  SsoSignInDeps,
+  UserTokenIssuer,
+} from '@platform/domain';
 import { defineRoute, type HealthScope, type Route } from '@platform/http';
 import type { SessionCookie } from './session-cookie.js';
 
@@ -6,10 +16,13 @@ import type { SessionCookie } from './session-cookie.js';
  * What a management-API handler may use, opened once per request. It is the dependencies of
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
-export interface ManagementScope extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps {
+export interface ManagementScope
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps {
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;
+  /** The public {base_url}: SSO login and callback URLs start with it. */
+  publicBaseUrl: string;
   /** The public {api_url}, reported as a database's apiHost. */
   publicApiUrl: string;
   /** The PostgreSQL gateway's public postgres://host:port, the start of every dbHost. */

@@ -13,3 +13,4 @@ export { SqlQueryMinutes } from './repositories/query-minutes.store.js';
 export { SqlObserverStore } from './repositories/observer.store.js';
 export { AdvisoryLeader } from './repositories/advisory-leader.js';
 export { SqlInsightsRetention } from './repositories/insights-retention.js';
+export { SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';

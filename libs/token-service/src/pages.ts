@@ -1,9 +1,7 @@
 // The token service's HTML: the sign-in page of the authorization endpoint and the developer
 // sign-up page. Server-rendered, no script; every interpolated value goes through `escape`.
 
-export function escape(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}
+import { escapeHtml as escape } from '@platform/http';
 
 /** The authorization request's parameters, carried through the sign-in form unchanged. */
 export const AUTHORIZATION_PARAMS = [

@@ -5,6 +5,8 @@ import { loadApiConfig } from '../../src/config.js';
 
 export const TEST_AUDIENCE = 'http://api.test';
 export const TEST_ISSUER = 'http://oauth.test';
+/** A key ring for tests: one AES-256 key, as SSO_SECRET_KEYS carries it. */
+export const TEST_SSO_KEYS = `test1:${Buffer.alloc(32, 7).toString('base64')}`;
 /** AZURE_EASTUS is a valid region the platform under test does not serve. */
 export const SERVED_REGIONS = ['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1'];
 
@@ -54,6 +56,8 @@ async function start(): Promise<TestPlatform> {
     // Every test signs in from 127.0.0.1: the per-client limit must not trip across the suite.
     // Tests of throttling start an API of their own with low limits.
     LOGIN_DELAY_AFTER_ADDRESS_FAILURES: '100000',
+    // SSO client secrets are sealed with it; providers must be https on public addresses (no SSO_ALLOW_LOOPBACK_HTTP).
+    SSO_SECRET_KEYS: TEST_SSO_KEYS,
     // The database servers are sampled for insights every half second.
     INSIGHTS_SAMPLE_MS: '500',
   };

@@ -102,7 +102,7 @@ describe('fetchDiscovery', function () {
       ['HS256 only', (origin) => JSON.stringify(documentFor(origin, { id_token_signing_alg_values_supported: ['HS256', 'none'] })), 'the provider signs ID tokens with none of RS256, PS256, ES256, EdDSA'],
       ['plain PKCE only', (origin) => JSON.stringify(documentFor(origin, { code_challenge_methods_supported: ['plain'] })), 'the provider does not support PKCE S256'],
       ['HTML', () => '<html>hello</html>', 'the discovery document is not JSON'],
-      ['a megabyte', (origin) => JSON.stringify(documentFor(origin, { padding: 'x'.repeat(1_000_000) })), 'the discovery document is over 100000 bytes'],
+      ['a megabyte', (origin) => JSON.stringify(documentFor(origin, { padding: 'x'.repeat(1_000_000) })), 'ORIGIN answered over 100000 bytes'],
     ];
     for (const [what, body, message] of cases) {
       const p = await provider((_request, response, origin) => response.end(body(origin)));

@@ -102,6 +102,8 @@ export class FakeDataPlaneDatabase {
   readonly users: { user: User; passwordHash: string }[] = [];
   /** `${tenantId} ${userId}` */
   readonly memberships = new Set<string>();
+  /** `${issuer} ${subject}` to user id */
+  readonly identities = new Map<string, string>();
   readonly sessions: { id: string; userId: string; token: string; revoked: boolean }[] = [];
   /** Set to make the next reads fail as a database dropped a moment ago does. */
   dropped = false;
@@ -171,6 +173,18 @@ export class FakeDataPlaneDatabase {
         return user;
       },
       find: async (id) => this.findUser(id),
+      findByEmail: async (email) => this.users.find((row) => row.user.email.toLowerCase() === email.toLowerCase())?.user ?? null,
+      findByIdentity: async (identity) => this.findUser(this.identities.get(`${identity.issuer} ${identity.subject}`) ?? ''),
+      createWithIdentity: async (input, identity, tenantId) => {
+        const user = await this.repositories.users.create({ ...input, passwordHash: '' }, tenantId);
+        this.identities.set(`${identity.issuer} ${identity.subject}`, user.id);
+        return user;
+      },
+      linkIdentity: async (userId, identity) => {
+        const key = `${identity.issuer} ${identity.subject}`;
+        if ((this.identities.get(key) ?? userId) !== userId) throw new ConflictError('identity_taken', 'This account at the provider is linked to another user');
+        this.identities.set(key, userId);
+      },
       findCredentials: async (email) => {
         this.assertNotDropped();
         return this.users.find((row) => row.user.email.toLowerCase() === email.toLowerCase()) ?? null;

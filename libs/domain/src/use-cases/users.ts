@@ -40,7 +40,8 @@ function userNotFound(id: string): NotFoundError {
   return new NotFoundError('user_not_found', `User '${id}' not found`);
 }
 
-async function startSession(deps: SignInDeps, access: DatabaseAccess, user: User): Promise<LoginResult> {
+/** Opens a session for the user and issues its token: every way of signing in ends here. */
+export async function startSession(deps: Pick<SignInDeps, 'tokens' | 'sessionTtlSeconds'>, access: DatabaseAccess, user: User): Promise<LoginResult> {
   const session = await access.data.sessions.create(user.id, deps.sessionTtlSeconds);
   const token = await deps.tokens.issue({ userId: user.id, databaseId: access.database.id, sessionId: session.id });
   const tenantIds = await access.data.users.tenantIds(user.id);

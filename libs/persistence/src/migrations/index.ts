@@ -8,6 +8,7 @@ import { Migration20261122060000_sign_in_failures } from './Migration20261122060
 import { Migration20261122070000_query_minutes } from './Migration20261122070000_query_minutes.js';
 import { Migration20261122080000_observer_minutes } from './Migration20261122080000_observer_minutes.js';
 import { Migration20261122090000_insight_rollups } from './Migration20261122090000_insight_rollups.js';
+import { Migration20261122100000_sso } from './Migration20261122100000_sso.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261122070000_query_minutes', class: Migration20261122070000_query_minutes },
   { name: 'Migration20261122080000_observer_minutes', class: Migration20261122080000_observer_minutes },
   { name: 'Migration20261122090000_insight_rollups', class: Migration20261122090000_insight_rollups },
+  { name: 'Migration20261122100000_sso', class: Migration20261122100000_sso },
 ];

@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import type { UserTokenIssuer } from '../data-plane.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+import type { LoginResult, User } from '../model.js';
+import type { DatabasePath, TenantPath } from '../paths.js';
+import type { DatabaseAccess } from '../use-cases/database-access.js';
+import { isMember, tenantNotFound } from '../use-cases/membership.js';
+import { startSession } from '../use-cases/users.js';
+import { emailDomainOf, filteredRegistrations, unknownProvider, type SsoDeps, type SsoFilter } from './registrations.js';
+import type { OidcIdentity, PendingSsoLogin, SsoLoginStateStore, SsoRegistration } from './sso-ports.js';
+
+export interface SsoSignInDeps extends SsoDeps {
+  loginStates: SsoLoginStateStore;
+  tokens: UserTokenIssuer;
+  sessionTtlSeconds: number;
+}
+
+/** How long a sign-in may stay at the provider before its state is forgotten. */
+export const SSO_LOGIN_TTL_SECONDS = 600;
+
+/** A database and tenant as an anonymous caller reaches them: both must exist, the database READY. */
+async function publicTenant(deps: SsoDeps, path: TenantPath): Promise<DatabaseAccess> {
+  const database = await deps.locator.findBySlugAndName(path.workspaceSlug, path.databaseName);
+  if (!database || database.status !== 'READY') throw tenantNotFound(path.tenantId);
+  const access = { database, data: deps.dataPlane.open(database) };
+  if (!(await access.data.tenants.find(path.tenantId))) throw tenantNotFound(path.tenantId);
+  return access;
+}
+
+function providerDisabled(name: string): NotFoundError {
+  return new NotFoundError('provider_disabled', `SSO provider '${name}' is disabled for this tenant`);
+}
+
+function usableRegistration(registration: SsoRegistration | null, name: string): SsoRegistration {
+  if (!registration) throw unknownProvider(name);
+  if (!registration.enabled) throw providerDisabled(name);
+  return registration;
+}
+
+export interface SsoLoginStart {
+  /** The provider's authorization URL, with state, nonce and the PKCE challenge. */
+  location: string;
+  /** Goes into the browser's cookie: only the browser that started the sign-in can finish it. */
+  browserToken: string;
+  maxAgeSeconds: number;
+}
+
+/**
+ * Starts a sign-in with the tenant's provider (SPEC GET T/auth/oidc/providers/{name}/login).
+ * With `linkSessionToken` (a signed-in user asking to link the provider to their account), the
+ * session must be live: the callback then links the provider's account to that user.
+ */
+export async function startSsoLogin(
+  deps: SsoSignInDeps,
+  path: TenantPath,
+  provider: string,
+  input: { callbackUrl: string; link: boolean; sessionToken: string | undefined },
+): Promise<SsoLoginStart> {
+  const { database, data } = await publicTenant(deps, path);
+  const registration = usableRegistration(await deps.ssoRegistrations.find(database.id, path.tenantId, provider), provider);
+  let linkUserId: string | null = null;
+  if (input.link) {
+    const session = input.sessionToken ? await data.sessions.findByToken(input.sessionToken) : null;
+    if (!session) throw new UnauthenticatedError('invalid_session', 'Linking a provider to your account needs you signed in (the session cookie) in this browser');
+    linkUserId = session.userId;
+  }
+  const start = await deps.relyingParty.begin({ metadata: registration.metadata, clientId: registration.clientId, callbackUrl: input.callbackUrl });
+  const browserToken = randomBytes(32).toString('base64url');
+  const login: PendingSsoLogin = {
+    registrationId: registration.id,
+    databaseId: database.id,
+    tenantId: path.tenantId,
+    nonce: start.nonce,
+    codeVerifier: start.codeVerifier,
+    callbackUrl: input.callbackUrl,
+    linkUserId,
+  };
+  await deps.loginStates.save(start.state, browserToken, login, new Date(Date.now() + SSO_LOGIN_TTL_SECONDS * 1000));
+  return { location: start.url, browserToken, maxAgeSeconds: SSO_LOGIN_TTL_SECONDS };
+}
+
+export interface SsoCallback {
+  /** The callback's query as the provider sent it (code, state, iss, or error). */
+  query: URLSearchParams;
+  state: string | undefined;
+  code: string | undefined;
+  /** The provider's `error`, when it sent one instead of a code. */
+  error: string | undefined;
+  /** From the browser's cookie. */
+  browserToken: string | undefined;
+}
+
+export interface SsoSignedIn {
+  registration: SsoRegistration;
+  tenantId: string;
+  result: LoginResult;
+}
+
+/** Takes the pending sign-in the state names, once: whatever goes wrong after, it cannot be replayed. */
+async function takeLogin(deps: SsoSignInDeps, path: TenantPath, callback: SsoCallback): Promise<PendingSsoLogin> {
+  if (!callback.state) throw new ValidationError('session_state_missing', 'The callback has no state: start the sign-in again');
+  const taken = await deps.loginStates.take(callback.state, callback.browserToken);
+  if (!taken) throw new ValidationError('session_state_mismatch', 'This sign-in is unknown, already finished or expired: start it again');
+  if (!callback.browserToken) {
+    throw new ValidationError('session_state_missing', 'This browser holds no sign-in in progress (its cookie is missing): start the sign-in again here');
+  }
+  if (!taken.sameBrowser || taken.login.tenantId !== path.tenantId) {
+    throw new ValidationError('session_state_mismatch', 'This sign-in was started elsewhere: start it again');
+  }
+  return taken.login;
+}
+
+/** The callback URL the provider was given, with the query it came back with: the token request repeats the former. */
+function responseUrlOf(login: PendingSsoLogin, callback: SsoCallback): URL {
+  const url = new URL(login.callbackUrl);
+  url.search = callback.query.toString();
+  return url;
+}
+
+/** The provider's account may sign in to this registration: a verified email in its domains. */
+function admittedEmail(identity: OidcIdentity, registration: SsoRegistration): string {
+  if (!identity.email || !identity.emailVerified) {
+    throw new ForbiddenError('email_not_verified', 'The provider did not vouch for your email address (email_verified), so it cannot sign you in');
+  }
+  const domain = emailDomainOf(identity.email);
+  if (domain === null || !registration.emailDomains.includes(domain)) {
+    throw new ForbiddenError('email_domain_not_allowed', `Emails at ${domain ?? 'that address'} may not sign in to this tenant with this provider`);
+  }
+  return identity.email;
+}
+
+function notAMember(): ForbiddenError {
+  return new ForbiddenError('not_a_member', 'You are not a member of this tenant: ask its administrator to add you');
+}
+
+function accountExists(): ConflictError {
+  return new ConflictError(
+    'account_exists',
+    'An account with this email already exists. Sign in to it as before, then link this provider to it from there (its login URL with link=true).',
+  );
+}
+
+/**
+ * The user the provider's account is, found by (issuer, subject), never by email alone: an email
+ * that has an account not linked to this identity is refused, unless the signed-in owner of an
+ * account asked to link it. A new account is created only where the registration provisions users.
+ */
+async function resolveUser(access: DatabaseAccess, registration: SsoRegistration, identity: OidcIdentity, email: string, login: PendingSsoLogin): Promise<User> {
+  const { users } = access.data;
+  const linked = await users.findByIdentity(identity);
+  if (login.linkUserId !== null) {
+    if (linked && linked.id !== login.linkUserId) throw new ConflictError('identity_taken', 'This account at the provider is linked to another user');
+    if (!linked) await users.linkIdentity(login.linkUserId, identity);
+    const user = await users.find(login.linkUserId);
+    if (!user) throw new UnauthenticatedError('invalid_session', 'The account to link no longer exists');
+    return user;
+  }
+  if (linked) return linked;
+  if (await users.findByEmail(email)) throw accountExists();
+  if (!registration.jitProvisioning) throw notAMember();
+  try {
+    return await users.createWithIdentity(
+      { email, emailVerified: new Date(), name: identity.name, givenName: identity.givenName, familyName: identity.familyName, picture: identity.picture },
+      identity,
+      login.tenantId,
+    );
+  } catch (error) {
+    // The same email signed up a moment ago, some other way.
+    if (error instanceof ConflictError && error.code === 'email_taken') throw accountExists();
+    throw error;
+  }
+}
+
+/**
+ * Finishes a sign-in (SPEC GET T/auth/oidc/callback): checks the state (once, this browser, this
+ * tenant), exchanges the code and validates the ID token, admits the email, finds or provisions
+ * the user, makes them a member where the registration provisions users, and opens a session.
+ */
+export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, callback: SsoCallback): Promise<SsoSignedIn> {
+  const login = await takeLogin(deps, path, callback);
+  if (callback.error !== undefined || !callback.code) {
+    const said = callback.error === undefined ? 'no code' : `'${callback.error.slice(0, 100)}'`;
+    throw new ValidationError('oidc_code_missing', `The provider answered ${said} instead of an authorization code: the sign-in did not happen`);
+  }
+  const access = await publicTenant(deps, path);
+  if (access.database.id !== login.databaseId) throw new ValidationError('session_state_mismatch', 'This sign-in was started for another database');
+  const registration = await deps.ssoRegistrations.findById(login.registrationId);
+  if (registration && registration.tenantId !== login.tenantId) throw unknownProvider(registration.provider);
+  const usable = usableRegistration(registration, registration?.provider ?? 'unknown');
+  const secrets = deps.ssoSecrets;
+  if (!secrets) throw unknownProvider(usable.provider);
+  const identity = await deps.relyingParty.finish({
+    metadata: usable.metadata,
+    clientId: usable.clientId,
+    clientSecret: secrets.open(usable.sealedSecret, usable.id),
+    responseUrl: responseUrlOf(login, callback),
+    state: callback.state!,
+    nonce: login.nonce,
+    codeVerifier: login.codeVerifier,
+  });
+  const email = admittedEmail(identity, usable);
+  const user = await resolveUser(access, usable, identity, email, login);
+  if (!(await isMember(access.data.users, user.id, login.tenantId))) {
+    if (!usable.jitProvisioning) throw notAMember();
+    await access.data.users.link(login.tenantId, user.id);
+  }
+  return { registration: usable, tenantId: login.tenantId, result: await startSession(deps, access, user) };
+}
+
+export interface SsoLocation {
+  tenantId: string;
+  provider: string;
+  uri: string;
+}
+
+/**
+ * The login URLs of the enabled providers of the database's tenants (SPEC GET
+ * D/tenants/auth/oidc/locations), for a sign-in page that asks for an email first. Anyone may ask:
+ * it shows what any login page shows. `loginUrl` builds a provider's login URL.
+ */
+export async function ssoLocations(
+  deps: SsoDeps,
+  path: DatabasePath,
+  filter: SsoFilter,
+  loginUrl: (tenantId: string, provider: string) => string,
+): Promise<SsoLocation[]> {
+  const database = await deps.locator.findBySlugAndName(path.workspaceSlug, path.databaseName);
+  if (!database || database.status !== 'READY') return [];
+  const tenants = new Set((await deps.dataPlane.open(database).tenants.list()).map((tenant) => tenant.id));
+  return (await filteredRegistrations(deps, database.id, tenants, filter))
+    .filter((registration) => registration.enabled)
+    .map((registration) => ({ tenantId: registration.tenantId, provider: registration.provider, uri: loginUrl(registration.tenantId, registration.provider) }));
+}
