@@ -1,25 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { signUpDeveloper } from '@platform/test-fixtures';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, requireChromium, signUpDeveloper } from '@platform/test-fixtures';
 import { platform, type TestPlatform } from './support/platform.js';
 
-// Debian's chromium, not a browser Playwright downloads: playwright-core has no install step, and
-// with an executablePath it never looks for one of its own.
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const CLIENT_ID = 'platform-cli';
 const CLIENT_NAME = 'Platform command line';
 const SCOPE = 'api:read api:write';
@@ -74,16 +61,10 @@ describe('the sign-in page in a real browser (Chromium)', function () {
   let consoleLines: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      // CI must not pass by skipping: .ci/run installs Debian's chromium, so its absence there is a failure.
-      if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run should have installed Debian's chromium`);
-      // On a developer's machine the browser is optional; say why the suite did not run.
-      console.warn(`    skipped: Debian chromium is not installed at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
-      this.skip();
-    }
+    requireChromium(this);
     service = await platform();
     callbacks = await startCallbackServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
 
   beforeEach(async function () {

@@ -3,3 +3,4 @@ export * from './app-process.js';
 export * from './api.fixtures.js';
 export * from './sign-in.fixtures.js';
 export * from './openid-provider.js';
+export * from './browser.js';
