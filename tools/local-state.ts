@@ -2,6 +2,7 @@
 // EMBEDDED_PG_DIR when that is set): the embedded PostgreSQL, the local credentials, the
 // development TLS certificates, and the record of the running platform that `npm run token`,
 // `login` and `keys:rotate` read.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { readPort, readString, type Env } from '@platform/config';
@@ -79,6 +80,17 @@ export function writeLocalCredentials(env: Env, credentials: LocalCredentials): 
   const path = localCredentialsPath(env);
   writePrivate(path, credentials);
   return path;
+}
+
+/**
+ * The SSO key ring `npm start` gives apps/api when SSO_SECRET_KEYS is not set: made once (mode
+ * 0600) and reused, since the client secrets sealed with it are unreadable without it.
+ */
+export function provideSsoSecretKeys(env: Env): Env {
+  if (env.SSO_SECRET_KEYS) return env;
+  const path = join(localStateDir(env), 'sso-secret-keys');
+  if (!existsSync(path)) writePrivate(path, `local1:${randomBytes(32).toString('base64')}`);
+  return { ...env, SSO_SECRET_KEYS: readFileSync(path, 'utf8').trim() };
 }
 
 /** The development certificate authority and the gateway's certificate it signed (see @platform/dev-tls). */

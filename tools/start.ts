@@ -12,7 +12,7 @@ import { AppProcesses } from './app-processes.js';
 import { banner } from './banner.js';
 import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
 import { gatewayAdminUrl, provideGatewayTls } from './gateway-setup.js';
-import { prepareEmbeddedSettings, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
+import { prepareEmbeddedSettings, provideSsoSecretKeys, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
 
@@ -81,7 +81,7 @@ async function startPlatform(): Promise<void> {
   if (stopping) return;
   const config = loadConfigOrExit(provided.env);
   const tls = await provideGatewayTls(provided.env, config.gateway.publicUrl);
-  const env = tls.env;
+  const env = provideSsoSecretKeys(tls.env);
   const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
   if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
   if (stopping) return;

@@ -92,6 +92,12 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/oauth-clients',
       '/workspaces/{workspaceSlug}/oauth-clients/{clientId}',
       '/workspaces/{workspaceSlug}/oauth-clients/{clientId}/secret',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/auth/oidc/locations',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/auth/oidc/providers',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers/{providerName}',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers/{providerName}/login',
+      '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/callback',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { serviceUrl } from './service-role.js';
 import { NotFoundError } from '@platform/domain';
-import { dropScratchDatabase, eventually, rejection } from '@platform/testing';
-import { readyDatabase, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
+import { dropScratchDatabase, eventually, rejection, withClient } from '@platform/testing';
+import { firstColumn, readyDatabase, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
 
 describe('PgDataPlane', function () {
   let plane: ScratchDataPlane;
@@ -45,5 +45,40 @@ describe('PgDataPlane', function () {
       expect(error).to.be.instanceOf(NotFoundError);
       expect(error).to.include({ code: 'database_not_found', message: 'Database not found' });
     }
+  });
+
+  it('brings a database built before a step up to date when a built-in table is missing, and tries again', async function () {
+    const database = await plane.newDatabase('behind');
+    const tenant = await database.repos.tenants.create({ name: 'acme' });
+    // As a release before step 6 left it.
+    await withClient(plane.server.urlFor(database.name), async (admin) => {
+      await admin.query('drop table auth.identities');
+      await admin.query('delete from platform.schema_steps where version = 6');
+    });
+    const identity = { issuer: 'https://idp.test', subject: 'u-1' };
+    expect(await database.repos.users.findByIdentity(identity)).to.equal(null);
+    const user = await database.repos.users.createWithIdentity({ email: 'a@corp.test', emailVerified: new Date() }, identity, tenant.id);
+    expect(await database.repos.users.findByIdentity(identity)).to.deep.equal(user);
+    const steps = await withClient(plane.server.urlFor(database.name), (admin) => firstColumn<number>(admin, 'select version from platform.schema_steps order by 1'));
+    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('links an identity to one live user only; a deleted user’s link passes to whoever signs in next', async function () {
+    const database = await plane.newDatabase('identities');
+    const tenant = await database.repos.tenants.create({ name: 'acme' });
+    const identity = { issuer: 'https://idp.test', subject: 'shared' };
+    const first = await database.repos.users.createWithIdentity({ email: 'first@corp.test', emailVerified: new Date() }, identity, tenant.id);
+    const other = await database.repos.users.create({ email: 'other@corp.test', passwordHash: 'x' }, tenant.id);
+    const taken = await rejection(database.repos.users.linkIdentity(other.id, identity));
+    expect(taken).to.include({ code: 'identity_taken' });
+    await database.repos.users.linkIdentity(first.id, identity);
+    expect((await database.repos.users.findByIdentity(identity))?.id).to.equal(first.id);
+
+    await withClient(plane.server.urlFor(database.name), (admin) => admin.query('update users.users set deleted = now() where id = $1', [first.id]));
+    expect(await database.repos.users.findByIdentity(identity)).to.equal(null);
+    await database.repos.users.linkIdentity(other.id, identity);
+    expect((await database.repos.users.findByIdentity(identity))?.id).to.equal(other.id);
+    expect(await database.repos.users.findByEmail('OTHER@corp.test')).to.deep.equal(other);
+    expect(await database.repos.users.findByEmail('first@corp.test')).to.equal(null);
   });
 });

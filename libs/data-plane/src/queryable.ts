@@ -34,17 +34,27 @@ function isLoginRefused(error: unknown): boolean {
 }
 
 /**
+ * A built-in table is missing: the database was built by an older release (before the step that
+ * adds it). Only the platform's own schemas count; a customer's missing table is their error.
+ */
+function isBuiltInTableMissing(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === '42P01' && /relation "(auth|users|platform)\./.test(message ?? '');
+}
+
+/**
  * A database's pool as the repositories use it, with the errors above translated. It looks the
  * pool up on every call: a pool evicted between two queries of a request is replaced, never reused.
- * A refused login is handed to `repairLogin` (a database built before its login role existed) and
- * tried once more.
+ * A refused login (a database built before its login role existed), or a built-in table missing (a
+ * database built before the step that adds it), is handed to `repairLogin`, which brings the
+ * database up to date, and tried once more.
  */
 export function queryableOf(pool: () => pg.Pool, repairLogin?: () => Promise<void>): Queryable {
   const withRepair = async <T>(attempt: () => Promise<T>): Promise<T> => {
     try {
       return await attempt();
     } catch (error) {
-      if (!repairLogin || !isLoginRefused(error)) throw error;
+      if (!repairLogin || !(isLoginRefused(error) || isBuiltInTableMissing(error))) throw error;
     }
     await repairLogin();
     return attempt();
