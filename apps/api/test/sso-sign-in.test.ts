@@ -231,5 +231,12 @@ describe('SSO sign-in through a real OpenID Provider', function () {
     expect(callback.html.match(/<script>/g)).to.have.length(1);
     expect(callback.html).to.include('action="https://app.test/cb?next=&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;&#38;a=&#39;b&#39;"');
     expect(callback.headers.get('content-security-policy')).to.include('form-action https://app.test/cb;');
+
+    // What the provider says lands on the failure page escaped too.
+    const odd = account({ email: 'x@<svg onload=alert(1)>.test' });
+    const refused = await signInWithProvider(sso, TT, registration.provider, odd.sub);
+    expectFailurePage(refused, 403, 'email_domain_not_allowed');
+    expect(refused.html).not.to.include('<svg');
+    expect(refused.html).to.include('&#60;svg onload=alert(1)&#62;.test');
   });
 });
