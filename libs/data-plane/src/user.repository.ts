@@ -13,16 +13,31 @@ const PATCHABLE: Record<keyof UserPatch, string> = {
 export class PgUserRepository implements UserRepository {
   constructor(private readonly pool: Queryable) {}
 
-  async create(input: NewUser, tenantId?: string): Promise<User> {
+  create(input: NewUser, tenantId?: string): Promise<User> {
+    return this.insertUser(input, tenantId, async (client, userId) => {
+      await client.query(`insert into auth.credentials (user_id, method, secret) values ($1, 'password', $2)`, [userId, input.passwordHash]);
+    });
+  }
+
+  createWithIdentity(input: NewIdentityUser, identity: ExternalIdentity, tenantId: string): Promise<User> {
+    return this.insertUser(input, tenantId, (client, userId) => this.insertIdentity(client, userId, identity));
+  }
+
+  /** Creates a user, how they sign in (`signInWith`) and their membership, in one transaction. */
+  private async insertUser(
+    input: UserPatch & { email: string; emailVerified?: Date },
+    tenantId: string | undefined,
+    signInWith: (client: Pick<Queryable, 'query'>, userId: string) => Promise<void>,
+  ): Promise<User> {
     try {
       return await inTransaction(this.pool, async (client) => {
         const { rows } = await client.query<UserRow>(
-          `insert into users.users as u (email, name, given_name, family_name, picture)
-           values ($1, $2, $3, $4, $5) returning ${USER_COLUMNS}`,
-          [input.email, input.name ?? null, input.givenName ?? null, input.familyName ?? null, input.picture ?? null],
+          `insert into users.users as u (email, name, given_name, family_name, picture, email_verified)
+           values ($1, $2, $3, $4, $5, $6) returning ${USER_COLUMNS}`,
+          [input.email, input.name ?? null, input.givenName ?? null, input.familyName ?? null, input.picture ?? null, input.emailVerified ?? null],
         );
         const user = toUser(rows[0]);
-        await client.query(`insert into auth.credentials (user_id, method, secret) values ($1, 'password', $2)`, [user.id, input.passwordHash]);
+        await signInWith(client, user.id);
         if (tenantId !== undefined) {
           const linked = await client.query(
             `insert into users.tenant_users (tenant_id, user_id)
@@ -31,31 +46,6 @@ export class PgUserRepository implements UserRepository {
           );
           if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
         }
-        return user;
-      });
-    } catch (error) {
-      if (isUniqueViolation(error, 'users_email_live')) {
-        throw new ConflictError('email_taken', 'A user with this email already exists in this database', { cause: error });
-      }
-      throw error;
-    }
-  }
-
-  async createWithIdentity(input: NewIdentityUser, identity: ExternalIdentity, tenantId: string): Promise<User> {
-    try {
-      return await inTransaction(this.pool, async (client) => {
-        const { rows } = await client.query<UserRow>(
-          `insert into users.users as u (email, name, given_name, family_name, picture, email_verified)
-           values ($1, $2, $3, $4, $5, $6) returning ${USER_COLUMNS}`,
-          [input.email, input.name ?? null, input.givenName ?? null, input.familyName ?? null, input.picture ?? null, input.emailVerified],
-        );
-        const user = toUser(rows[0]);
-        await this.insertIdentity(client, user.id, identity);
-        const linked = await client.query(
-          `insert into users.tenant_users (tenant_id, user_id) select id, $2 from public.tenants where id = $1 and deleted is null`,
-          [tenantId, user.id],
-        );
-        if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
         return user;
       });
     } catch (error) {

@@ -7,4 +7,4 @@ export { createHttpApp, type HttpAppOptions } from './app.js';
 export type { RequestState } from './request-context.js';
 export { healthRoutes, type HealthScope } from './health.routes.js';
 export { serve, type Serving } from './serve.js';
-export { escapeHtml } from './html.js';
+export { escapeHtml, htmlDocument } from './html.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { escapeHtml, respond, type Responded, type ResponseSpec } from '@platform/http';
+import { escapeHtml, htmlDocument, respond, type Responded, type ResponseSpec } from '@platform/http';
 
 // The pages the OIDC callback answers with: the form that carries a signed-in user's token to the
 // tenant's app, and the page that says why a sign-in failed. Every interpolated value is escaped.
@@ -31,21 +31,6 @@ function cookies(setCookies: string[]): Record<string, string[]> {
   return setCookies.length > 0 ? { 'Set-Cookie': setCookies } : {};
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-</head>
-<body>
-${body}
-</body>
-</html>
-`;
-}
-
 /**
  * The signed-in answer: a form that posts the fields to `target` and submits itself (a button
  * where scripts do not run). The CSP lets the form go to `target` only.
@@ -61,7 +46,7 @@ ${inputs}
 <script>${SUBMIT_SCRIPT}</script>`;
   return respond({
     status: 200,
-    body: page('Signing you in…', body),
+    body: htmlDocument('Signing you in…', body),
     headers: {
       ...BASE_HEADERS,
       'Content-Security-Policy': `default-src 'none'; script-src ${SUBMIT_SCRIPT_HASH}; form-action ${formActionSource(target)}; frame-ancestors 'none'; base-uri 'none'`,
@@ -79,7 +64,7 @@ export function failurePage(status: number, code: string, message: string, setCo
 </main>`;
   return respond({
     status,
-    body: page('Sign-in failed', body),
+    body: htmlDocument('Sign-in failed', body),
     headers: {
       ...BASE_HEADERS,
       'Content-Security-Policy': `default-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,

@@ -1,7 +1,7 @@
 // The token service's HTML: the sign-in page of the authorization endpoint and the developer
 // sign-up page. Server-rendered, no script; every interpolated value goes through `escape`.
 
-import { escapeHtml as escape } from '@platform/http';
+import { escapeHtml as escape, htmlDocument } from '@platform/http';
 
 /** The authorization request's parameters, carried through the sign-in form unchanged. */
 export const AUTHORIZATION_PARAMS = [
@@ -31,19 +31,7 @@ const STYLE = `
   .alt { margin-top: 1.25rem; font-size: .9rem; text-align: center; }`;
 
 function page(title: string, content: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body><main>
-${content}
-</main></body>
-</html>
-`;
+  return htmlDocument(title, `<main>\n${content}\n</main>`, STYLE);
 }
 
 const SCOPE_TEXT: Record<string, string> = {
