@@ -140,6 +140,12 @@ describe('SSO provider registrations', function () {
     expectApiError(await post('mismatch'), 502, 'provider_mismatch');
     sso.op.discoveryOverride = (document) => ({ ...document, token_endpoint: undefined });
     expectApiError(await post('no-token-endpoint'), 502, 'provider_mismatch');
+    sso.op.discoveryOverride = (document) => ({ ...document, token_endpoint: 'http://169.254.169.254/latest/meta-data/token' });
+    const inward = await post('inward-token-endpoint');
+    expectApiError(inward, 502, 'provider_mismatch');
+    expect(inward.body.message).to.include('token_endpoint refused');
+    sso.op.discoveryOverride = (document) => ({ ...document, jwks_uri: 'http://10.0.0.1/jwks' });
+    expectApiError(await post('inward-jwks'), 502, 'provider_mismatch');
     sso.op.discoveryOverride = null;
     expectApiError(await post('not-found', `${sso.op.issuer}/nothing/.well-known/openid-configuration`), 502);
     expectApiError(await post('closed', 'http://127.0.0.1:9/.well-known/openid-configuration'), 502, 'provider_config_error');

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { createTenant, createUser, developerWithReadyDatabase, expectApiError, loginUser, TEST_PASSWORD } from './support/fixtures.js';
+import { query } from '@platform/testing';
 import { platform, type TestPlatform } from './support/platform.js';
 import {
   callbackUrlOf,
@@ -156,6 +157,28 @@ describe('SSO sign-in through a real OpenID Provider', function () {
       expectFailurePage(callback, 401, 'oidc_authentication_failed');
       expect((await members()).some((member) => member.email === email), what).to.equal(false);
     }
+  });
+
+  it('refuses a callback whose iss is not the provider’s (RFC 9207), creating nobody', async function () {
+    const { sub, email } = account();
+    const start = await startLogin(sso, T, provider);
+    const back = new URL(await sso.op.signIn(start.location.href, sub));
+    expect(back.searchParams.get('iss')).to.equal(sso.op.issuer);
+    back.searchParams.set('iss', 'https://evil.test');
+    expectFailurePage(await visitCallback(onApi(sso.api, back), start.loginCookie), 401, 'oidc_authentication_failed');
+    expect((await members()).some((member) => member.email === email)).to.equal(false);
+  });
+
+  it('never sends the token request inward, even when a stored document was changed to point there (502)', async function () {
+    const registration = await registerProvider(sso, owner.token, T, {}, 'tampered-store');
+    await query(p.controlPlane.url, `update sso_registrations set metadata = jsonb_set(metadata, '{token_endpoint}', '"http://169.254.169.254/token"') where id = $1`, [
+      registration.body.id,
+    ]);
+    const { sub } = account();
+    const tokenRequests = () => sso.op.requests.filter((line) => line.startsWith('POST /token')).length;
+    const before = tokenRequests();
+    expectFailurePage(await signInWithProvider(sso, T, registration.provider, sub), 502, 'provider_config_error');
+    expect(tokenRequests(), 'token requests the provider received').to.equal(before);
   });
 
   it('admits only verified emails in the registration’s domains (403), creating nobody', async function () {

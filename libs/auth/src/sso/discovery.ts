@@ -44,7 +44,25 @@ export async function fetchDiscovery(configUrl: string, options: DiscoveryFetchO
   } catch {
     throw new DiscoveryError('mismatch', 'the discovery document is not JSON');
   }
-  return checkDiscovery(document, issuerOf(configUrl), options);
+  const discovery = checkDiscovery(document, issuerOf(configUrl), options);
+  await vetEndpoints(discovery, options);
+  return discovery;
+}
+
+/**
+ * The endpoints the relying party will call are held to the rules the document's own URL was: a
+ * provider's document must not point the token request or the key fetch inward. (Each request is
+ * vetted again when it is made: a name may resolve elsewhere by then.)
+ */
+async function vetEndpoints(discovery: OidcDiscovery, options: DiscoveryFetchOptions): Promise<void> {
+  for (const field of ['token_endpoint', 'jwks_uri'] as const) {
+    try {
+      await vetUrl(discovery[field], options);
+    } catch (error) {
+      if (error instanceof DiscoveryError && error.kind === 'refused_url') throw new DiscoveryError('mismatch', `${field} refused: ${error.message}`);
+      throw error;
+    }
+  }
 }
 
 /** The document as the platform needs it, or DiscoveryError('mismatch') saying what is wrong. */
