@@ -1,8 +1,10 @@
 import { expect } from 'chai';
-import { query } from '@platform/testing';
+import { freePort, httpClient, query } from '@platform/testing';
+import { startApi } from '../src/api.js';
+import { loadApiConfig } from '../src/config.js';
 import { createTenant, createUser, developerWithReadyDatabase, expectApiError } from './support/fixtures.js';
-import { platform, type TestPlatform } from './support/platform.js';
-import { registerProvider, startSsoPlatform, type SsoPlatform } from './support/sso.js';
+import { platform, TEST_SSO_KEYS, type TestPlatform } from './support/platform.js';
+import { registerProvider, signInWithProvider, startSsoPlatform, type SsoPlatform } from './support/sso.js';
 
 const FIELDS = ['clientId', 'configUrl', 'created', 'emailDomains', 'enabled', 'id', 'jitProvisioning', 'provider', 'redirectURI', 'tenantId', 'updated'];
 
@@ -253,5 +255,34 @@ describe('SSO provider registrations', function () {
         expect(answer.status, `${method} ${path} ${body}: ${answer.text}`).to.be.within(200, 499);
       }
     }
+  });
+
+  it('rotates the key ring: a new first key seals every secret again at start-up; a dropped key needs the secret again', async function () {
+    const registration = await registerProvider(sso, owner.token, T, {}, 'rotated');
+    const id = registration.body.id as string;
+    const path = `${T}/auth/oidc/providers/rotated`;
+    const newKey = `rot2:${Buffer.alloc(32, 9).toString('base64')}`;
+    const withKeys = async (keys: string) =>
+      startApi(loadApiConfig({ ...p.env, API_PORT: String(await freePort()), SSO_SECRET_KEYS: keys, SSO_ALLOW_LOOPBACK_HTTP: 'true' }));
+
+    const rotated = await withKeys(`${newKey},${TEST_SSO_KEYS}`);
+    try {
+      expect(await sealedSecretOf(id)).to.match(/^v1\.rot2\./);
+      const opened = await httpClient(rotated.url)('PUT', path, { token: owner.token, json: { enabled: true } });
+      expect(opened.status, opened.text).to.equal(200);
+    } finally {
+      await rotated.close();
+    }
+    // A replica that never got the new key cannot read what it sealed: the secret must be given again.
+    expectApiError(await sso.request('PUT', path, { token: owner.token, json: { enabled: true } }), 503, 'client_secret_unreadable');
+    const given = await sso.request('PUT', path, { token: owner.token, json: { clientSecret: registration.clientSecret } });
+    expect(given.status, given.text).to.equal(200);
+    expect(await sealedSecretOf(id)).to.match(/^v1\.test1\./);
+
+    // Back to the tests' key for every registration, and the secret still works at the provider.
+    await (await withKeys(`${TEST_SSO_KEYS},${newKey}`)).close();
+    sso.op.addAccount({ sub: 'after-rotation', email: 'after-rotation@corp.test' });
+    const signedIn = await signInWithProvider(sso, T, 'rotated', 'after-rotation');
+    expect(signedIn.status, signedIn.html).to.equal(200);
   });
 });

@@ -42,6 +42,23 @@ function secretsOf(deps: SsoDeps): SecretSealer {
   return deps.ssoSecrets;
 }
 
+/**
+ * A registration's client secret in plain text. One sealed with a key since dropped from the ring
+ * cannot be read: the registration needs its secret again (PUT with clientSecret).
+ */
+export function openClientSecret(deps: SsoDeps, registration: SsoRegistration): string {
+  const secrets = secretsOf(deps);
+  try {
+    return secrets.open(registration.sealedSecret, registration.id);
+  } catch (error) {
+    throw new UnavailableError(
+      'client_secret_unreadable',
+      `The client secret of SSO provider '${registration.provider}' was sealed with a key no longer in SSO_SECRET_KEYS: register it again with PUT and clientSecret`,
+      { cause: error },
+    );
+  }
+}
+
 function assertProviderName(name: string): void {
   if (!PROVIDER_NAME.test(name)) {
     throw new ValidationError('invalid_provider_name', 'A provider name is 1 to 63 letters, digits, dots, dashes or underscores, starting with a letter or digit');
@@ -129,7 +146,7 @@ export async function updateSsoProvider(
   if (input.redirectUri !== undefined) assertRedirectUri(input.redirectUri);
   const configUrl = input.configUrl ?? existing.configUrl;
   const metadata = await deps.relyingParty.discover(configUrl);
-  const secret = input.clientSecret ?? secrets.open(existing.sealedSecret, existing.id);
+  const secret = input.clientSecret ?? openClientSecret(deps, existing);
   const updated = await deps.ssoRegistrations.update({
     ...existing,
     configUrl,

@@ -6,7 +6,7 @@ import type { DatabasePath, TenantPath } from '../paths.js';
 import type { DatabaseAccess } from '../use-cases/database-access.js';
 import { isMember, tenantNotFound } from '../use-cases/membership.js';
 import { startSession } from '../use-cases/users.js';
-import { emailDomainOf, filteredRegistrations, unknownProvider, type SsoDeps, type SsoFilter } from './registrations.js';
+import { emailDomainOf, filteredRegistrations, openClientSecret, unknownProvider, type SsoDeps, type SsoFilter } from './registrations.js';
 import type { OidcIdentity, PendingSsoLogin, SsoLoginStateStore, SsoRegistration } from './sso-ports.js';
 
 export interface SsoSignInDeps extends SsoDeps {
@@ -187,12 +187,10 @@ export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, call
   const registration = await deps.ssoRegistrations.findById(login.registrationId);
   if (registration && registration.tenantId !== login.tenantId) throw unknownProvider(registration.provider);
   const usable = usableRegistration(registration, registration?.provider ?? 'unknown');
-  const secrets = deps.ssoSecrets;
-  if (!secrets) throw unknownProvider(usable.provider);
   const identity = await deps.relyingParty.finish({
     metadata: usable.metadata,
     clientId: usable.clientId,
-    clientSecret: secrets.open(usable.sealedSecret, usable.id),
+    clientSecret: openClientSecret(deps, usable),
     responseUrl: responseUrlOf(login, callback),
     state: callback.state!,
     nonce: login.nonce,
