@@ -3,13 +3,14 @@ import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, OpenIdRelyingParty, passw
 import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
-import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementScope, type ManagementServices } from '@platform/management-api';
+import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
 import { ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { startInsightsHousekeeping } from './insights-housekeeping.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
+import { tokenEndpoint, type ApiScope } from './token-endpoint.js';
 
 /** The control-plane advisory lock of the replica that samples the database servers (any fixed number). */
 const OBSERVER_LOCK_KEY = 7_230_001;
@@ -90,14 +91,18 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     clock: systemClock,
   };
 
-  const app = createHttpApp<ManagementScope>({
-    routes: managementRoutes,
+  const tokens = await tokenEndpoint(orm, config, keys, { hasher, throttle }, logger);
+  const app = createHttpApp<ApiScope>({
+    routes: [...managementRoutes, tokens.route],
     logger,
     tokenVerifier,
     validateResponses: config.validateResponses,
     allowedOrigins: config.allowedOrigins,
     sessionCookieName: sessionCookie.name,
-    openScope: () => ({ ...services, ...openRepositories(orm) }),
+    openScope: () => {
+      const repositories = openRepositories(orm);
+      return { ...services, ...repositories, tokenService: tokens.scopeFor(repositories) };
+    },
     openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
     trustedProxies: config.trustedProxies,
   });
@@ -112,7 +117,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     log: logger.child({ component: 'observer' }),
   });
 
-  const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http });
+  const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
   reconciler.start();
   observer.start();
   const housekeeping = startInsightsHousekeeping({
@@ -128,6 +133,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const shutDown = async () => {
     await serving.close();
     revocations.stop();
+    await tokens.stop();
     await reconciler.stop();
     await observer.stop();
     await housekeeping.stop();

@@ -2,17 +2,19 @@ import {
   ConfigError,
   loadPlatformConfig,
   loadSignInSettings,
+  loadTokenEndpointSettings,
   readEnum,
   readInteger,
   readOptionalString,
   type Env,
   type PlatformConfig,
   type SignInSettings,
+  type TokenEndpointSettings,
 } from '@platform/config';
 import { parseKeyRing, SecretBox } from '@platform/auth';
 import { DEFAULT_INSIGHTS_RETENTION, type InsightsRetention } from '@platform/domain';
 
-export interface ApiConfig extends PlatformConfig, SignInSettings {
+export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpointSettings {
   /** Check every response against its schema (tests, development). */
   validateResponses: boolean;
   sessionTtlSeconds: number;
@@ -62,6 +64,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     ...platform,
     validateResponses: readEnum(env, 'VALIDATE_RESPONSES', 'false', ['true', 'false']) === 'true',
     ...loadSignInSettings(env),
+    ...loadTokenEndpointSettings(env),
     sessionTtlSeconds: readInteger(env, 'SESSION_TTL', 7 * 24 * 3600, { min: 60, max: 90 * 24 * 3600 }),
     revocationPollMs: readInteger(env, 'REVOCATION_POLL_MS', 5_000, { min: 100, max: 60_000 }),
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],

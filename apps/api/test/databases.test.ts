@@ -185,14 +185,15 @@ describe('databases', function () {
   });
 
   describe('DELETE D', function () {
-    it('answers 204, drops the PostgreSQL database and frees the name', async function () {
+    it('answers 200 with the deleted database, drops the PostgreSQL database and frees the name', async function () {
       const { token, slug } = await developerWithWorkspace(p);
       const name = uniqueDatabaseName();
       await createDatabase(p, token, slug, name);
       const ready = await waitForStatus(p, token, slug, name, 'READY');
       const deleted = await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token });
-      expect(deleted.status).to.equal(204);
-      expect(deleted.text).to.equal('');
+      expect(deleted.status, deleted.text).to.equal(200);
+      expect(deleted.headers.get('content-type')).to.match(/^application\/json/);
+      expect(deleted.body).to.deep.equal(ready);
       expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, ready.id))).to.equal(false);
       expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
       expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
@@ -210,7 +211,7 @@ describe('databases', function () {
       client.on('error', () => {});
       await client.connect();
       try {
-        expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
+        expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(200);
         expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(false);
       } finally {
         await client.end().catch(() => {});
@@ -221,7 +222,7 @@ describe('databases', function () {
       const { token, slug } = await developerWithWorkspace(p);
       const name = uniqueDatabaseName();
       const created = await createDatabase(p, token, slug, name);
-      expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(204);
+      expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(200);
       // Whatever the provisioner had done by then, nothing may remain or appear afterwards.
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, created.id))).to.equal(false);
@@ -230,7 +231,7 @@ describe('databases', function () {
     it('answers 404 for a missing or already deleted database', async function () {
       const { token, slug } = await developerWithWorkspace(p);
       await createDatabase(p, token, slug, 'once');
-      expect((await p.request('DELETE', `/workspaces/${slug}/databases/once`, { token })).status).to.equal(204);
+      expect((await p.request('DELETE', `/workspaces/${slug}/databases/once`, { token })).status).to.equal(200);
       expectApiError(await p.request('DELETE', `/workspaces/${slug}/databases/once`, { token }), 404, 'database_not_found');
     });
   });
@@ -249,7 +250,7 @@ describe('sign-in to a database deleted a moment ago', function () {
     expect(user.status, user.text).to.equal(201);
     // Signing in caches the database's path; deleting it leaves that path cached for a few seconds.
     expect((await p.request('POST', `${D}/users/login`, { json: { email: 'gone@example.test', password: 'correct horse' } })).status).to.equal(200);
-    expect((await p.request('DELETE', D, { token })).status).to.equal(204);
+    expect((await p.request('DELETE', D, { token })).status).to.equal(200);
     expectApiError(await p.request('POST', `${D}/users/login`, { json: { email: 'gone@example.test', password: 'correct horse' } }), 401, 'authentication_failed');
   });
 });

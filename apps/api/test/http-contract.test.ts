@@ -98,6 +98,8 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers/{providerName}',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers/{providerName}/login',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/callback',
+      '/developers/me',
+      '/oauth2/token',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, type Env, type PlatformConfig } from '@platform/config';
+import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readPort, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
   /** PEM certificate chain and key answering SSLRequest; absent, only plain connections exist. */
@@ -16,35 +15,20 @@ export interface GatewayConfig extends PlatformConfig {
   maxConnections: number;
 }
 
-function readPem(env: Env, name: string): { path: string; pem: Buffer } | null {
-  const path = readOptionalString(env, name);
-  if (path === undefined) return null;
-  let pem: Buffer;
-  try {
-    pem = readFileSync(path);
-  } catch (error) {
-    throw new ConfigError(name, `cannot read ${path}: ${(error as Error).message}`);
-  }
-  if (!pem.toString('utf8').includes('-----BEGIN ')) throw new ConfigError(name, `${path} is not a PEM file`);
-  return { path, pem };
-}
-
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
   return readEnum(env, name, fallback ? 'true' : 'false', ['true', 'false']) === 'true';
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
   const platform = loadPlatformConfig(env);
-  const cert = readPem(env, 'GATEWAY_TLS_CERT');
-  const key = readPem(env, 'GATEWAY_TLS_KEY');
-  if ((cert === null) !== (key === null)) throw new ConfigError(cert ? 'GATEWAY_TLS_KEY' : 'GATEWAY_TLS_CERT', 'GATEWAY_TLS_CERT and GATEWAY_TLS_KEY go together');
+  const tls = readTlsPair(env, 'GATEWAY_TLS_CERT', 'GATEWAY_TLS_KEY');
   const allowPlain = readBoolean(env, 'GATEWAY_ALLOW_PLAIN', false);
-  if (!cert && !allowPlain) {
+  if (!tls && !allowPlain) {
     throw new ConfigError('GATEWAY_TLS_CERT', 'is required (with GATEWAY_TLS_KEY) unless GATEWAY_ALLOW_PLAIN=true, which is for development only');
   }
   return {
     ...platform,
-    tls: cert && key ? { cert: cert.pem, key: key.pem, certPath: cert.path } : null,
+    tls,
     allowPlain,
     countQueries: readBoolean(env, 'GATEWAY_COUNT_QUERIES', true),
     insightsFlushMs: readInteger(env, 'GATEWAY_INSIGHTS_FLUSH_MS', 10_000, { min: 100, max: 60_000 }),

@@ -1,9 +1,9 @@
 import { pino, type Logger } from 'pino';
 import { JwtAccessTokens, JwtTokenVerifier, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
-import { systemClock, type ClientLookup, type Repositories } from '@platform/domain';
+import { systemClock, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
-import { CachedClientLookup, ClientChangeListener, type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore } from '@platform/persistence';
+import { type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore, watchedClientLookup } from '@platform/persistence';
 import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
@@ -20,7 +20,11 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8 });
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
   await keys.ensureSigningKey();
-  const clients = await watchedClientLookup(orm, config, logger);
+  const clients = await watchedClientLookup(orm, {
+    databaseUrl: config.databaseUrl,
+    ttlMs: config.clientCacheMs,
+    onLost: (error) => logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting'),
+  });
 
   // The ports every request shares; each request adds repositories over its own unit of work.
   const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
@@ -49,7 +53,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   });
   const purging = purgeExpiredGrants(grants, logger);
 
-  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port, limits: config.http });
+  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port, limits: config.http, tls: config.oauth.tls });
   logger.info({ url: serving.url }, 'token service listening');
 
   // In the reverse order of opening: no request outlives what it uses.
@@ -61,24 +65,6 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   };
   let stopping: Promise<void> | undefined;
   return { url: serving.url, server: serving.server, close: () => (stopping ??= shutDown()) };
-}
-
-/**
- * Clients are read once per OAUTH_CLIENT_CACHE_MS, not per token request; a change committed
- * anywhere (a new secret, a deletion) reaches this cache at once through the listener, and while
- * the listener is down the TTL bounds how stale it can be.
- */
-async function watchedClientLookup(orm: MikroORM, config: OAuthConfig, logger: Logger): Promise<{ lookup: ClientLookup; stop(): Promise<void> }> {
-  const cache = new CachedClientLookup((id) => openRepositories(orm).clients.findForAuthentication(id), { ttlMs: config.clientCacheMs });
-  const changes = new ClientChangeListener(config.databaseUrl, {
-    changed: (id) => cache.forget(id),
-    lost: (error) => {
-      cache.clear();
-      logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting');
-    },
-  });
-  await changes.start();
-  return { lookup: { findForAuthentication: (id) => cache.find(id) }, stop: () => changes.stop() };
 }
 
 /** A request's scope: the shared ports, and repositories over a unit of work opened when a route first needs one. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /** Thrown at start-up when the environment is wrong; the message names the variable. */
 export class ConfigError extends Error {
   constructor(
@@ -73,4 +74,32 @@ export function readList<T extends string>(env: Env, name: string, fallback: rea
     }
   }
   return [...new Set(items)] as T[];
+}
+
+/** A server's certificate (chain) and private key, read from PEM files at start-up. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+  certPath: string;
+}
+
+function readPem(env: Env, name: string): { path: string; pem: Buffer } | null {
+  const path = readOptionalString(env, name);
+  if (path === undefined) return null;
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(name, `cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (!pem.toString('utf8').includes('-----BEGIN ')) throw new ConfigError(name, `${path} is not a PEM file`);
+  return { path, pem };
+}
+
+/** A certificate and key named by two variables that go together; null when neither is set. */
+export function readTlsPair(env: Env, certName: string, keyName: string): TlsFiles | null {
+  const cert = readPem(env, certName);
+  const key = readPem(env, keyName);
+  if ((cert === null) !== (key === null)) throw new ConfigError(cert ? keyName : certName, `${certName} and ${keyName} go together`);
+  return cert && key ? { cert: cert.pem, key: key.pem, certPath: cert.path } : null;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { REGIONS, type Region, type SignInPolicy } from '@platform/domain';
-import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readUrl, type Env } from './env.js';
+import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readTlsPair, readUrl, type Env, type TlsFiles } from './env.js';
 
 const POSTGRES = ['postgres:', 'postgresql:'];
 const HTTP = ['http:', 'https:'];
@@ -14,8 +14,10 @@ export interface PlatformConfig {
   regions: Region[];
   /** An administrative URL (may create and drop databases) of the cluster serving each region. */
   clusterUrls: Record<Region, string>;
-  api: { host: string; port: number; publicBaseUrl: string; publicApiUrl: string };
-  oauth: { host: string; port: number; issuer: string };
+  /** `tls`: the app serves https with it (API_TLS_CERT and API_TLS_KEY); null, plain http. */
+  api: { host: string; port: number; publicBaseUrl: string; publicApiUrl: string; tls: TlsFiles | null };
+  /** `tls`: OAUTH_TLS_CERT and OAUTH_TLS_KEY. */
+  oauth: { host: string; port: number; issuer: string; tls: TlsFiles | null };
   /** Limits of the HTTP servers of apps/api and apps/oauth, against slow or too many clients. */
   http: HttpServerLimits;
   /** The PostgreSQL gateway: where it listens, and the postgres:// address clients are given. */
@@ -76,7 +78,9 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
   const oauthPort = readPort(env, 'OAUTH_PORT', DEFAULT_OAUTH_PORT);
   const gatewayHost = readString(env, 'GATEWAY_HOST', '127.0.0.1');
   const gatewayPort = readPort(env, 'GATEWAY_PORT', DEFAULT_GATEWAY_PORT);
-  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://${displayHost(apiHost)}:${apiPort}`, HTTP);
+  const apiTls = readTlsPair(env, 'API_TLS_CERT', 'API_TLS_KEY');
+  const oauthTls = readTlsPair(env, 'OAUTH_TLS_CERT', 'OAUTH_TLS_KEY');
+  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `${apiTls ? 'https' : 'http'}://${displayHost(apiHost)}:${apiPort}`, HTTP);
   const buildHash = readOptionalString(env, 'BUILD_HASH') ?? 'dev';
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(buildHash)) throw new ConfigError('BUILD_HASH', 'must be a short hash or tag');
   return {
@@ -88,11 +92,13 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
       port: apiPort,
       publicBaseUrl,
       publicApiUrl: readUrl(env, 'PUBLIC_API_URL', publicBaseUrl, HTTP),
+      tls: apiTls,
     },
     oauth: {
       host: oauthHost,
       port: oauthPort,
-      issuer: readUrl(env, 'OAUTH_ISSUER', `http://${displayHost(oauthHost)}:${oauthPort}`, HTTP),
+      issuer: readUrl(env, 'OAUTH_ISSUER', `${oauthTls ? 'https' : 'http'}://${displayHost(oauthHost)}:${oauthPort}`, HTTP),
+      tls: oauthTls,
     },
     gateway: {
       host: gatewayHost,
@@ -186,5 +192,23 @@ export function loadSignInSettings(env: Env): SignInSettings {
       maxDelaySeconds,
       memorySeconds,
     },
+  };
+}
+
+/** The token endpoint's settings: apps/oauth serves it, and apps/api at {base_url} too (the SPEC's path). */
+export interface TokenEndpointSettings {
+  /** How long an authorization code lives (RFC 9700: short; at most 60 s). */
+  codeTtlSeconds: number;
+  /** How long a refresh token lives unused; every rotation starts a new one. */
+  refreshTokenTtlSeconds: number;
+  /** How long a client looked up at the token endpoint is remembered (0: never). */
+  clientCacheMs: number;
+}
+
+export function loadTokenEndpointSettings(env: Env): TokenEndpointSettings {
+  return {
+    codeTtlSeconds: readInteger(env, 'OAUTH_CODE_TTL', 60, { min: 1, max: 60 }),
+    refreshTokenTtlSeconds: readInteger(env, 'REFRESH_TOKEN_TTL', 30 * 24 * 3600, { min: 60, max: 365 * 24 * 3600 }),
+    clientCacheMs: readInteger(env, 'OAUTH_CLIENT_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
   };
 }

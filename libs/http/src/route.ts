@@ -114,3 +114,12 @@ export function isRouteResult(value: unknown): value is Responded {
 export function respond(result: RouteResult): Responded {
   return { ...result, __result: true };
 }
+
+/**
+ * A route written for another scope, served in this one: its handler gets `pick(scope)`. Its
+ * operation (path, schemas, answers) is unchanged, so both apps document it the same way.
+ */
+export function withScope<S, T, P, Q, B>(route: Route<T, P, Q, B>, pick: (scope: S) => T): Route<S, P, Q, B> {
+  const handler = route.handler as (input: RouteInput<T, P, Q, B>) => Promise<unknown>;
+  return { ...route, handler: (input: RouteInput<S, P, Q, B>) => handler({ ...input, scope: pick(input.scope) }) } as Route<S, P, Q, B>;
+}

@@ -85,15 +85,14 @@ export const databaseRoutes = [
     path: DATABASE_PATH,
     operationId: 'deleteDatabase',
     summary: 'Delete a database and drop its PostgreSQL database',
-    description: 'The name is free again at once. Open connections to the database are ended.',
+    description:
+      'The name is free again at once. Open connections to the database are ended. The SPEC does not describe this route; it ' +
+      'answers 200 with the deleted database as it was (the API family’s MCP server reads every answer as JSON).',
     tags: ['databases'],
     auth: 'management',
     params: databasePathParams,
-    success: { status: 204, description: 'Deleted' },
+    success: { status: 200, description: 'Deleted: the database as it was', schema: DatabaseSchema },
     errors: [404],
-    handler: async ({ params, caller, scope }) => {
-      await deleteDatabase(scope, caller, params.workspaceSlug, params.databaseName);
-      return undefined;
-    },
+    handler: async ({ params, caller, scope }) => presentDatabase(await deleteDatabase(scope, caller, params.workspaceSlug, params.databaseName), scope),
   }),
 ];

@@ -2,6 +2,7 @@ import { healthRoutes } from '@platform/http';
 import { clientRoutes } from './clients.routes.js';
 import { credentialRoutes } from './credentials.routes.js';
 import { databaseRoutes } from './databases.routes.js';
+import { developerRoutes } from './developers.routes.js';
 import { insightRoutes } from './insights.routes.js';
 import { ssoRoutes } from './sso.routes.js';
 import { tenantRoutes } from './tenants.routes.js';
@@ -13,4 +14,4 @@ export { managementApiInfo } from './api-info.js';
 export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
-export const managementRoutes = [...healthRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];
+export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];

@@ -14,3 +14,4 @@ export { SqlObserverStore } from './repositories/observer.store.js';
 export { AdvisoryLeader } from './repositories/advisory-leader.js';
 export { SqlInsightsRetention } from './repositories/insights-retention.js';
 export { SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
+export { watchedClientLookup } from './repositories/watched-client-lookup.js';

@@ -1,3 +1,4 @@
 export { tokenServiceRoutes } from './token-service.routes.js';
+export { tokenRoute } from './token.route.js';
 export { tokenServiceApiInfo } from './api-info.js';
 export type { TokenServiceScope, TokenServices } from './token-service-scope.js';

@@ -81,10 +81,11 @@ export async function deleteDatabase(
   caller: Principal,
   workspaceSlug: string,
   name: string,
-): Promise<void> {
+): Promise<Database> {
   const database = await getDatabase(deps, caller, workspaceSlug, name);
   await deps.databases.markDeleted(database);
   await deps.provisioner.dropNow(database.id);
+  return database;
 }
 
 /** The regions the platform serves, for a caller who belongs to the workspace. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cleanWorkspaceName } from '../account-rules.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { requireDeveloper, requireManagement } from '../authorization.js';
 import type { ClientPrincipal, Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
 import type { DeveloperRepository, WorkspaceMember, WorkspaceRepository, WorkspaceRole } from '../ports.js';
@@ -200,4 +200,17 @@ export async function bootstrapDeveloper(
   const workspace =
     existing ?? (await createWorkspace(deps, caller, { name: input.workspaceName, slug: input.workspaceSlug }));
   return { developer, workspace };
+}
+
+/**
+ * The signed-in developer and the workspaces their token reaches (GET /developers/me, which the API
+ * family's command line tool reads after signing in). A client's token has no developer: 403.
+ */
+export async function currentDeveloper(
+  deps: WorkspaceDeps & { developers: DeveloperRepository },
+  caller: Principal,
+): Promise<{ developer: Developer; workspaces: Workspace[] }> {
+  const developer = await deps.developers.findById(requireDeveloper(caller).developerId);
+  if (!developer) throw new UnauthenticatedError('invalid_token', 'The developer of this token no longer exists');
+  return { developer, workspaces: await listWorkspaces(deps, caller) };
 }

@@ -9,6 +9,7 @@ import { Migration20261122070000_query_minutes } from './Migration20261122070000
 import { Migration20261122080000_observer_minutes } from './Migration20261122080000_observer_minutes.js';
 import { Migration20261122090000_insight_rollups } from './Migration20261122090000_insight_rollups.js';
 import { Migration20261122100000_sso } from './Migration20261122100000_sso.js';
+import { Migration20261122110000_nilecli_client } from './Migration20261122110000_nilecli_client.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -23,4 +24,5 @@ export const migrationsList = [
   { name: 'Migration20261122080000_observer_minutes', class: Migration20261122080000_observer_minutes },
   { name: 'Migration20261122090000_insight_rollups', class: Migration20261122090000_insight_rollups },
   { name: 'Migration20261122100000_sso', class: Migration20261122100000_sso },
+  { name: 'Migration20261122110000_nilecli_client', class: Migration20261122110000_nilecli_client },
 ];
