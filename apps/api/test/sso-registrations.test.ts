@@ -4,7 +4,7 @@ import { startApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { createTenant, createUser, developerWithReadyDatabase, expectApiError } from './support/fixtures.js';
 import { platform, TEST_SSO_KEYS, type TestPlatform } from './support/platform.js';
-import { registerProvider, signInWithProvider, startSsoPlatform, type SsoPlatform } from './support/sso.js';
+import { pageErrorCode, registerProvider, signInWithProvider, startSsoPlatform, type SsoPlatform } from './support/sso.js';
 
 const FIELDS = ['clientId', 'configUrl', 'created', 'emailDomains', 'enabled', 'id', 'jitProvisioning', 'provider', 'redirectURI', 'tenantId', 'updated'];
 
@@ -72,11 +72,21 @@ describe('SSO provider registrations', function () {
     expect(after).to.match(/^v1\.test1\./).and.not.equal(before);
     expect(after).not.to.include('rotated-secret');
 
+    // A given configUrl is checked again; without one nothing is fetched, so a provider that is down can still be disabled.
     sso.op.discoveryOverride = (document) => ({ ...document, issuer: 'https://elsewhere.test' });
-    const mismatch = await sso.request('PUT', `${T}/auth/oidc/providers/updatable`, { token: owner.token, json: { enabled: true } });
+    const mismatch = await sso.request('PUT', `${T}/auth/oidc/providers/updatable`, { token: owner.token, json: { enabled: true, configUrl: sso.op.configUrl } });
     expectApiError(mismatch, 502, 'provider_mismatch');
     const unchanged = await sso.request('GET', `${T}/auth/oidc/providers/updatable`, { token: owner.token });
     expect(unchanged.body.enabled).to.equal(false);
+    const fetched = sso.op.requests.length;
+    const whileDown = await sso.request('PUT', `${T}/auth/oidc/providers/updatable`, { token: owner.token, json: { emailDomains: ['other.test'] } });
+    expect(whileDown.status, whileDown.text).to.equal(200);
+    expect(whileDown.body.emailDomains).to.deep.equal(['other.test']);
+    expect(sso.op.requests.length).to.equal(fetched);
+    sso.op.discoveryOverride = null;
+    // Another configUrl is another provider: its secret must come along, the old one is never sent there.
+    const moved = `${sso.op.issuer}/elsewhere/.well-known/openid-configuration`;
+    expectApiError(await sso.request('PUT', `${T}/auth/oidc/providers/updatable`, { token: owner.token, json: { configUrl: moved } }), 400, 'client_secret_required');
 
     expectApiError(await sso.request('PUT', `${T}/auth/oidc/providers/nobody`, { token: owner.token, json: { enabled: true } }), 404, 'unknown_oidc_provider');
   });
@@ -151,6 +161,12 @@ describe('SSO provider registrations', function () {
     sso.op.discoveryOverride = null;
     expectApiError(await post('not-found', `${sso.op.issuer}/nothing/.well-known/openid-configuration`), 502);
     expectApiError(await post('closed', 'http://127.0.0.1:9/.well-known/openid-configuration'), 502, 'provider_config_error');
+    sso.op.discoveryOverride = (document) => ({ ...document, service_documentation: 'nul\u0000here' });
+    expectApiError(await post('nul-text'), 502, 'provider_mismatch');
+    sso.op.discoveryOverride = (document) => ({ ...document, op_policy_uri: 'lone \ud800 surrogate' });
+    expectApiError(await post('lone-surrogate'), 502, 'provider_mismatch');
+    sso.op.discoveryOverride = null;
+    expectApiError(await post('bad-redirect', sso.op.redirectUrl('http://[')), 502, 'provider_config_error');
     expectApiError(await sso.request('GET', `${T}/auth/oidc/providers/mismatch`, { token: owner.token }), 404, 'unknown_oidc_provider');
   });
 
@@ -248,7 +264,19 @@ describe('SSO provider registrations', function () {
       ['GET', `${T}/auth/oidc/callback?state=a&state=b&code=c`],
       ['GET', `${owner.D}/tenants/00000000-0000-0000-0000-000000000000/auth/oidc/callback?state=x&code=y`],
     ] as const;
-    const bodies = [undefined, 'null', '[]', '{"configUrl": 5}', '{"emailDomains": [null]}', `{"clientId": "${'c'.repeat(300)}"}`, '{"redirectURI": "\\u0000"}'];
+    const complete = { configUrl: sso.op.configUrl, clientId: 'c', clientSecret: 's', emailDomains: ['corp.test'], redirectURI: 'https://app.test/sso' };
+    const bodies = [
+      undefined,
+      'null',
+      '[]',
+      '{"configUrl": 5}',
+      '{"emailDomains": [null]}',
+      `{"clientId": "${'c'.repeat(300)}"}`,
+      '{"redirectURI": "\\u0000"}',
+      ...(['clientId', 'clientSecret', 'configUrl', 'redirectURI'] as const).map((field) => JSON.stringify({ ...complete, [field]: `${complete[field]}\u0000` })),
+      JSON.stringify({ ...complete, emailDomains: ['corp.test\u0000'] }),
+      JSON.stringify({ ...complete, clientId: 'lone \ud800' }),
+    ];
     for (const [method, path] of paths) {
       for (const body of method === 'GET' ? [undefined] : bodies) {
         const answer = await sso.request(method, path, { token: owner.token, ...(body === undefined ? {} : { raw: body, contentType: 'application/json' }) });
@@ -265,16 +293,19 @@ describe('SSO provider registrations', function () {
     const withKeys = async (keys: string) =>
       startApi(loadApiConfig({ ...p.env, API_PORT: String(await freePort()), SSO_SECRET_KEYS: keys, SSO_ALLOW_LOOPBACK_HTTP: 'true' }));
 
+    sso.op.addAccount({ sub: 'rotation', email: 'rotation@corp.test' });
     const rotated = await withKeys(`${newKey},${TEST_SSO_KEYS}`);
     try {
       expect(await sealedSecretOf(id)).to.match(/^v1\.rot2\./);
-      const opened = await httpClient(rotated.url)('PUT', path, { token: owner.token, json: { enabled: true } });
-      expect(opened.status, opened.text).to.equal(200);
+      const viaRotated = await signInWithProvider({ ...sso, api: rotated, request: httpClient(rotated.url) }, T, 'rotated', 'rotation');
+      expect(viaRotated.status, viaRotated.html).to.equal(200);
     } finally {
       await rotated.close();
     }
     // A replica that never got the new key cannot read what it sealed: the secret must be given again.
-    expectApiError(await sso.request('PUT', path, { token: owner.token, json: { enabled: true } }), 503, 'client_secret_unreadable');
+    const unreadable = await signInWithProvider(sso, T, 'rotated', 'rotation');
+    expect(unreadable.status, unreadable.html).to.equal(503);
+    expect(pageErrorCode(unreadable.html)).to.equal('client_secret_unreadable');
     const given = await sso.request('PUT', path, { token: owner.token, json: { clientSecret: registration.clientSecret } });
     expect(given.status, given.text).to.equal(200);
     expect(await sealedSecretOf(id)).to.match(/^v1\.test1\./);

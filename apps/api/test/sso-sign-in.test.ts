@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { createTenant, createUser, developerWithReadyDatabase, expectApiError, loginUser, TEST_PASSWORD } from './support/fixtures.js';
-import { query } from '@platform/testing';
-import { platform, type TestPlatform } from './support/platform.js';
+import { databaseUrl } from '@platform/config';
+import { fetchFrom, query } from '@platform/testing';
+import { startTestOpenIdProvider } from '@platform/test-fixtures';
+import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import {
   callbackUrlOf,
   onApi,
@@ -181,6 +183,45 @@ describe('SSO sign-in through a real OpenID Provider', function () {
     expect(tokenRequests(), 'token requests the provider received').to.equal(before);
   });
 
+  it('checks the ID token’s signature against the provider’s keys (401 when another key signed it)', async function () {
+    const impostor = await startTestOpenIdProvider();
+    try {
+      const registration = await registerProvider(sso, owner.token, T, {}, 'other-keys');
+      const otherKeys = ((await (await fetch(impostor.configUrl)).json()) as { jwks_uri: string }).jwks_uri;
+      await query(p.controlPlane.url, `update sso_registrations set metadata = jsonb_set(metadata, '{jwks_uri}', to_jsonb($2::text)) where id = $1`, [
+        registration.body.id,
+        otherKeys,
+      ]);
+      const { sub, email } = account();
+      expectFailurePage(await signInWithProvider(sso, T, registration.provider, sub), 401, 'oidc_authentication_failed');
+      expect((await members()).some((member) => member.email === email)).to.equal(false);
+    } finally {
+      await impostor.close();
+    }
+  });
+
+  it('answers no 5xx for text a provider sends that cannot be stored (NUL, lone surrogates)', async function () {
+    const nulSubject = account();
+    sso.op.idTokenOverride = (claims) => ({ ...claims, sub: 'a\u0000b' });
+    expectFailurePage(await signInWithProvider(sso, T, provider, nulSubject.sub), 401, 'oidc_authentication_failed');
+    const nulName = account();
+    sso.op.idTokenOverride = (claims) => ({ ...claims, name: 'Eve\u0000', given_name: '\ud800' });
+    const signedIn = await signInWithProvider(sso, T, provider, nulName.sub);
+    expect(signedIn.status, signedIn.html).to.equal(200);
+    expect((await members()).find((member) => member.id === signedIn.fields.userId)).to.include({ email: nulName.email, name: null });
+  });
+
+  it('lets one address have at most 100 sign-ins under way (429), other addresses unaffected', async function () {
+    const from = fetchFrom('127.0.9.1');
+    const login = `${sso.api.url}${T}/auth/oidc/providers/${provider}/login`;
+    for (let i = 0; i < 100; i++) expect((await from(login, { redirect: 'manual' })).status).to.equal(302);
+    const refused = await from(login, { redirect: 'manual' });
+    expect(refused.status).to.equal(429);
+    expect(((await refused.json()) as { errorCode: string }).errorCode).to.equal('too_many_attempts');
+    expect(refused.headers.get('retry-after')).to.equal('60');
+    expect((await fetchFrom('127.0.9.2')(login, { redirect: 'manual' })).status).to.equal(302);
+  });
+
   it('admits only verified emails in the registration’s domains (403), creating nobody', async function () {
     const outside = account({ email: `${newSub()}@elsewhere.test` });
     expectFailurePage(await signInWithProvider(sso, T, provider, outside.sub), 403, 'email_domain_not_allowed');
@@ -217,14 +258,50 @@ describe('SSO sign-in through a real OpenID Provider', function () {
     expect((await members()).filter((member) => member.email === carol.email).map((member) => member.id)).to.deep.equal([carol.id]);
     await loginUser(p, T, { email: carol.email, password: TEST_PASSWORD });
 
-    expectApiError(await sso.request('GET', `${T}/auth/oidc/providers/${second.provider}/login?link=true`), 401, 'invalid_session');
+    // Linking takes a live session, from a page of an allowed origin; and the provider must sign the user in again.
+    const linkPath = `${T}/auth/oidc/providers/${second.provider}/link`;
+    expectApiError(await sso.request('POST', linkPath, { headers: { origin: 'http://api.test' } }), 401, 'invalid_session');
     const signedIn = await loginUser(p, owner.D, carol);
-    const linked = await signInWithProvider(sso, T, second.provider, sub, { link: true, cookie: `auth.session-token=${signedIn.session}` });
+    const cookie = `auth.session-token=${signedIn.session}`;
+    expectApiError(await sso.request('POST', linkPath, { headers: { origin: 'https://evil.test', cookie } }), 403, 'cross_site_request');
+    const start = await startLogin(sso, T, second.provider, { link: true, cookie });
+    expect(start.location.searchParams.get('prompt')).to.equal('login');
+    const linked = await signInWithProvider(sso, T, second.provider, sub, { link: true, cookie });
     expect(linked.status, linked.html).to.equal(200);
     expect(linked.fields.userId).to.equal(carol.id);
     const later = await signInWithProvider(sso, T, second.provider, sub);
     expect(later.status, later.html).to.equal(200);
     expect(later.fields.userId).to.equal(carol.id);
+  });
+
+  it('links nothing when the link is refused: a session ended meanwhile (401), or a tenant that does not provision its user (403)', async function () {
+    const url = databaseUrl(p.postgres.adminUrl, await physicalNameOf(p, owner.database.id));
+    const identities = (subject: string) => query(url, 'select user_id from auth.identities where subject = $1', [subject]);
+    const dave = await createUser(p, owner.token, T, { email: `dave-${randomBytes(3).toString('hex')}@corp.test` });
+    const sub = newSub();
+    sso.op.addAccount({ sub, email: `${sub}@corp.test` });
+
+    // The session that asked for the link ends before the provider sends the browser back.
+    const session = await loginUser(p, owner.D, dave);
+    const cookie = `auth.session-token=${session.session}`;
+    const start = await startLogin(sso, T, provider, { link: true, cookie });
+    const back = onApi(sso.api, await sso.op.signIn(start.location.href, sub));
+    expect((await sso.request('POST', `${owner.D}/users/logout`, { token: session.jwt })).status).to.equal(204);
+    expectFailurePage(await visitCallback(back, `${start.loginCookie}; ${cookie}`), 401, 'invalid_session');
+    expect(await identities(sub)).to.deep.equal([]);
+
+    // A tenant whose provider does not provision users, where dave is no member.
+    const other = await createTenant(p, owner.token, owner.D);
+    const strictT = `${owner.D}/tenants/${other.id}`;
+    const strict = await registerProvider(sso, owner.token, strictT, { jitProvisioning: false }, 'strict-link');
+    const again = await loginUser(p, owner.D, dave);
+    const refused = await signInWithProvider(sso, strictT, strict.provider, sub, { link: true, cookie: `auth.session-token=${again.session}` });
+    expectFailurePage(refused, 403, 'not_a_member');
+    expect(await identities(sub)).to.deep.equal([]);
+    // So a plain sign-in with that account is not dave.
+    const plain = await signInWithProvider(sso, T, provider, sub);
+    expect(plain.status, plain.html).to.equal(200);
+    expect(plain.fields.userId).not.to.equal(dave.id);
   });
 
   it('with just-in-time provisioning off, signs in only users who are already members (403 otherwise)', async function () {
@@ -248,7 +325,7 @@ describe('SSO sign-in through a real OpenID Provider', function () {
     const TT = `${db.D}/tenants/${tenant.id}`;
     const redirectURI = 'https://app.test/cb?next="><script>alert(1)</script>&a=\'b\'';
     const registration = await registerProvider(sso, db.token, TT, { redirectURI }, 'markup');
-    const { sub } = account({ name: '<script>alert("name")</script>' });
+    const { sub } = account();
     const callback = await signInWithProvider(sso, TT, registration.provider, sub);
     expect(callback.status, callback.html).to.equal(200);
     expect(callback.html.match(/<script>/g)).to.have.length(1);

@@ -39,7 +39,8 @@ function isLoginRefused(error: unknown): boolean {
  */
 function isBuiltInTableMissing(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
-  return code === '42P01' && /relation "(auth|users|platform)\./.test(message ?? '');
+  // The relation's name, not the words around it (those follow lc_messages).
+  return code === '42P01' && /\b(auth|users|platform)\.[a-z_]+/.test(message ?? '');
 }
 
 /**

@@ -31,3 +31,4 @@ export * from './insights/observer.js';
 export * from './sso/sso-ports.js';
 export * from './sso/registrations.js';
 export * from './sso/sso-sign-in.js';
+export * from './client-address-key.js';

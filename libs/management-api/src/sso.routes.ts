@@ -12,7 +12,7 @@ import {
   type DatabasePath,
   type TenantPath,
 } from '@platform/domain';
-import { arrayOf, optional, queryBoolean, record, respond, text, toApiError } from '@platform/http';
+import { arrayOf, optional, record, respond, text, toApiError } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
 import { sessionCookieHeader } from './session-cookie.js';
@@ -80,6 +80,26 @@ function cookieValue(header: string, name: string): string | undefined {
 function single(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = query[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+const LOGIN_REDIRECT = (status: number) => ({
+  status,
+  description: 'To the provider’s authorization endpoint',
+  headers: { Location: 'The provider’s login page', 'Set-Cookie': 'Binds the sign-in to this browser' },
+});
+
+/** Starts a sign-in (or a link) and sends the browser to the provider. */
+async function loginRedirect(
+  scope: ManagementScope,
+  params: TenantPath & { providerName: string },
+  status: number,
+  input: { clientAddress: string; linkSessionToken?: string },
+) {
+  const start = await startSsoLogin(scope, params, params.providerName, { callbackUrl: `${oidcBase(scope, params)}/callback`, ...input });
+  return respond({
+    status,
+    headers: { Location: start.location, 'Set-Cookie': loginCookie(scope, params, start.browserToken, start.maxAgeSeconds), 'Cache-Control': 'no-store' },
+  });
 }
 
 const providerRoute = (method: 'GET' | 'DELETE', operationId: string, summary: string) => ({ method, path: PROVIDER_PATH, operationId, summary, tags: ['sso'] });
@@ -163,8 +183,9 @@ export const ssoRoutes = [
     operationId: 'updateSsoProvider',
     summary: 'Change an SSO provider of the tenant',
     description:
-      'Given fields overwrite, omitted ones keep their values. The discovery document is fetched and checked again, as on ' +
-      'registration, and the secret sealed again with the current key. ' +
+      'Given fields overwrite, omitted ones keep their values. A given configUrl has its discovery document fetched and ' +
+      'checked again, as on registration (502); without it nothing is fetched, so a provider that is down can still be ' +
+      'disabled. A different configUrl is another provider: 400 client_secret_required unless clientSecret comes with it. ' +
       MANAGED,
     tags: ['sso'],
     auth: 'bearer',
@@ -203,26 +224,31 @@ export const ssoRoutes = [
     summary: 'Start signing in with the tenant’s SSO provider',
     description:
       'Redirects to the provider with state, nonce and a PKCE S256 challenge, kept server-side for 10 minutes and usable once, ' +
-      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. With link=true a signed-in ' +
-      'user (the session cookie) links the provider’s account to their own: the way for an existing password account to ' +
-      'start using SSO.',
+      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. 429 when the client’s address ' +
+      'has 100 sign-ins under way.',
     tags: ['sso'],
     auth: 'none',
     params: providerPathParams,
-    query: record({ link: optional(queryBoolean('Link the provider’s account to the signed-in user')) }),
-    success: { status: 302, description: 'To the provider’s authorization endpoint', headers: { Location: 'The provider’s login page', 'Set-Cookie': 'Binds the sign-in to this browser' } },
-    errors: [401, 404, 409, 503],
-    handler: async ({ params, query, header, scope }) => {
-      const start = await startSsoLogin(scope, params, params.providerName, {
-        callbackUrl: `${oidcBase(scope, params)}/callback`,
-        link: query.link ?? false,
-        sessionToken: cookieValue(header('cookie'), scope.sessionCookie.name),
-      });
-      return respond({
-        status: 302,
-        headers: { Location: start.location, 'Set-Cookie': loginCookie(scope, params, start.browserToken, start.maxAgeSeconds), 'Cache-Control': 'no-store' },
-      });
-    },
+    success: LOGIN_REDIRECT(302),
+    errors: [404, 429, 503],
+    handler: async ({ params, clientAddress, scope }) => loginRedirect(scope, params, 302, { clientAddress }),
+  }),
+  defineManagementRoute({
+    method: 'POST',
+    path: `${PROVIDER_PATH}/link`,
+    operationId: 'linkSsoProvider',
+    summary: 'Link the tenant’s SSO provider to the signed-in user’s account',
+    description:
+      'Not in the SPEC. The way for an existing account (a password user) to start signing in with SSO: the session cookie ' +
+      'says who, and the request must come from an allowed origin (a form on the app), never a link another site can open. ' +
+      'Redirects (303) to the provider, asking it to sign the user in again (prompt=login); the callback links the provider’s ' +
+      'account to this user if their session is still live. 401 invalid_session without a live session.',
+    tags: ['sso'],
+    auth: 'session',
+    params: providerPathParams,
+    success: LOGIN_REDIRECT(303),
+    errors: [404, 429, 503],
+    handler: async ({ params, clientAddress, sessionToken, scope }) => loginRedirect(scope, params, 303, { clientAddress, linkSessionToken: sessionToken }),
   }),
   defineManagementRoute({
     method: 'GET',
@@ -233,11 +259,12 @@ export const ssoRoutes = [
       'Query: code, state (and iss, RFC 9207), or error. Answers a page that posts access_token, tenantId and userId to the ' +
       'registration’s redirectURI and submits itself (its Content-Security-Policy allows that form target and script only); it ' +
       'also sets the session cookie. The user is found by their account at the provider (issuer and subject), never by email ' +
-      'alone: an email that already has an account answers 409 account_exists until its owner links the provider (login with ' +
-      'link=true). Failures answer an HTML page with the error code: 400 session_state_missing, session_state_mismatch ' +
+      'alone: an email that already has an account answers 409 account_exists until its owner links the provider (POST ' +
+      '.../providers/{providerName}/link). Failures answer an HTML page with the error code: 400 session_state_missing, session_state_mismatch ' +
       '(unknown, replayed, expired or from another browser), oidc_code_missing; 401 oidc_authentication_failed (the ID token ' +
-      'or code did not hold); 403 email_not_verified, email_domain_not_allowed, not_a_member; 404 unknown_oidc_provider, ' +
-      'provider_disabled, tenant_not_found; 409 account_exists, identity_taken; 502 provider_config_error.',
+      'or code did not hold), invalid_session (a link whose session ended); 403 email_not_verified, email_domain_not_allowed, ' +
+      'not_a_member; 404 unknown_oidc_provider, provider_disabled, tenant_not_found; 409 account_exists, identity_taken; 502 ' +
+      'provider_config_error; 503 client_secret_unreadable. A refused callback links, adds and creates nothing.',
     tags: ['sso'],
     auth: 'none',
     params: tenantPathParams,

@@ -4,7 +4,7 @@ import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
-const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client'];
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client', 'Migration20261122120000_sso_login_limits'];
 const TABLES = ['authorization_codes', 'credentials', 'databases', 'developers', 'oauth_clients', 'observer_minutes', 'observer_rollups', 'query_minutes', 'query_rollups', 'refresh_tokens', 'sign_in_failures', 'signing_keys', 'sso_login_states', 'sso_registrations', 'token_families', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {

@@ -81,13 +81,17 @@ export interface Callback {
   loginCookie: string;
 }
 
-/** Starts a sign-in; answers the provider's authorization URL and the cookie that binds it to this "browser". */
+/**
+ * Starts a sign-in (GET .../login) or, with `link`, a link of the signed-in user holding `cookie`
+ * (POST .../link from the platform's own origin); answers the provider's authorization URL and
+ * the cookie that binds the sign-in to this "browser".
+ */
 export async function startLogin(sso: SsoPlatform, T: string, provider: string, options: { cookie?: string; link?: boolean } = {}) {
-  const response = await fetch(`${sso.api.url}${T}/auth/oidc/providers/${provider}/login${options.link ? '?link=true' : ''}`, {
-    redirect: 'manual',
-    headers: options.cookie ? { cookie: options.cookie } : {},
-  });
-  expect(response.status, await response.clone().text()).to.equal(302);
+  const base = `${sso.api.url}${T}/auth/oidc/providers/${provider}`;
+  const response = options.link
+    ? await fetch(`${base}/link`, { method: 'POST', redirect: 'manual', headers: { origin: TEST_AUDIENCE, ...(options.cookie ? { cookie: options.cookie } : {}) } })
+    : await fetch(`${base}/login`, { redirect: 'manual', headers: options.cookie ? { cookie: options.cookie } : {} });
+  expect(response.status, await response.clone().text()).to.equal(options.link ? 303 : 302);
   const loginCookie = response.headers.getSetCookie()[0].split(';')[0];
   return { location: new URL(response.headers.get('location')!), loginCookie, setCookie: response.headers.getSetCookie()[0] };
 }

@@ -1,3 +1,4 @@
+import { isStorableText } from './storable-text.js';
 import { DiscoveryError, fetchOnce, vetUrl, type DiscoveryFetchOptions, type OutboundAnswer } from './outbound-fetch.js';
 
 export { DiscoveryError, vetUrl, type DiscoveryFetchOptions } from './outbound-fetch.js';
@@ -14,6 +15,14 @@ export interface OidcDiscovery {
 const WELL_KNOWN = '/.well-known/openid-configuration';
 /** ID token algorithms the relying party verifies. */
 export const ACCEPTED_ID_TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+
+/** Whether every string in the value (keys too) is well-formed Unicode without NUL, as PostgreSQL's jsonb requires. */
+function storableText(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return isStorableText(value);
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth > 32) return false;
+  return Object.entries(value).every(([key, item]) => storableText(key) && storableText(item, depth + 1));
+}
 
 /** The issuer a discovery URL belongs to: the URL without `/.well-known/openid-configuration`. */
 export function issuerOf(configUrl: string): string {
@@ -33,7 +42,11 @@ export async function fetchDiscovery(configUrl: string, options: DiscoveryFetchO
     const { url, address } = await vetUrl(next, options);
     answer = await fetchOnce(url, address, { method: 'GET', headers: { accept: 'application/json' } }, options);
     if (answer.status < 300 || answer.status >= 400 || !answer.location) break;
-    next = new URL(answer.location, url).href;
+    try {
+      next = new URL(answer.location, url).href;
+    } catch {
+      throw new DiscoveryError('unreachable', 'the provider redirected to something that is not a URL');
+    }
     answer = undefined;
   }
   if (!answer) throw new DiscoveryError('unreachable', 'too many redirects');
@@ -68,6 +81,7 @@ async function vetEndpoints(discovery: OidcDiscovery, options: DiscoveryFetchOpt
 /** The document as the platform needs it, or DiscoveryError('mismatch') saying what is wrong. */
 export function checkDiscovery(document: Record<string, unknown>, issuer: string, options: Pick<DiscoveryFetchOptions, 'allowLoopbackHttp'>): OidcDiscovery {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new DiscoveryError('mismatch', 'the discovery document is not an object');
+  if (!storableText(document)) throw new DiscoveryError('mismatch', 'the discovery document holds text that is not well-formed (NUL, or a lone surrogate)');
   if (document.issuer !== issuer) throw new DiscoveryError('mismatch', `the discovery document names issuer '${String(document.issuer)}', not '${issuer}'`);
   for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
     const value = document[field];

@@ -23,6 +23,14 @@ describe('refusedAddress', function () {
     ['fe80::1%eth0', false, 'fe80::1%eth0 is a private, link-local or reserved address'],
     ['::', false, ':: is a private, link-local or reserved address'],
     ['64:ff9b::a9fe:a9fe', false, '64:ff9b::a9fe:a9fe is a private, link-local or reserved address'],
+    ['::a9fe:a9fe', false, '::a9fe:a9fe is a private, link-local or reserved address'],
+    ['::169.254.169.254', false, '::169.254.169.254 is a private, link-local or reserved address'],
+    ['::ffff:0:a9fe:a9fe', false, '::ffff:0:a9fe:a9fe is a private, link-local or reserved address'],
+    ['64:ff9b:1::a9fe:a9fe', false, '64:ff9b:1::a9fe:a9fe is a private, link-local or reserved address'],
+    ['2002:a9fe:a9fe::1', false, '2002:a9fe:a9fe::1 is a private, link-local or reserved address'],
+    ['2001:0:a9fe:a9fe::1', false, '2001:0:a9fe:a9fe::1 is a private, link-local or reserved address'],
+    ['fec0::1', false, 'fec0::1 is a private, link-local or reserved address'],
+    ['2001:4860:4860::8888', false, null],
     ['metadata.google.internal', false, "'metadata.google.internal' is not an IP address"],
   ];
   for (const [address, allowLoopback, reason] of cases) {

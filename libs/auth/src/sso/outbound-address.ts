@@ -28,8 +28,16 @@ for (const [network, bits] of [
   INTERNAL.addSubnet(network, bits, 'ipv4');
 }
 for (const [network, bits] of [
-  ['::', 128],
+  // IPv4-compatible (deprecated) and unspecified; IPv4-translated; both embed an IPv4 address.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  // NAT64 (well-known and local-use), Teredo and 6to4 reach IPv4 addresses through a gateway.
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2001::', 32],
+  ['2002::', 16],
+  // Site-local (deprecated, still routed inside some networks).
+  ['fec0::', 10],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],

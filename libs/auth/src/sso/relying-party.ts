@@ -10,6 +10,7 @@ import {
 } from '@platform/domain';
 import { ACCEPTED_ID_TOKEN_ALGORITHMS, fetchDiscovery } from './discovery.js';
 import { DiscoveryError, vettedFetch, type DiscoveryFetchOptions } from './outbound-fetch.js';
+import { isStorableText } from './storable-text.js';
 
 /** What a sign-in asks the provider for: who the user is, their email and their name. */
 const SCOPE = 'openid email profile';
@@ -58,8 +59,9 @@ function pictureUrl(value: unknown): string | null {
   return candidate !== null && /^https:\/\/[^/]/i.test(candidate) ? candidate : null;
 }
 
+/** A claim as text the platform can store: a string of 1 to `max` characters, well-formed Unicode, no NUL. */
 function text(value: unknown, max = 500): string | null {
-  return typeof value === 'string' && value.length > 0 && value.length <= max ? value : null;
+  return typeof value === 'string' && value.length > 0 && value.length <= max && isStorableText(value) ? value : null;
 }
 
 /**
@@ -98,7 +100,7 @@ export class OpenIdRelyingParty implements OidcRelyingParty {
     return config;
   }
 
-  async begin(input: { metadata: ProviderMetadata; clientId: string; callbackUrl: string }): Promise<AuthorizationStart> {
+  async begin(input: Parameters<OidcRelyingParty['begin']>[0]): Promise<AuthorizationStart> {
     const config = this.configuration(input.metadata, input.clientId);
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -111,12 +113,16 @@ export class OpenIdRelyingParty implements OidcRelyingParty {
       nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: 'S256',
+      ...(input.reauthenticate ? { prompt: 'login' } : {}),
     });
     return { url: url.href, state, nonce, codeVerifier };
   }
 
   async finish(input: Parameters<OidcRelyingParty['finish']>[0]): Promise<OidcIdentity> {
     const config = this.configuration(input.metadata, input.clientId, input.clientSecret);
+    // openid-client trusts an ID token from the token endpoint on TLS alone unless told otherwise:
+    // check its signature against the provider's JWKS as well.
+    oidc.enableNonRepudiationChecks(config);
     let claims: oidc.IDToken | undefined;
     try {
       const tokens = await oidc.authorizationCodeGrant(config, input.responseUrl, {
@@ -132,9 +138,13 @@ export class OpenIdRelyingParty implements OidcRelyingParty {
       this.keepKeys(input.metadata.jwks_uri, config);
     }
     if (!claims) throw new UnauthenticatedError('oidc_authentication_failed', 'Single sign-on failed: the provider sent no ID token');
+    const subject = text(claims.sub, 255);
+    if (subject === null || text(claims.iss, 2_000) === null) {
+      throw new UnauthenticatedError('oidc_authentication_failed', 'Single sign-on failed: the ID token’s subject or issuer is not usable text');
+    }
     return {
       issuer: claims.iss,
-      subject: claims.sub,
+      subject,
       email: text(claims.email, 320),
       emailVerified: claims.email_verified === true || claims.email_verified === 'true',
       name: text(claims.name),

@@ -128,9 +128,10 @@ export function providerExists(provider: string): ConflictError {
 }
 
 /**
- * Overwrites what the request gives and keeps the rest (SPEC PUT). The discovery document is
- * fetched and checked again whatever changed, so a provider that moved is found out here; the
- * secret is sealed again with the current key (rotation).
+ * Overwrites what the request gives and keeps the rest (SPEC PUT). A given configUrl has its
+ * discovery document fetched and checked again (502 as on registration); a different one is another
+ * provider, so its clientSecret must come with it: the old secret is never sent to a new token
+ * endpoint. Without configUrl nothing is fetched, so a provider can be disabled while it is down.
  */
 export async function updateSsoProvider(
   deps: SsoDeps,
@@ -142,18 +143,20 @@ export async function updateSsoProvider(
   const { database, tenant } = await tenantForManagement(deps, caller, path);
   const existing = await deps.ssoRegistrations.find(database.id, tenant.id, provider);
   if (!existing) throw unknownProvider(provider);
-  const secrets = secretsOf(deps);
   if (input.redirectUri !== undefined) assertRedirectUri(input.redirectUri);
-  const configUrl = input.configUrl ?? existing.configUrl;
-  const metadata = await deps.relyingParty.discover(configUrl);
-  const secret = input.clientSecret ?? openClientSecret(deps, existing);
+  const emailDomains = input.emailDomains ? normaliseEmailDomains(input.emailDomains) : existing.emailDomains;
+  if (input.configUrl !== undefined && input.configUrl !== existing.configUrl && input.clientSecret === undefined) {
+    throw new ValidationError('client_secret_required', 'A new configUrl names another provider: send its clientSecret (and clientId) with it');
+  }
+  const sealedSecret = input.clientSecret === undefined ? existing.sealedSecret : secretsOf(deps).seal(input.clientSecret, existing.id);
+  const metadata = input.configUrl === undefined ? existing.metadata : await deps.relyingParty.discover(input.configUrl);
   const updated = await deps.ssoRegistrations.update({
     ...existing,
-    configUrl,
+    configUrl: input.configUrl ?? existing.configUrl,
     metadata,
     clientId: input.clientId ?? existing.clientId,
-    sealedSecret: secrets.seal(secret, existing.id),
-    emailDomains: input.emailDomains ? normaliseEmailDomains(input.emailDomains) : existing.emailDomains,
+    sealedSecret,
+    emailDomains,
     enabled: input.enabled ?? existing.enabled,
     redirectUri: input.redirectUri ?? existing.redirectUri,
     jitProvisioning: input.jitProvisioning ?? existing.jitProvisioning,

@@ -59,13 +59,17 @@ export interface PendingSsoLogin {
   codeVerifier: string;
   /** The callback URL the provider was given (the token request must repeat it exactly). */
   callbackUrl: string;
-  /** The signed-in user who asked to link this provider to their account, if any. */
-  linkUserId: string | null;
+  /** The signed-in user who asked to link this provider to their account, and their session; null for a sign-in. */
+  link: { userId: string; sessionId: string } | null;
 }
 
 export interface SsoLoginStateStore {
-  /** Keeps the login under its state until `expires`, bound to the browser holding `browserToken`. */
-  save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date): Promise<void>;
+  /**
+   * Keeps the login under its state until `expires`, bound to the browser holding `browserToken`,
+   * counted against the client's address: false (nothing kept) when that address already has
+   * `maxPerAddress` sign-ins under way.
+   */
+  save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date, limit: { address: string; maxPerAddress: number }): Promise<boolean>;
   /**
    * Removes the login kept under `state` and answers it, with whether `browserToken` is the one it
    * is bound to; null when there is none (never saved, already taken, or expired).
@@ -108,7 +112,8 @@ export interface AuthorizationStart {
  */
 export interface OidcRelyingParty {
   discover(configUrl: string): Promise<ProviderMetadata>;
-  begin(input: { metadata: ProviderMetadata; clientId: string; callbackUrl: string }): Promise<AuthorizationStart>;
+  /** `reauthenticate` asks the provider to sign the user in again (prompt=login), whatever session it holds. */
+  begin(input: { metadata: ProviderMetadata; clientId: string; callbackUrl: string; reauthenticate: boolean }): Promise<AuthorizationStart>;
   /**
    * Exchanges the authorization response for tokens and validates the ID token (issuer,
    * audience, nonce, expiry, signature, RFC 9207 `iss`). UnauthenticatedError

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UserTokenIssuer } from '../data-plane.js';
-import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { addressKey } from '../client-address-key.js';
+import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { LoginResult, User } from '../model.js';
 import type { DatabasePath, TenantPath } from '../paths.js';
 import type { DatabaseAccess } from '../use-cases/database-access.js';
@@ -17,6 +18,8 @@ export interface SsoSignInDeps extends SsoDeps {
 
 /** How long a sign-in may stay at the provider before its state is forgotten. */
 export const SSO_LOGIN_TTL_SECONDS = 600;
+/** Sign-ins one address (an IPv6 /64) may have under way at once: anonymous requests must not fill the store. */
+export const SSO_MAX_PENDING_PER_ADDRESS = 100;
 
 /** A database and tenant as an anonymous caller reaches them: both must exist, the database READY. */
 async function publicTenant(deps: SsoDeps, path: TenantPath): Promise<DatabaseAccess> {
@@ -46,25 +49,32 @@ export interface SsoLoginStart {
 }
 
 /**
- * Starts a sign-in with the tenant's provider (SPEC GET T/auth/oidc/providers/{name}/login).
- * With `linkSessionToken` (a signed-in user asking to link the provider to their account), the
- * session must be live: the callback then links the provider's account to that user.
+ * Starts a sign-in with the tenant's provider (SPEC GET T/auth/oidc/providers/{name}/login). With
+ * `linkSessionToken` (a signed-in user linking the provider to their account; the route takes it
+ * only from a same-site POST), the session must be live, the provider is asked to sign the user in
+ * again whatever session it holds, and the callback links the provider's account to that user.
+ * An address with SSO_MAX_PENDING_PER_ADDRESS sign-ins under way waits (429).
  */
 export async function startSsoLogin(
   deps: SsoSignInDeps,
   path: TenantPath,
   provider: string,
-  input: { callbackUrl: string; link: boolean; sessionToken: string | undefined },
+  input: { callbackUrl: string; clientAddress: string; linkSessionToken?: string },
 ): Promise<SsoLoginStart> {
   const { database, data } = await publicTenant(deps, path);
   const registration = usableRegistration(await deps.ssoRegistrations.find(database.id, path.tenantId, provider), provider);
-  let linkUserId: string | null = null;
-  if (input.link) {
-    const session = input.sessionToken ? await data.sessions.findByToken(input.sessionToken) : null;
+  let link: PendingSsoLogin['link'] = null;
+  if (input.linkSessionToken !== undefined) {
+    const session = await data.sessions.findByToken(input.linkSessionToken);
     if (!session) throw new UnauthenticatedError('invalid_session', 'Linking a provider to your account needs you signed in (the session cookie) in this browser');
-    linkUserId = session.userId;
+    link = { userId: session.userId, sessionId: session.id };
   }
-  const start = await deps.relyingParty.begin({ metadata: registration.metadata, clientId: registration.clientId, callbackUrl: input.callbackUrl });
+  const start = await deps.relyingParty.begin({
+    metadata: registration.metadata,
+    clientId: registration.clientId,
+    callbackUrl: input.callbackUrl,
+    reauthenticate: link !== null,
+  });
   const browserToken = randomBytes(32).toString('base64url');
   const login: PendingSsoLogin = {
     registrationId: registration.id,
@@ -73,9 +83,13 @@ export async function startSsoLogin(
     nonce: start.nonce,
     codeVerifier: start.codeVerifier,
     callbackUrl: input.callbackUrl,
-    linkUserId,
+    link,
   };
-  await deps.loginStates.save(start.state, browserToken, login, new Date(Date.now() + SSO_LOGIN_TTL_SECONDS * 1000));
+  const expires = new Date(Date.now() + SSO_LOGIN_TTL_SECONDS * 1000);
+  const limit = { address: addressKey(input.clientAddress), maxPerAddress: SSO_MAX_PENDING_PER_ADDRESS };
+  if (!(await deps.loginStates.save(start.state, browserToken, login, expires, limit))) {
+    throw new RateLimitedError(60, 'Too many sign-ins under way from this address; try again in a minute');
+  }
   return { location: start.url, browserToken, maxAgeSeconds: SSO_LOGIN_TTL_SECONDS };
 }
 
@@ -136,39 +150,51 @@ function notAMember(): ForbiddenError {
 function accountExists(): ConflictError {
   return new ConflictError(
     'account_exists',
-    'An account with this email already exists. Sign in to it as before, then link this provider to it from there (its login URL with link=true).',
+    'An account with this email already exists. Sign in to it as before, then link this provider to it from there (POST .../providers/{providerName}/link).',
   );
 }
 
 /**
  * The user the provider's account is, found by (issuer, subject), never by email alone: an email
  * that has an account not linked to this identity is refused, unless the signed-in owner of an
- * account asked to link it. A new account is created only where the registration provisions users.
+ * account asked to link it (their session still live). Everything is decided before anything is
+ * written, so a refusal leaves no link, membership or user behind. A new account is created, and
+ * a member added, only where the registration provisions users.
  */
 async function resolveUser(access: DatabaseAccess, registration: SsoRegistration, identity: OidcIdentity, email: string, login: PendingSsoLogin): Promise<User> {
-  const { users } = access.data;
+  const { users, sessions } = access.data;
   const linked = await users.findByIdentity(identity);
-  if (login.linkUserId !== null) {
-    if (linked && linked.id !== login.linkUserId) throw new ConflictError('identity_taken', 'This account at the provider is linked to another user');
-    if (!linked) await users.linkIdentity(login.linkUserId, identity);
-    const user = await users.find(login.linkUserId);
+  let user: User | null;
+  if (login.link !== null) {
+    if (!(await sessions.isLive(login.link.sessionId, login.link.userId))) {
+      throw new UnauthenticatedError('invalid_session', 'The session that asked to link this provider has ended: sign in and link again');
+    }
+    if (linked && linked.id !== login.link.userId) throw new ConflictError('identity_taken', 'This account at the provider is linked to another user');
+    user = linked ?? (await users.find(login.link.userId));
     if (!user) throw new UnauthenticatedError('invalid_session', 'The account to link no longer exists');
-    return user;
+  } else {
+    user = linked;
   }
-  if (linked) return linked;
-  if (await users.findByEmail(email)) throw accountExists();
-  if (!registration.jitProvisioning) throw notAMember();
-  try {
-    return await users.createWithIdentity(
-      { email, emailVerified: new Date(), name: identity.name, givenName: identity.givenName, familyName: identity.familyName, picture: identity.picture },
-      identity,
-      login.tenantId,
-    );
-  } catch (error) {
-    // The same email signed up a moment ago, some other way.
-    if (error instanceof ConflictError && error.code === 'email_taken') throw accountExists();
-    throw error;
+  if (!user) {
+    if (await users.findByEmail(email)) throw accountExists();
+    if (!registration.jitProvisioning) throw notAMember();
+    try {
+      return await users.createWithIdentity(
+        { email, emailVerified: new Date(), name: identity.name, givenName: identity.givenName, familyName: identity.familyName, picture: identity.picture },
+        identity,
+        login.tenantId,
+      );
+    } catch (error) {
+      // The same email signed up a moment ago, some other way.
+      if (error instanceof ConflictError && error.code === 'email_taken') throw accountExists();
+      throw error;
+    }
   }
+  const member = await isMember(users, user.id, login.tenantId);
+  if (!member && !registration.jitProvisioning) throw notAMember();
+  if (!linked) await users.linkIdentity(user.id, identity);
+  if (!member) await users.link(login.tenantId, user.id);
+  return user;
 }
 
 /**
@@ -198,10 +224,6 @@ export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, call
   });
   const email = admittedEmail(identity, usable);
   const user = await resolveUser(access, usable, identity, email, login);
-  if (!(await isMember(access.data.users, user.id, login.tenantId))) {
-    if (!usable.jitProvisioning) throw notAMember();
-    await access.data.users.link(login.tenantId, user.id);
-  }
   return { registration: usable, tenantId: login.tenantId, result: await startSession(deps, access, user) };
 }
 

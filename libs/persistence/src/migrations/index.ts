@@ -10,6 +10,7 @@ import { Migration20261122080000_observer_minutes } from './Migration20261122080
 import { Migration20261122090000_insight_rollups } from './Migration20261122090000_insight_rollups.js';
 import { Migration20261122100000_sso } from './Migration20261122100000_sso.js';
 import { Migration20261122110000_nilecli_client } from './Migration20261122110000_nilecli_client.js';
+import { Migration20261122120000_sso_login_limits } from './Migration20261122120000_sso_login_limits.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -25,4 +26,5 @@ export const migrationsList = [
   { name: 'Migration20261122090000_insight_rollups', class: Migration20261122090000_insight_rollups },
   { name: 'Migration20261122100000_sso', class: Migration20261122100000_sso },
   { name: 'Migration20261122110000_nilecli_client', class: Migration20261122110000_nilecli_client },
+  { name: 'Migration20261122120000_sso_login_limits', class: Migration20261122120000_sso_login_limits },
 ];

@@ -138,6 +138,7 @@ interface LoginRow {
   code_verifier: string;
   callback_url: string;
   link_user_id: string | null;
+  link_session_id: string | null;
 }
 
 /**
@@ -152,25 +153,46 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
     private readonly pruneEveryMs = 60_000,
   ) {}
 
-  async save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date): Promise<void> {
+  async save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date, limit: { address: string; maxPerAddress: number }): Promise<boolean> {
     const connection = this.orm.em.getConnection();
-    await connection.execute(
-      `insert into sso_login_states (state_digest, browser_digest, registration_id, database_id, tenant_id, nonce, code_verifier,
-         callback_url, link_user_id, expires)
-       values (decode(?, 'hex'), decode(?, 'hex'), ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [digestOf(state), digestOf(browserToken), login.registrationId, login.databaseId, login.tenantId, login.nonce, login.codeVerifier, login.callbackUrl, login.linkUserId, expires],
-    );
     if (Date.now() - this.lastPrune >= this.pruneEveryMs) {
       this.lastPrune = Date.now();
       await connection.execute(`delete from sso_login_states where expires < now()`);
     }
+    // One statement: concurrent requests from one address may each see the count just under the
+    // cap, so the bound holds to within the requests in flight.
+    const rows = await connection.execute<{ saved: number }[]>(
+      `insert into sso_login_states (state_digest, browser_digest, address_digest, registration_id, database_id, tenant_id, nonce,
+         code_verifier, callback_url, link_user_id, link_session_id, expires)
+       select decode(?, 'hex'), decode(?, 'hex'), decode(?, 'hex'), ?, ?, ?, ?, ?, ?, ?, ?, ?
+       where (select count(*) from sso_login_states where address_digest = decode(?, 'hex') and expires > now()) < ?
+       returning 1 as saved`,
+      [
+        digestOf(state),
+        digestOf(browserToken),
+        digestOf(limit.address),
+        login.registrationId,
+        login.databaseId,
+        login.tenantId,
+        login.nonce,
+        login.codeVerifier,
+        login.callbackUrl,
+        login.link?.userId ?? null,
+        login.link?.sessionId ?? null,
+        expires,
+        digestOf(limit.address),
+        limit.maxPerAddress,
+      ],
+      'all',
+    );
+    return rows.length === 1;
   }
 
   async take(state: string, browserToken: string | undefined): Promise<{ login: PendingSsoLogin; sameBrowser: boolean } | null> {
     const rows = await this.orm.em.getConnection().execute<LoginRow[]>(
       `delete from sso_login_states where state_digest = decode(?, 'hex')
        returning expires > now() as live, browser_digest = decode(?, 'hex') as browser_matches,
-         registration_id, database_id, tenant_id, nonce, code_verifier, callback_url, link_user_id`,
+         registration_id, database_id, tenant_id, nonce, code_verifier, callback_url, link_user_id, link_session_id`,
       [digestOf(state), digestOf(browserToken ?? '')],
       'all',
     );
@@ -185,7 +207,7 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
         nonce: row.nonce,
         codeVerifier: row.code_verifier,
         callbackUrl: row.callback_url,
-        linkUserId: row.link_user_id,
+        link: row.link_user_id && row.link_session_id ? { userId: row.link_user_id, sessionId: row.link_session_id } : null,
       },
     };
   }
