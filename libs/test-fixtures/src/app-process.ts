@@ -17,6 +17,8 @@ export interface AppProcessOptions {
   /** Called as soon as the child exists, before it is ready (a time limit may want to kill it). */
   spawned?: (child: ChildProcess) => void;
   readyTimeoutMs?: number;
+  /** The app serves https (its certificate must be trusted by this process to see it ready). */
+  https?: boolean;
 }
 
 export interface AppProcess {
@@ -37,7 +39,7 @@ export interface AppProcess {
  */
 export async function startAppProcess(entry: string, options: AppProcessOptions): Promise<AppProcess> {
   const port = options.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${options.https ? 'https' : 'http'}://127.0.0.1:${port}`;
   const extra = typeof options.env === 'function' ? options.env(url) : (options.env ?? {});
   const env: NodeJS.ProcessEnv = { ...process.env, [options.portVariable]: String(port) };
   for (const [name, value] of Object.entries(extra)) {

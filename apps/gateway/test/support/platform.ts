@@ -122,7 +122,7 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
       },
       async deleteDatabase() {
         const deleted = await request('DELETE', D, { token });
-        if (deleted.status !== 204) throw new Error(`DELETE ${D} answered ${deleted.status}: ${deleted.text}`);
+        if (deleted.status !== 200) throw new Error(`DELETE ${D} answered ${deleted.status}: ${deleted.text}`);
       },
     };
   }

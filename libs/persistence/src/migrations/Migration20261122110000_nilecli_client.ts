@@ -4,7 +4,8 @@ import { Migration } from '@mikro-orm/migrations';
  * The first-party public client of the API family's command line tool: it opens
  * `/authorize?client_id=nilecli` with PKCE S256 and `redirect_uri=http://localhost:<port>/callback`.
  * Loopback redirects registered without a port match any port (RFC 8252 section 7.3), as for
- * `platform-cli`, which also gets the `localhost` spelling here.
+ * `platform-cli`; this client also has the `localhost` spelling (RFC 8252 prefers IP literals,
+ * which `platform-cli` keeps to), since that is what the tool sends.
  */
 export class Migration20261122110000_nilecli_client extends Migration {
   override up(): void {
@@ -13,13 +14,9 @@ export class Migration20261122110000_nilecli_client extends Migration {
       values ('nilecli', null, 'Nile command line', 'public', null,
               '["http://localhost/callback", "http://127.0.0.1/callback", "http://[::1]/callback"]', now())
       on conflict (id) do nothing`);
-    this.addSql(`
-      update oauth_clients set redirect_uris = '["http://127.0.0.1/callback", "http://[::1]/callback", "http://localhost/callback"]'
-      where id = 'platform-cli' and redirect_uris = '["http://127.0.0.1/callback", "http://[::1]/callback"]'`);
   }
 
   override down(): void {
     this.addSql(`delete from oauth_clients where id = 'nilecli'`);
-    this.addSql(`update oauth_clients set redirect_uris = '["http://127.0.0.1/callback", "http://[::1]/callback"]' where id = 'platform-cli'`);
   }
 }
