@@ -12,9 +12,11 @@ export interface BannerFacts {
   credentials: LocalCredentials;
   credentialsPath: string;
   gateway: { adminUrl: string; caCert: string | null; madeAuthority: boolean };
+  /** The CA of the apps' https certificate (PLATFORM_HTTPS), to tell clients how to trust it. */
+  httpsCaCert?: string | null;
 }
 
-export function banner({ config, where, token, credentials, credentialsPath, gateway }: BannerFacts): string {
+export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert }: BannerFacts): string {
   const { client, developer } = credentials;
   const base = config.api.publicBaseUrl;
   const database = 'app';
@@ -27,13 +29,19 @@ The gateway's certificate comes from a development CA ${gateway.madeAuthority ? 
     : `  psql "${address}?sslmode=verify-full&sslrootcert=<the CA of your GATEWAY_TLS_CERT>"
 
 sslmode=require works without the CA file too (encrypted, but psql does not check the server).`;
+  const trust = httpsCaCert
+    ? `
+Both apps serve https with a certificate from the development CA ${httpsCaCert}. Trust it:
+  curl --cacert ${httpsCaCert} ...        export NODE_EXTRA_CA_CERTS=${httpsCaCert}   (Node: the MCP server, scripts)
+`
+    : '';
   return `
 The platform is up.
   API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   PostgreSQL gateway          ${config.gateway.publicUrl}   Admin: ${gateway.adminUrl}/healthz, /readyz, /metrics
   Control plane               ${where}
-
+${trust}
 A first token, from the token service's client_credentials grant for workspace '${DEFAULT_WORKSPACE.slug}'
 (client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
 

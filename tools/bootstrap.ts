@@ -2,6 +2,8 @@
 // set), its migrations, the signing key, and a developer with a default workspace and a client,
 // so that a fresh clone has someone to sign in and something to get a token with.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
 import { KeySet, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
 import { loadPlatformConfig, loadSignInSettings, type Env, type PlatformConfig } from '@platform/config';
 import {
@@ -102,6 +104,20 @@ export async function requestClientToken(issuer: string, client: LocalCredential
 }
 
 /** The token service of the running `npm start`, else the one the environment describes. */
+/**
+ * Makes this process trust the development CA of a platform `npm start` runs over https
+ * (PLATFORM_HTTPS), as NODE_EXTRA_CA_CERTS would; nothing when it runs over http.
+ */
+export function trustRunningPlatform(env: Env): void {
+  const caCert = readRunningPlatform(env)?.httpsCaCert;
+  if (caCert) trustCertificateAuthority(caCert);
+}
+
+/** Adds a CA (a PEM file) to what this process's TLS clients, fetch included, trust. */
+export function trustCertificateAuthority(caCertPath: string): void {
+  tls.setDefaultCACertificates([...tls.getCACertificates('default'), readFileSync(caCertPath, 'utf8')]);
+}
+
 export function tokenServiceIssuer(env: Env): string {
   const running = readRunningPlatform(env);
   if (running) return running.issuer;

@@ -18,11 +18,12 @@ export interface GatewayTls {
 
 /**
  * Unless GATEWAY_TLS_CERT is set, ensures a development CA and a server certificate for the local
- * names and the host of the gateway's public URL, and points the gateway at them.
+ * names and the hosts of the given public URLs (the gateway's, and the apps' when they serve
+ * https too), and points the gateway at them.
  */
-export async function provideGatewayTls(env: Env, gatewayPublicUrl: string): Promise<GatewayTls> {
+export async function provideGatewayTls(env: Env, publicUrls: string[]): Promise<GatewayTls> {
   if (env.GATEWAY_TLS_CERT) return { env, caCert: null, madeAuthority: false };
-  const hosts = [...new Set([...LOCAL_HOSTS, bareHost(new URL(gatewayPublicUrl).hostname)])];
+  const hosts = [...new Set([...LOCAL_HOSTS, ...publicUrls.map((url) => bareHost(new URL(url).hostname))])];
   const made = await ensureDevelopmentCertificates(tlsDir(env), hosts);
   return {
     env: { ...env, GATEWAY_TLS_CERT: made.serverCert, GATEWAY_TLS_KEY: made.serverKey },
@@ -34,4 +35,25 @@ export async function provideGatewayTls(env: Env, gatewayPublicUrl: string): Pro
 /** Where the start reaches the gateway's /healthz: over loopback, like the other apps. */
 export function gatewayAdminUrl(env: Env): string {
   return `http://127.0.0.1:${readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT)}`;
+}
+
+/**
+ * PLATFORM_HTTPS=true: apps/api and apps/oauth serve https with the development certificate the
+ * gateway uses (unless their own API_TLS_* / OAUTH_TLS_* are set). Answers the environment, and the
+ * CA clients must trust (null when the certificates are the user's).
+ */
+export function provideAppsHttps(env: Env, gateway: GatewayTls): { env: Env; caCert: string | null } {
+  const serverCert = env.GATEWAY_TLS_CERT;
+  const serverKey = env.GATEWAY_TLS_KEY;
+  if (!serverCert || !serverKey) throw new Error('PLATFORM_HTTPS needs the gateway\'s certificate');
+  return {
+    env: {
+      ...env,
+      API_TLS_CERT: env.API_TLS_CERT ?? serverCert,
+      API_TLS_KEY: env.API_TLS_KEY ?? serverKey,
+      OAUTH_TLS_CERT: env.OAUTH_TLS_CERT ?? serverCert,
+      OAUTH_TLS_KEY: env.OAUTH_TLS_KEY ?? serverKey,
+    },
+    caCert: env.API_TLS_CERT ? null : gateway.caCert,
+  };
 }

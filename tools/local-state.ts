@@ -108,6 +108,8 @@ export interface RunningPlatform {
   developerTokenTtlSeconds: number;
   /** The PostgreSQL gateway's public postgres://host:port. */
   gatewayUrl: string;
+  /** The development CA the apps' https certificate comes from (PLATFORM_HTTPS), for the tools to trust; null over http. */
+  httpsCaCert?: string | null;
   processes: { postgres: number | null; api: number; oauth: number; gateway: number };
 }
 

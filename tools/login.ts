@@ -5,9 +5,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
-import { tokenServiceIssuer } from './bootstrap.js';
+import { tokenServiceIssuer, trustRunningPlatform } from './bootstrap.js';
 
 const TIMEOUT_MS = 5 * 60_000;
+trustRunningPlatform(process.env);
 const issuer = new URL(tokenServiceIssuer(process.env));
 const client = await oidc.discovery(issuer, 'platform-cli', undefined, oidc.None(), {
   execute: issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],

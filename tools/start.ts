@@ -6,12 +6,12 @@
 // (they drain in-flight requests), then PostgreSQL, within 10 s. If this process dies otherwise,
 // the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it.
 import { execSync } from 'node:child_process';
-import type { Env } from '@platform/config';
+import { readEnum, type Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
 import { banner } from './banner.js';
-import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken } from './bootstrap.js';
-import { gatewayAdminUrl, provideGatewayTls } from './gateway-setup.js';
+import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
+import { gatewayAdminUrl, provideAppsHttps, provideGatewayTls } from './gateway-setup.js';
 import { prepareEmbeddedSettings, provideSsoSecretKeys, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
@@ -79,9 +79,15 @@ async function startPlatform(): Promise<void> {
   const provided = await provideControlPlane(baseEnv, settings);
   embedded = provided.embedded;
   if (stopping) return;
-  const config = loadConfigOrExit(provided.env);
-  const tls = await provideGatewayTls(provided.env, config.gateway.publicUrl);
-  const env = provideSsoSecretKeys(tls.env);
+  const plainConfig = loadConfigOrExit(provided.env);
+  const https = readEnum(baseEnv, 'PLATFORM_HTTPS', 'false', ['true', 'false']) === 'true';
+  const publicUrls = [plainConfig.gateway.publicUrl, ...(https ? [plainConfig.api.publicBaseUrl, plainConfig.oauth.issuer] : [])];
+  const tls = await provideGatewayTls(provided.env, publicUrls);
+  const served = https ? provideAppsHttps(tls.env, tls) : { env: tls.env, caCert: null };
+  const env = provideSsoSecretKeys(served.env);
+  // With certificates for the apps, their public URLs default to https.
+  const config = https ? loadConfigOrExit(env) : plainConfig;
+  if (served.caCert) trustCertificateAuthority(served.caCert);
   const { applied, credentials, credentialsPath } = await prepareControlPlane(config, env);
   if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
   if (stopping) return;
@@ -90,7 +96,12 @@ async function startPlatform(): Promise<void> {
   const api = apps.start('apps/api', 'apps/api/src/main.ts', env);
   const gateway = apps.start('apps/gateway', 'apps/gateway/src/main.ts', env);
   const adminUrl = gatewayAdminUrl(env);
-  await Promise.all([waitHealthy(`http://127.0.0.1:${config.api.port}`), waitHealthy(`http://127.0.0.1:${config.oauth.port}`), waitHealthy(adminUrl)]);
+  const scheme = (tlsFiles: object | null) => (tlsFiles ? 'https' : 'http');
+  await Promise.all([
+    waitHealthy(`${scheme(config.api.tls)}://127.0.0.1:${config.api.port}`),
+    waitHealthy(`${scheme(config.oauth.tls)}://127.0.0.1:${config.oauth.port}`),
+    waitHealthy(adminUrl),
+  ]);
   const token = await requestClientToken(config.oauth.issuer, credentials.client).catch((error: Error) => {
     throw new Error(`could not get a first token from the token service: ${error.message}`);
   });
@@ -103,10 +114,11 @@ async function startPlatform(): Promise<void> {
     databaseUrl: config.databaseUrl,
     developerTokenTtlSeconds: config.developerTokenTtlSeconds,
     gatewayUrl: config.gateway.publicUrl,
+    httpsCaCert: served.caCert,
     processes: { postgres: embedded?.pid ?? null, api: api.pid!, oauth: oauth.pid!, gateway: gateway.pid! },
   });
   const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir})` : 'DATABASE_URL';
-  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority } }));
+  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority }, httpsCaCert: served.caCert }));
 }
 
 try {
