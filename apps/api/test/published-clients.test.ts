@@ -131,7 +131,8 @@ describe('the API family’s published clients, over HTTPS', function () {
       expect(untrusted.status, url).to.equal(60);
       expect(untrusted.stderr).to.match(/SSL certificate problem/);
 
-      const probe = `fetch(${JSON.stringify(url)}).then((r) => console.log(r.status), (e) => console.log(e.cause?.code ?? e.message))`;
+      // Written as plain text: console.log colours numbers where FORCE_COLOR is set (as under CI).
+      const probe = `fetch(${JSON.stringify(url)}).then((r) => process.stdout.write(String(r.status)), (e) => process.stdout.write(String(e.cause?.code ?? e.message)))`;
       const plainEnv = { ...process.env };
       delete plainEnv.NODE_EXTRA_CA_CERTS;
       const nodeTrusted = await run(process.execPath, ['-e', probe], { env: { ...plainEnv, NODE_EXTRA_CA_CERTS: caPath } });
