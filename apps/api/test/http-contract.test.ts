@@ -108,7 +108,7 @@ describe('HTTP contract', function () {
     expect(rename.responses).to.include.keys('200', '400', '401', '404', '409', '500');
     // What the framework answers for it: a token without the scope, a body too large or not JSON.
     expect(rename.responses).to.include.keys('403', '413', '415');
-    expect(Object.keys(body.paths['/healthz'].get.responses)).to.deep.equal(['200', '500']);
+    expect(Object.keys(body.paths['/healthz'].get.responses)).to.deep.equal(['200', '500', '503']);
     expect(rename.responses['200'].content['application/json'].schema.required).to.include('parent');
     expect(body.paths['/healthz'].get.security).to.deep.equal([]);
     expect(body.components.securitySchemes.jwtBearerAuth).to.include({ type: 'http', scheme: 'bearer' });

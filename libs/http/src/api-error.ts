@@ -1,5 +1,6 @@
 import { StructError } from 'superstruct';
 import { DomainError, type ErrorKind } from '@platform/domain';
+import { isDatabaseUnavailable } from './database-unavailable.js';
 import { record, text, int } from './schema.js';
 
 /** The body of every error response (SPEC section 7). */
@@ -122,8 +123,17 @@ export function toApiError(error: unknown): MappedError {
       'bad_request';
     return { body: { errorCode, message: MESSAGE_BY_CODE[errorCode] ?? 'Bad request', statusCode: status }, expected: true };
   }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      body: { errorCode: 'database_unavailable', message: 'A database is unavailable or out of connections; try again shortly', statusCode: 503 },
+      expected: true,
+    };
+  }
   return {
     body: { errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 },
     expected: false,
   };
 }
+
+/** 503 answers worth retrying soon, and after how many seconds (Retry-After). */
+export const RETRY_AFTER_SECONDS: Readonly<Record<string, number>> = { database_unavailable: 2, database_busy: 1, control_plane_unavailable: 2 };

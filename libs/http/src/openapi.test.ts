@@ -140,12 +140,13 @@ describe('buildOpenApiDocument', () => {
     for (const operation of [list, create, remove]) expect(operation.responses).to.have.property('401');
   });
 
-  it('documents 500, the route errors and what the framework answers for the route, all with the APIError schema', () => {
+  it('documents 500, 503, the route errors and what the framework answers for the route, all with the APIError schema', () => {
     // A route without input cannot be refused as invalid; one with a JSON body can be too large or not JSON.
-    expect(Object.keys(health.responses)).to.have.members(['200', '500']);
-    expect(Object.keys(create.responses)).to.have.members(['201', '400', '401', '403', '404', '409', '413', '415', '500']);
-    expect(Object.keys(remove.responses)).to.have.members(['204', '400', '401', '403', '404', '500']);
-    for (const status of ['400', '401', '403', '404', '409', '413', '415', '500']) {
+    // Any route may find PostgreSQL down (503 database_unavailable).
+    expect(Object.keys(health.responses)).to.have.members(['200', '500', '503']);
+    expect(Object.keys(create.responses)).to.have.members(['201', '400', '401', '403', '404', '409', '413', '415', '500', '503']);
+    expect(Object.keys(remove.responses)).to.have.members(['204', '400', '401', '403', '404', '500', '503']);
+    for (const status of ['400', '401', '403', '404', '409', '413', '415', '500', '503']) {
       expect(create.responses[status].content).to.deep.equal({
         'application/json': { schema: { $ref: '#/components/schemas/APIError' } },
       });
@@ -248,6 +249,7 @@ describe('buildOpenApiDocument', () => {
         303: { description: 'Elsewhere', headers: { Location: { description: 'Where to go', schema: { type: 'string' } } } },
         400: { description: 'An error page', content: { 'text/html': { schema: { type: 'string' } } } },
         500: { description: 'Internal error', content: { 'application/json': { schema: { $ref: '#/components/schemas/APIError' } } } },
+        503: { description: 'Unavailable', content: { 'application/json': { schema: { $ref: '#/components/schemas/APIError' } } } },
       });
     });
 
@@ -263,7 +265,7 @@ describe('buildOpenApiDocument', () => {
     });
 
     it("merges its answers with the framework's at one status: one schema per media type, or oneOf", () => {
-      expect(Object.keys(formOperation.responses)).to.have.members(['200', '400', '401', '413', '429', '500']);
+      expect(Object.keys(formOperation.responses)).to.have.members(['200', '400', '401', '413', '429', '500', '503']);
       expect(formOperation.responses['400']).to.deep.equal({
         description: 'A protocol error',
         content: { 'application/json': { schema: { oneOf: [toJsonSchema(problem), { $ref: '#/components/schemas/APIError' }] } } },

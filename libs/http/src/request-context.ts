@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { RateLimitedError } from '@platform/domain';
-import { toApiError } from './api-error.js';
+import { RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
 
 export interface RequestState {
   requestId: string;
@@ -41,10 +41,13 @@ export function errorMapper() {
       const { body, expected } = toApiError(error);
       const state = ctx.state as RequestState;
       if (!expected) state.log.error({ err: error }, 'unhandled error');
+      else if (body.errorCode === 'database_unavailable') state.log.warn({ err: error }, 'a database is unavailable');
       ctx.status = body.statusCode;
       ctx.body = body;
       ctx.set('Cache-Control', 'no-store');
       if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      const retryAfter = RETRY_AFTER_SECONDS[body.errorCode];
+      if (body.statusCode === 503 && retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
       // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
       if (body.errorCode === 'insufficient_scope') ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
       if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);

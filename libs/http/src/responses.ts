@@ -29,7 +29,7 @@ export function apiErrorResponse(status: number): ResponseSpec {
 /**
  * Every answer an operation can give: its own, then the APIErrors it lists, then those the
  * framework gives for it: 400 when it validates or parses input, 401 and 403 when it
- * authenticates, 413 when it reads a body, 415 when that body must be JSON, and 500.
+ * authenticates, 413 when it reads a body, 415 when that body must be JSON, 500, and 503.
  */
 export function declaredResponses(route: Route<any>): ResponseSpec[] {
   const implied = [
@@ -38,6 +38,8 @@ export function declaredResponses(route: Route<any>): ResponseSpec[] {
     ...(route.body || route.form ? [413] : []),
     ...(route.body ? [415] : []),
     500,
+    // Any route may find PostgreSQL down or out of connections (database_unavailable, with Retry-After).
+    503,
   ];
   const errors = [...new Set([...route.errors, ...implied])].sort((a, b) => a - b);
   return [route.success, ...(route.responses ?? []), ...errors.map(apiErrorResponse)];
