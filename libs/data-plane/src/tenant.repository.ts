@@ -1,4 +1,5 @@
-import { ConflictError, type Tenant, type TenantRepository } from '@platform/domain';
+import { ConflictError, pageOf, type Page, type PageRequest, type Tenant, type TenantRepository } from '@platform/domain';
+import { positionOf } from './page-position.js';
 import { isUniqueViolation, inTransaction, type Queryable } from './queryable.js';
 import { TENANT_COLUMNS, toTenant, type TenantRow } from './rows.js';
 import { LIVE_SESSION } from './session.repository.js';
@@ -30,6 +31,17 @@ export class PgTenantRepository implements TenantRepository {
   async list(): Promise<Tenant[]> {
     const { rows } = await this.pool.query<TenantRow>(`select ${TENANT_COLUMNS} from public.tenants t where t.deleted is null order by t.created, t.id`);
     return rows.map(toTenant);
+  }
+
+  async listPage(page: PageRequest): Promise<Page<Tenant>> {
+    const after = await positionOf(this.pool, 'public.tenants', page.afterId);
+    const { rows } = await this.pool.query<TenantRow>(
+      `select ${TENANT_COLUMNS} from public.tenants t
+       where t.deleted is null and ($1::timestamptz is null or (t.created, t.id) > ($1::timestamptz, $2::uuid))
+       order by t.created, t.id limit $3`,
+      [after?.created ?? null, after?.id ?? null, page.limit + 1],
+    );
+    return pageOf(rows.map(toTenant), page);
   }
 
   async listForUser(userId: string, sessionId: string): Promise<{ sessionValid: boolean; tenants: Tenant[] }> {

@@ -1,5 +1,6 @@
-import { ConflictError, NotFoundError, type ExternalIdentity, type NewIdentityUser, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
+import { ConflictError, NotFoundError, pageOf, type ExternalIdentity, type Page, type PageRequest, type NewIdentityUser, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
 import { inTenantContext, inTransaction, isUniqueViolation, type Queryable } from './queryable.js';
+import { positionOf } from './page-position.js';
 import { USER_COLUMNS, toUser, type UserRow } from './rows.js';
 import { LIVE_SESSION } from './session.repository.js';
 
@@ -132,6 +133,20 @@ export class PgUserRepository implements UserRepository {
         [tenantId],
       );
       return rows.map(toUser);
+    });
+  }
+
+  async listMembersPage(tenantId: string, page: PageRequest): Promise<Page<User>> {
+    const after = await positionOf(this.pool, 'users.users', page.afterId);
+    return inTenantContext(this.pool, tenantId, async (client) => {
+      const { rows } = await client.query<UserRow>(
+        `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
+         where tu.tenant_id = $1 and u.deleted is null
+           and ($2::timestamptz is null or (u.created, u.id) > ($2::timestamptz, $3::uuid))
+         order by u.created, u.id limit $4`,
+        [tenantId, after?.created ?? null, after?.id ?? null, page.limit + 1],
+      );
+      return pageOf(rows.map(toUser), page);
     });
   }
 

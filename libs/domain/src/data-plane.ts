@@ -1,10 +1,13 @@
 import type { Database, Tenant, User } from './model.js';
+import type { Page, PageRequest } from './paging.js';
 
 /** Tenants of one platform database. */
 export interface TenantRepository {
   /** ConflictError `tenant_id_taken` when the id is in use. */
   create(input: { id?: string; name: string | null }): Promise<Tenant>;
   list(): Promise<Tenant[]>;
+  /** A page of the live tenants, oldest first; invalid_cursor when the cursor's tenant never existed. */
+  listPage(page: PageRequest): Promise<Page<Tenant>>;
   /**
    * The tenants a user belongs to, in one round trip that also checks the user's session: a
    * revoked session or a removed membership takes effect at once.
@@ -57,6 +60,8 @@ export interface UserRepository {
   findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null>;
   update(id: string, patch: UserPatch): Promise<User | null>;
   listMembers(tenantId: string): Promise<User[]>;
+  /** A page of the tenant's members, oldest first; invalid_cursor when the cursor's user never existed. */
+  listMembersPage(tenantId: string, page: PageRequest): Promise<Page<User>>;
   tenantIds(userId: string): Promise<string[]>;
   /** Adds the membership; false when it already existed. */
   link(tenantId: string, userId: string): Promise<boolean>;

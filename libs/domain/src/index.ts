@@ -32,3 +32,4 @@ export * from './sso/sso-ports.js';
 export * from './sso/registrations.js';
 export * from './sso/sso-sign-in.js';
 export * from './client-address-key.js';
+export * from './paging.js';

@@ -8,3 +8,4 @@ export type { RequestState } from './request-context.js';
 export { healthRoutes, type HealthScope } from './health.routes.js';
 export { serve, type Serving } from './serve.js';
 export { escapeHtml, htmlDocument } from './html.js';
+export { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer } from './paging.js';

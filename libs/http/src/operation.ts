@@ -103,6 +103,7 @@ async function readRequest<TScope>(
     query,
     body,
     clientAddress: clientAddressOf(ctx.socket.remoteAddress ?? '', ctx.get('x-forwarded-for') || undefined, proxies),
+    path: ctx.path,
     header: (name: string) => ctx.get(name),
     rawQuery: { ...ctx.query },
     scope: options.openScope(),

@@ -26,6 +26,8 @@ export interface RequestInput<TScope, P, Q, B> {
   body: B;
   /** The client's address: the socket's, or what a trusted proxy forwards (client-address.ts). */
   clientAddress: string;
+  /** The request's path as the client sent it (for links to other pages of a list). */
+  path: string;
   /** A request header ('' when absent). */
   header(name: string): string;
   /** The query string's fields as sent (a repeated field is an array), for protocol routes that validate it themselves. */

@@ -110,6 +110,21 @@ export function queryBoolean(description?: string): Struct<boolean, null> {
   });
 }
 
+/**
+ * A whole number in a query string, within `min` and `max`: digits only (no sign, no exponent), so
+ * `limit=1e3` or `limit=-1` are refused rather than read as something else.
+ */
+export function queryInteger(options: { min: number; max: number; description?: string }): Struct<number, null> {
+  const parsed = coerce(ssInteger(), ssString(), (value) => (/^[0-9]{1,9}$/.test(value) ? Number(value) : value));
+  const bounded = refine(parsed, 'range', (value) => (value >= options.min && value <= options.max) || `must be ${options.min} to ${options.max}`);
+  return tag(bounded, {
+    type: 'integer',
+    minimum: options.min,
+    maximum: options.max,
+    ...(options.description ? { description: options.description } : {}),
+  });
+}
+
 export function num(description?: string): Struct<number, null> {
   return tag(ssNumber(), { type: 'number', ...(description ? { description } : {}) });
 }

@@ -38,3 +38,9 @@ export function defineManagementRoute<P = undefined, Q = undefined, B = undefine
 ): Route<ManagementScope, P, Q, B> {
   return defineRoute(route);
 }
+
+/** How every paged list says it pages. */
+export const PAGED =
+  'Paged: `limit` (1 to 1000, 1000 when omitted) and `cursor`; when there is more, a `Link: <...>; rel="next"` header ' +
+  'gives the next page’s address (the body stays the array). Pages follow (created, id) order, so rows added or removed ' +
+  'meanwhile never repeat or skip a row that was there throughout. 400 invalid_cursor for a cursor this list did not give.';

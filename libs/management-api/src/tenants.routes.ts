@@ -1,6 +1,6 @@
 import { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from '@platform/domain';
-import { respond, arrayOf, optional, record, uuid } from '@platform/http';
-import { defineManagementRoute } from './management-scope.js';
+import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, optional, record, uuid } from '@platform/http';
+import { defineManagementRoute, PAGED } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
 import { tenantNameField } from './request-fields.js';
 import { TenantSchema, presentTenant } from './tenant.presenter.js';
@@ -16,11 +16,13 @@ export const tenantRoutes = [
     summary: 'List tenants: all of them with a developer token, the user’s own with a user token',
     tags: ['tenants'],
     auth: 'bearer',
+    description: PAGED,
     params: databasePathParams,
-    success: { status: 200, description: 'Tenants, oldest first', schema: arrayOf(TenantSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of tenants, oldest first', schema: arrayOf(TenantSchema), headers: PAGE_LINK_HEADER },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) =>
-      (await listTenants(scope, caller, params.workspaceSlug, params.databaseName)).map(presentTenant),
+    handler: async ({ params, query, caller, scope, path, rawQuery }) =>
+      pagedAnswer(await listTenants(scope, caller, params.workspaceSlug, params.databaseName, pageRequest(query)), presentTenant, { path, rawQuery }),
   }),
   defineManagementRoute({
     method: 'POST',

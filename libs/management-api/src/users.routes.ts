@@ -12,8 +12,8 @@ import {
   unlinkUser,
   updateDatabaseUser,
 } from '@platform/domain';
-import { respond, arrayOf, nullable, optional, record, uuid, type Describe, type Infer } from '@platform/http';
-import { defineManagementRoute } from './management-scope.js';
+import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, nullable, optional, record, uuid, type Describe, type Infer } from '@platform/http';
+import { defineManagementRoute, PAGED } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
 import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
 import { sessionCookieHeader } from './session-cookie.js';
@@ -69,10 +69,13 @@ export const userRoutes = [
     summary: 'List the tenant’s users',
     tags: ['users'],
     auth: 'bearer',
+    description: PAGED,
     params: tenantPathParams,
-    success: { status: 200, description: 'Members, oldest first', schema: arrayOf(UserSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of members, oldest first', schema: arrayOf(UserSchema), headers: PAGE_LINK_HEADER },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) => (await listTenantUsers(scope, caller, params)).map(presentUser),
+    handler: async ({ params, query, caller, scope, path, rawQuery }) =>
+      pagedAnswer(await listTenantUsers(scope, caller, params, pageRequest(query)), presentUser, { path, rawQuery }),
   }),
   defineManagementRoute({
     method: 'POST',

@@ -23,15 +23,15 @@ describe('tenant use cases', () => {
     it('shows a developer of the workspace and its clients every tenant', async () => {
       const one = await p.tenant('One');
       const two = await p.tenant('Two');
-      expect(await listTenants(p.deps, p.alice, 'acme', 'main')).to.deep.equal([one, two]);
-      expect(await listTenants(p.deps, p.acmeClient, 'acme', 'main')).to.deep.equal([one, two]);
+      expect((await listTenants(p.deps, p.alice, 'acme', 'main')).items).to.deep.equal([one, two]);
+      expect((await listTenants(p.deps, p.acmeClient, 'acme', 'main')).items).to.deep.equal([one, two]);
     });
 
     it('shows a user only the tenants they belong to', async () => {
       const mine = await p.tenant('Mine');
       await p.tenant('Theirs');
       const { caller } = await p.user('ada@example.com', 'password1', [mine]);
-      expect(await listTenants(p.deps, caller, 'acme', 'main')).to.deep.equal([mine]);
+      expect((await listTenants(p.deps, caller, 'acme', 'main')).items).to.deep.equal([mine]);
     });
 
     it('answers a developer outside the workspace as if it did not exist', async () => {

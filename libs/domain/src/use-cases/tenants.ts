@@ -1,3 +1,4 @@
+import { firstPage, pageInMemory, type Page, type PageRequest } from '../paging.js';
 import { cleanTenantName } from '../account-rules.js';
 import { requireManagement } from '../authorization.js';
 import type { Principal, Tenant } from '../model.js';
@@ -7,10 +8,20 @@ import { accessDatabase, accessTenant, type DataPlaneDeps } from './database-acc
 import { requireLiveSession, tenantNotFound, tenantsOfSession } from './membership.js';
 
 /** A developer sees every tenant; a user only the tenants they belong to. */
-export async function listTenants(deps: DataPlaneDeps, caller: Principal, workspaceSlug: string, databaseName: string): Promise<Tenant[]> {
+/**
+ * A page of the tenants the caller sees: every tenant for a developer (paged in the database), the
+ * user's own for a user (few; paged in memory).
+ */
+export async function listTenants(
+  deps: DataPlaneDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  databaseName: string,
+  page: PageRequest = firstPage(),
+): Promise<Page<Tenant>> {
   const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
-  if (caller.kind !== 'user') return access.data.tenants.list();
-  return tenantsOfSession(access, caller);
+  if (caller.kind !== 'user') return access.data.tenants.listPage(page);
+  return pageInMemory(await tenantsOfSession(access, caller), page);
 }
 
 /** Creates a tenant; a user who creates one becomes its first member. */

@@ -122,8 +122,8 @@ describe('user use cases', () => {
   describe('tenant members', () => {
     it('lists a tenant’s members for a developer and for a member, and 404 for anyone else', async () => {
       const { p, ada, bob, carol, inHome, home } = await withMembers();
-      expect(await listTenantUsers(p.deps, p.alice, inHome)).to.deep.equal([ada.user, bob.user]);
-      expect(await listTenantUsers(p.deps, ada.caller, inHome)).to.deep.equal([ada.user, bob.user]);
+      expect((await listTenantUsers(p.deps, p.alice, inHome)).items).to.deep.equal([ada.user, bob.user]);
+      expect((await listTenantUsers(p.deps, ada.caller, inHome)).items).to.deep.equal([ada.user, bob.user]);
       expect(await failure(listTenantUsers(p.deps, carol.caller, inHome))).to.deep.equal(notFound('tenant', home.id));
     });
 

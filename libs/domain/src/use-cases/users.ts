@@ -7,6 +7,7 @@ import type { DatabasePath, TenantPath } from '../paths.js';
 import { accessDatabase, accessTenant, type DataPlaneDeps, type DatabaseAccess } from './database-access.js';
 import { isMember, requireLiveSession, requireMembership, sessionEnded, tenantsOfSession } from './membership.js';
 import { signInWithPassword, type PasswordAccount, type PasswordSignInDeps } from './password-sign-in.js';
+import { firstPage, type Page, type PageRequest } from '../paging.js';
 
 export interface SignInDeps extends DataPlaneDeps, PasswordSignInDeps {
   tokens: UserTokenIssuer;
@@ -113,9 +114,10 @@ export async function signOut(deps: DataPlaneDeps, caller: Principal, workspaceS
   await access.data.sessions.revoke(user.sessionId);
 }
 
-export async function listTenantUsers(deps: DataPlaneDeps, caller: Principal, path: TenantPath): Promise<User[]> {
+/** A page of the tenant's members, oldest first. */
+export async function listTenantUsers(deps: DataPlaneDeps, caller: Principal, path: TenantPath, page: PageRequest = firstPage()): Promise<Page<User>> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  return data.users.listMembers(tenant.id);
+  return data.users.listMembersPage(tenant.id, page);
 }
 
 /** A user outside the tenant does not exist here, even when they exist in the database. */

@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { expectApiError } from '@platform/test-fixtures';
+import { createTenant, createUser, developerWithReadyDatabase, loginUser } from './support/fixtures.js';
+import { platform, type TestPlatform } from './support/platform.js';
+
+/** The next page's address from a Link header, or null on the last page. */
+function nextLink(headers: Headers): string | null {
+  const link = headers.get('link');
+  if (link === null) return null;
+  const match = /^<([^>]+)>; rel="next"$/.exec(link);
+  expect(match, link).to.not.equal(null);
+  return match![1];
+}
+
+describe('paged lists', function () {
+  this.timeout(60_000);
+  let p: TestPlatform;
+
+  before(async function () {
+    p = await platform();
+  });
+
+  /** Follows Link rel="next" from `first` to the last page; answers each page's ids. */
+  async function walk(first: string, token: string, between?: () => Promise<void>): Promise<string[][]> {
+    const pages: string[][] = [];
+    for (let next: string | null = first; next !== null; ) {
+      const page = await p.request('GET', next, { token });
+      expect(page.status, page.text).to.equal(200);
+      pages.push((page.body as { id: string }[]).map((item) => item.id));
+      next = nextLink(page.headers);
+      if (between) await between();
+    }
+    return pages;
+  }
+
+  it('pages tenants by limit and cursor, each tenant once, in order, whatever is added meanwhile', async function () {
+    const owner = await developerWithReadyDatabase(p);
+    const tenants = [];
+    for (let i = 0; i < 5; i++) tenants.push(await createTenant(p, owner.token, owner.D, { name: `t${i}` }));
+    const ids = tenants.map((tenant) => tenant.id);
+
+    const all = await p.request('GET', `${owner.D}/tenants`, { token: owner.token });
+    expect((all.body as { id: string }[]).map((tenant) => tenant.id)).to.deep.equal(ids);
+    expect(all.headers.get('link')).to.equal(null);
+
+    const added: string[] = [];
+    const pages = await walk(`${owner.D}/tenants?limit=2`, owner.token, async () => {
+      added.push((await createTenant(p, owner.token, owner.D, { name: `added${added.length}` })).id);
+    });
+    // Each page but the last is full; the tenants that were there throughout come once each, in order.
+    expect(pages.slice(0, -1).every((page) => page.length === 2)).to.equal(true);
+    const seen = pages.flat();
+    expect(new Set(seen).size).to.equal(seen.length);
+    expect(seen.filter((id) => ids.includes(id))).to.deep.equal(ids);
+    expect(seen.slice(0, 5)).to.deep.equal(ids);
+  });
+
+  it('carries other query fields into the next link, and refuses a cursor or limit it did not give', async function () {
+    const owner = await developerWithReadyDatabase(p);
+    for (let i = 0; i < 3; i++) await createTenant(p, owner.token, owner.D, { name: `t${i}` });
+    const first = await p.request('GET', `${owner.D}/tenants?limit=1`, { token: owner.token });
+    const next = nextLink(first.headers)!;
+    expect(next).to.match(new RegExp(`^${owner.D}/tenants\\?limit=1&cursor=[A-Za-z0-9_-]+$`));
+    for (const bad of ['nope', 'bm9wZQ', Buffer.from('v1:00000000-0000-4000-8000-000000000000').toString('base64url')]) {
+      expectApiError(await p.request('GET', `${owner.D}/tenants?cursor=${bad}`, { token: owner.token }), 400, 'invalid_cursor');
+    }
+    for (const limit of ['0', '1001', '-1', '1e2', 'ten']) {
+      expectApiError(await p.request('GET', `${owner.D}/tenants?limit=${limit}`, { token: owner.token }), 400, 'validation_failed');
+    }
+    // A cursor of one database means nothing in another.
+    const other = await developerWithReadyDatabase(p);
+    const cursor = new URL(next, 'http://x').searchParams.get('cursor');
+    expectApiError(await p.request('GET', `${other.D}/tenants?cursor=${cursor}`, { token: other.token }), 400, 'invalid_cursor');
+  });
+
+  it('pages a tenant’s members, and a user’s own tenants', async function () {
+    const owner = await developerWithReadyDatabase(p);
+    const tenant = await createTenant(p, owner.token, owner.D);
+    const T = `${owner.D}/tenants/${tenant.id}`;
+    const users = [];
+    for (let i = 0; i < 5; i++) users.push(await createUser(p, owner.token, T));
+    const members = await walk(`${T}/users?limit=2`, owner.token);
+    expect(members.map((page) => page.length)).to.deep.equal([2, 2, 1]);
+    expect(members.flat()).to.deep.equal(users.map((user) => user.id));
+
+    // A user's tenants: theirs only, paged the same way.
+    const more = [tenant.id];
+    for (let i = 0; i < 2; i++) {
+      const extra = await createTenant(p, owner.token, owner.D);
+      expect((await p.request('PUT', `${owner.D}/tenants/${extra.id}/users/${users[0].id}/link`, { token: owner.token })).status).to.equal(200);
+      more.push(extra.id);
+    }
+    await createTenant(p, owner.token, owner.D);
+    const session = await loginUser(p, owner.D, users[0]);
+    expect((await walk(`${owner.D}/tenants?limit=2`, session.jwt)).flat()).to.deep.equal(more);
+  });
+});

@@ -1,0 +1,52 @@
+import { ValidationError } from './errors.js';
+
+/**
+ * Lists come in pages: at most `limit` items after a cursor, oldest first. Clients that do not
+ * page get the first PAGE_SIZE_DEFAULT items, which is every item of an ordinary list.
+ */
+export const PAGE_SIZE_DEFAULT = 1000;
+export const PAGE_SIZE_MAX = 1000;
+
+/**
+ * Where a page starts: after the item with this id. A list kept in the database finds that item's
+ * exact position (created, id) there, so rows added meanwhile never shift a page; the cursor
+ * stays valid after the item is deleted (rows are only marked deleted).
+ */
+export interface PageRequest {
+  limit: number;
+  afterId: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** The id to continue after, or null on the last page. */
+  nextAfterId: string | null;
+}
+
+export function firstPage(limit = PAGE_SIZE_DEFAULT): PageRequest {
+  return { limit, afterId: null };
+}
+
+export function invalidCursor(): ValidationError {
+  return new ValidationError('invalid_cursor', 'The cursor is not one this list gave: start from the first page');
+}
+
+/** A page of rows read with one extra: the extra says there is a next page, and is not returned. */
+export function pageOf<T extends { id: string }>(rows: T[], request: PageRequest): Page<T> {
+  const items = rows.slice(0, request.limit);
+  return { items, nextAfterId: rows.length > request.limit ? items[items.length - 1].id : null };
+}
+
+/**
+ * A page of a list held in memory, in its order (the same order the database gives). The cursor's
+ * item must still be in the list; otherwise the caller starts again (invalid_cursor).
+ */
+export function pageInMemory<T extends { id: string }>(all: readonly T[], request: PageRequest): Page<T> {
+  let start = 0;
+  if (request.afterId !== null) {
+    const at = all.findIndex((item) => item.id === request.afterId);
+    if (at < 0) throw invalidCursor();
+    start = at + 1;
+  }
+  return pageOf(all.slice(start, start + request.limit + 1), request);
+}
