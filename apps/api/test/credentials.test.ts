@@ -339,9 +339,9 @@ describe('credentials', function () {
     const { paths } = (await p.request('GET', '/openapi.json')).body;
     const credentials = paths['/workspaces/{workspaceSlug}/databases/{databaseName}/credentials'];
     const one = paths['/workspaces/{workspaceSlug}/databases/{databaseName}/credentials/{credentialId}'];
-    expect(Object.keys(credentials.post.responses)).to.deep.equal(['201', '400', '401', '403', '404', '409', '413', '415', '500']);
-    expect(Object.keys(credentials.get.responses)).to.deep.equal(['200', '400', '401', '403', '404', '500']);
-    expect(Object.keys(one.delete.responses)).to.deep.equal(['204', '400', '401', '403', '404', '500']);
+    expect(Object.keys(credentials.post.responses)).to.deep.equal(['201', '400', '401', '403', '404', '409', '413', '415', '500', '503']);
+    expect(Object.keys(credentials.get.responses)).to.deep.equal(['200', '400', '401', '403', '404', '500', '503']);
+    expect(Object.keys(one.delete.responses)).to.deep.equal(['204', '400', '401', '403', '404', '500', '503']);
     expect(credentials.get.parameters.map((parameter: { name: string; in: string }) => `${parameter.in} ${parameter.name}`)).to.deep.equal([
       'path workspaceSlug',
       'path databaseName',

@@ -67,6 +67,8 @@ describe('when PostgreSQL is down', function () {
     await relay?.restore();
     await api?.close();
     await oauth?.stop();
+    // Last: the relay must not keep this process alive once the suite is done.
+    await relay?.cut();
   });
 
   it('answers 503 database_unavailable with Retry-After, never 500, and recovers by itself', async function () {
