@@ -347,6 +347,8 @@ describe('credentials', function () {
       'path databaseName',
       'query tenantId',
       'query internal',
+      'query limit',
+      'query cursor',
     ]);
     expect(credentials.post.description).to.include('the platform’s PostgreSQL gateway and the database’s name');
     // No body at all is the common case.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { expectApiError } from '@platform/test-fixtures';
+import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName } from '@platform/test-fixtures';
 import { createTenant, createUser, developerWithReadyDatabase, loginUser } from './support/fixtures.js';
 import { platform, type TestPlatform } from './support/platform.js';
 
@@ -21,12 +21,12 @@ describe('paged lists', function () {
   });
 
   /** Follows Link rel="next" from `first` to the last page; answers each page's ids. */
-  async function walk(first: string, token: string, between?: () => Promise<void>): Promise<string[][]> {
+  async function walk(first: string, token: string, between?: () => Promise<void>, key = 'id'): Promise<string[][]> {
     const pages: string[][] = [];
     for (let next: string | null = first; next !== null; ) {
       const page = await p.request('GET', next, { token });
       expect(page.status, page.text).to.equal(200);
-      pages.push((page.body as { id: string }[]).map((item) => item.id));
+      pages.push((page.body as Record<string, string>[]).map((item) => item[key]));
       next = nextLink(page.headers);
       if (between) await between();
     }
@@ -93,5 +93,34 @@ describe('paged lists', function () {
     await createTenant(p, owner.token, owner.D);
     const session = await loginUser(p, owner.D, users[0]);
     expect((await walk(`${owner.D}/tenants?limit=2`, session.jwt)).flat()).to.deep.equal(more);
+  });
+
+  it('pages the control plane’s lists the same way, and a page continues after an item deleted since', async function () {
+    const owner = await developerWithWorkspace(p);
+    const W = `/workspaces/${owner.slug}`;
+    const names = [];
+    for (let i = 0; i < 4; i++) names.push((await createDatabase(p, owner.token, owner.slug, uniqueDatabaseName(`pg${i}`))).name as string);
+    const first = await p.request('GET', `${W}/databases?limit=2`, { token: owner.token });
+    expect((first.body as { name: string }[]).map((database) => database.name)).to.deep.equal(names.slice(0, 2));
+    // The page's last database goes; the next page still starts right after where it was.
+    expect((await p.request('DELETE', `${W}/databases/${names[1]}`, { token: owner.token })).status).to.equal(200);
+    const rest = await walk(nextLink(first.headers)!, owner.token, undefined, 'name');
+    expect(rest.flat()).to.deep.equal(names.slice(2));
+
+    for (let i = 0; i < 3; i++) {
+      const created = await p.request('POST', `${W}/oauth-clients`, { token: owner.token, json: { name: `client ${i}`, type: 'confidential' } });
+      expect(created.status, created.text).to.equal(201);
+    }
+    const clients = await walk(`${W}/oauth-clients?limit=2`, owner.token, undefined, 'client_id');
+    expect(clients.map((page) => page.length)).to.deep.equal([2, 1]);
+    const everyClient = ((await p.request('GET', `${W}/oauth-clients`, { token: owner.token })).body as { client_id: string }[]).map((client) => client.client_id);
+    expect(clients.flat()).to.deep.equal(everyClient);
+
+    for (let i = 0; i < 2; i++) expect((await p.request('POST', '/workspaces', { token: owner.token, json: { name: `extra ${i}` } })).status).to.equal(201);
+    const workspaces = await walk('/workspaces?limit=1', owner.token);
+    expect(workspaces.map((page) => page.length)).to.deep.equal([1, 1, 1]);
+    expect(new Set(workspaces.flat()).size).to.equal(3);
+    expect((await p.request('GET', `${W}/members?limit=1`, { token: owner.token })).headers.get('link')).to.equal(null);
+    expectApiError(await p.request('GET', `${W}/databases?cursor=${Buffer.from('v2:abc:x').toString('base64url')}`, { token: owner.token }), 400, 'invalid_cursor');
   });
 });

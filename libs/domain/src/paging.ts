@@ -15,12 +15,16 @@ export const PAGE_SIZE_MAX = 1000;
 export interface PageRequest {
   limit: number;
   afterId: string | null;
+  /** For lists paged in memory by (created, id): the cursor item's creation time, in ms. */
+  afterAt?: number;
 }
 
 export interface Page<T> {
   items: T[];
   /** The id to continue after, or null on the last page. */
   nextAfterId: string | null;
+  /** With nextAfterId, for lists paged by key (pageByKey): the last item's creation time, in ms. */
+  nextAfterAt?: number;
 }
 
 export function firstPage(limit = PAGE_SIZE_DEFAULT): PageRequest {
@@ -49,4 +53,35 @@ export function pageInMemory<T extends { id: string }>(all: readonly T[], reques
     start = at + 1;
   }
   return pageOf(all.slice(start, start + request.limit + 1), request);
+}
+
+/** An item's place in a list paged by key: when it was made (ms), then its id. */
+export interface PageKey {
+  at: number;
+  id: string;
+}
+
+function compareKeys(a: PageKey, b: PageKey): number {
+  return a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * A page of a list held in memory, ordered by (created, id) here: the cursor carries the last
+ * item's key, so a page continues at the right place even when that item has gone since, and rows
+ * added meanwhile never repeat or skip one that was there throughout. For the control plane's
+ * lists, which are read whole (one workspace's or one database's).
+ */
+export function pageByKey<T>(all: readonly T[], request: PageRequest, keyOf: (item: T) => PageKey): Page<T> {
+  const sorted = [...all].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+  let start = 0;
+  if (request.afterId !== null) {
+    if (request.afterAt === undefined) throw invalidCursor();
+    const after = { at: request.afterAt, id: request.afterId };
+    start = sorted.findIndex((item) => compareKeys(keyOf(item), after) > 0);
+    if (start < 0) start = sorted.length;
+  }
+  const items = sorted.slice(start, start + request.limit);
+  const more = sorted.length > start + request.limit;
+  const last = items.length > 0 ? keyOf(items[items.length - 1]) : null;
+  return { items, nextAfterId: more && last ? last.id : null, ...(more && last ? { nextAfterAt: last.at } : {}) };
 }

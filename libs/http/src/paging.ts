@@ -19,9 +19,12 @@ export function pageRequest(query: { limit?: number; cursor?: string }): PageReq
   if (query.cursor === undefined) return { limit, afterId: null };
   if (!CURSOR.test(query.cursor)) throw invalidCursor();
   const decoded = Buffer.from(query.cursor, 'base64url').toString('utf8');
-  const match = /^v1:([0-9a-f-]{36})$/.exec(decoded);
-  if (!match) throw invalidCursor();
-  return { limit, afterId: match[1] };
+  const byId = /^v1:([0-9a-f-]{36})$/.exec(decoded);
+  if (byId) return { limit, afterId: byId[1] };
+  // Lists paged by key carry the last item's creation time too; their ids are not all uuids.
+  const byKey = /^v2:([0-9]{1,15}):([A-Za-z0-9_.:-]{1,100})$/.exec(decoded);
+  if (byKey) return { limit, afterId: byKey[2], afterAt: Number(byKey[1]) };
+  throw invalidCursor();
 }
 
 /**
@@ -36,7 +39,8 @@ export function pagedAnswer<T>(page: Page<T>, present: (item: T) => unknown, req
       if (name === 'cursor' || value === undefined) continue;
       for (const each of Array.isArray(value) ? value : [value]) query.append(name, each);
     }
-    query.set('cursor', Buffer.from(`v1:${page.nextAfterId}`, 'utf8').toString('base64url'));
+    const cursor = page.nextAfterAt === undefined ? `v1:${page.nextAfterId}` : `v2:${page.nextAfterAt}:${page.nextAfterId}`;
+    query.set('cursor', Buffer.from(cursor, 'utf8').toString('base64url'));
     headers.Link = `<${request.path}?${query.toString()}>; rel="next"`;
   }
   return respond({ status: 200, body: page.items.map(present), headers });

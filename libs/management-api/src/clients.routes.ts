@@ -1,5 +1,5 @@
 import { deleteClient, listClients, registerClient, rotateClientSecret } from '@platform/domain';
-import { respond, arrayOf, oneOf, optional, record, text } from '@platform/http';
+import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, optional, record, text } from '@platform/http';
 import {
   CLIENT_NAME_MAX_LENGTH,
   CLIENT_TYPES,
@@ -10,7 +10,7 @@ import {
   presentClient,
   presentClientWithSecret,
 } from './client.presenter.js';
-import { defineManagementRoute } from './management-scope.js';
+import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
 import { WORKSPACE_PATH, clientPathParams, workspacePathParams } from './path-params.js';
 
 const RegisterClientRequest = record({
@@ -53,13 +53,14 @@ export const clientRoutes = [
     path: `${WORKSPACE_PATH}/oauth-clients`,
     operationId: 'listClients',
     summary: 'List the workspace’s OAuth clients (never their secrets)',
-    description: PEOPLE_ONLY,
+    description: `${PEOPLE_ONLY} ${PAGED}`,
     tags: ['oauth clients'],
     auth: 'management',
     params: workspacePathParams,
-    success: { status: 200, description: 'Clients, oldest first', schema: arrayOf(ClientSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of clients, oldest first', schema: arrayOf(ClientSchema), headers: PAGE_LINK_HEADER },
     errors: [403, 404],
-    handler: async ({ params, caller, scope }) => (await listClients(scope, caller, params.workspaceSlug)).map(presentClient),
+    handler: async (input) => pagedList(await listClients(input.scope, input.caller, input.params.workspaceSlug), input, byCreated, presentClient),
   }),
   defineManagementRoute({
     method: 'POST',

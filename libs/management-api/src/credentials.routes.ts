@@ -1,7 +1,7 @@
 import { createCredential, deleteCredential, listCredentials } from '@platform/domain';
-import { respond, arrayOf, optional, queryBoolean, record, uuid } from '@platform/http';
+import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, optional, queryBoolean, record, uuid } from '@platform/http';
 import { CredentialSchema, NewCredentialSchema, presentCredential, presentNewCredential } from './credential.presenter.js';
-import { defineManagementRoute } from './management-scope.js';
+import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
 import { DATABASE_PATH, credentialPathParams, databasePathParams } from './path-params.js';
 
 const CREDENTIALS_PATH = `${DATABASE_PATH}/credentials`;
@@ -12,6 +12,7 @@ const CreateCredentialRequest = optional(
 const ListCredentialsQuery = record({
   tenantId: optional(uuid('Only the credentials scoped to this tenant')),
   internal: optional(queryBoolean('true: the platform’s own credentials; false (the default): those created through this API')),
+  ...pageQueryFields,
 });
 /** A response that carries a password must not be stored by any cache on the way. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -47,17 +48,17 @@ export const credentialRoutes = [
     path: CREDENTIALS_PATH,
     operationId: 'listCredentials',
     summary: 'List the database’s credentials (never their passwords)',
-    description: `${WHO} \`tenantId\` keeps only the credentials scoped to that tenant (an unknown tenant lists none).`,
+    description: `${WHO} \`tenantId\` keeps only the credentials scoped to that tenant (an unknown tenant lists none). ${PAGED}`,
     tags: ['credentials'],
     auth: 'management',
     params: databasePathParams,
     query: ListCredentialsQuery,
-    success: { status: 200, description: 'Credentials, oldest first', schema: arrayOf(CredentialSchema) },
+    success: { status: 200, description: 'A page of credentials, oldest first', schema: arrayOf(CredentialSchema), headers: PAGE_LINK_HEADER },
     errors: [403, 404],
-    handler: async ({ params, query, caller, scope }) => {
-      const filter = { tenantId: query.tenantId, internal: query.internal === true };
-      const { database, credentials } = await listCredentials(scope, caller, params, filter);
-      return credentials.map((credential) => presentCredential(credential, database));
+    handler: async (input) => {
+      const filter = { tenantId: input.query.tenantId, internal: input.query.internal === true };
+      const { database, credentials } = await listCredentials(input.scope, input.caller, input.params, filter);
+      return pagedList(credentials, input, byCreated, (credential) => presentCredential(credential, database));
     },
   }),
   defineManagementRoute({

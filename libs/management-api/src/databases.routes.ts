@@ -1,7 +1,7 @@
 import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase } from '@platform/domain';
-import { respond, arrayOf, oneOf, record } from '@platform/http';
+import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, record } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
-import { defineManagementRoute } from './management-scope.js';
+import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
 import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, workspacePathParams } from './path-params.js';
 import { databaseNameField } from './request-fields.js';
 
@@ -40,13 +40,15 @@ export const databaseRoutes = [
     path: `${WORKSPACE_PATH}/databases`,
     operationId: 'listDatabases',
     summary: 'List the workspace’s databases',
+    description: PAGED,
     tags: ['databases'],
     auth: 'management',
     params: workspacePathParams,
-    success: { status: 200, description: 'The databases, oldest first', schema: arrayOf(DatabaseSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of databases, oldest first', schema: arrayOf(DatabaseSchema), headers: PAGE_LINK_HEADER },
     errors: [404],
-    handler: async ({ params, caller, scope }) =>
-      (await listDatabases(scope, caller, params.workspaceSlug)).map((database) => presentDatabase(database, scope)),
+    handler: async (input) =>
+      pagedList(await listDatabases(input.scope, input.caller, input.params.workspaceSlug), input, byCreated, (database) => presentDatabase(database, input.scope)),
   }),
   defineManagementRoute({
     method: 'GET',

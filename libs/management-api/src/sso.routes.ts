@@ -12,8 +12,8 @@ import {
   type DatabasePath,
   type TenantPath,
 } from '@platform/domain';
-import { arrayOf, optional, record, respond, text, toApiError } from '@platform/http';
-import { defineManagementRoute, type ManagementScope } from './management-scope.js';
+import { PAGE_LINK_HEADER, pageQueryFields, arrayOf, optional, record, respond, text, toApiError } from '@platform/http';
+import { byCreated, defineManagementRoute, PAGED, pagedList, type ManagementScope } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
 import { sessionCookieHeader } from './session-cookie.js';
 import { failurePage, formPostPage, htmlPage } from './sso-pages.js';
@@ -136,23 +136,25 @@ export const ssoRoutes = [
     tags: ['sso'],
     auth: 'bearer',
     params: databasePathParams,
-    query: SsoFilterQuery,
-    success: { status: 200, description: 'Registrations, by tenant then name', schema: arrayOf(SsoRegistrationSchema) },
+    query: record({ ...SsoFilterQuery.schema, ...pageQueryFields }),
+    success: { status: 200, description: 'A page of registrations, oldest first', schema: arrayOf(SsoRegistrationSchema), headers: PAGE_LINK_HEADER },
     errors: [404, 409],
-    handler: async ({ params, query, caller, scope }) => (await listDatabaseSsoProviders(scope, caller, params, query)).map(presentRegistration),
+    handler: async (input) =>
+      pagedList(await listDatabaseSsoProviders(input.scope, input.caller, input.params, { provider: input.query.provider, email: input.query.email }), input, byCreated, presentRegistration),
   }),
   defineManagementRoute({
     method: 'GET',
     path: `${TENANT_PATH}/auth/oidc/providers`,
     operationId: 'listTenantSsoProviders',
     summary: 'The tenant’s SSO providers',
-    description: MANAGED,
+    description: `${MANAGED} ${PAGED}`,
     tags: ['sso'],
     auth: 'bearer',
     params: tenantPathParams,
-    success: { status: 200, description: 'Registrations, by name', schema: arrayOf(SsoRegistrationSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of registrations, oldest first', schema: arrayOf(SsoRegistrationSchema), headers: PAGE_LINK_HEADER },
     errors: [404, 409],
-    handler: async ({ params, caller, scope }) => (await listTenantSsoProviders(scope, caller, params)).map(presentRegistration),
+    handler: async (input) => pagedList(await listTenantSsoProviders(input.scope, input.caller, input.params), input, byCreated, presentRegistration),
   }),
   defineManagementRoute({
     method: 'POST',

@@ -9,8 +9,8 @@ import {
   listWorkspaces,
   removeMember,
 } from '@platform/domain';
-import { respond, arrayOf, oneOf, optional, record } from '@platform/http';
-import { defineManagementRoute } from './management-scope.js';
+import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, optional, record } from '@platform/http';
+import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
 import { WORKSPACE_PATH, memberPathParams, workspacePathParams } from './path-params.js';
 import { emailField, workspaceNameField, workspaceSlugField } from './request-fields.js';
 import { WorkspaceMemberSchema, WorkspaceRoleSchema, WorkspaceSchema, presentMember, presentWorkspace } from './workspace.presenter.js';
@@ -54,12 +54,13 @@ export const workspaceRoutes = [
     path: '/workspaces',
     operationId: 'listWorkspaces',
     summary: 'List the workspaces the caller belongs to',
-    description: 'A token bound to one workspace (a client’s) lists that workspace only.',
+    description: `A token bound to one workspace (a client’s) lists that workspace only. ${PAGED}`,
     tags: ['workspaces'],
     auth: 'management',
-    success: { status: 200, description: 'The caller’s workspaces', schema: arrayOf(WorkspaceSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of the caller’s workspaces', schema: arrayOf(WorkspaceSchema), headers: PAGE_LINK_HEADER },
     errors: [],
-    handler: async ({ caller, scope }) => (await listWorkspaces(scope, caller)).map(presentWorkspace),
+    handler: async (input) => pagedList(await listWorkspaces(input.scope, input.caller), input, byCreated, presentWorkspace),
   }),
   defineManagementRoute({
     method: 'GET',
@@ -91,13 +92,15 @@ export const workspaceRoutes = [
     path: `${WORKSPACE_PATH}/members`,
     operationId: 'listMembers',
     summary: 'List the developers who belong to the workspace',
-    description: 'Open to every member and to the workspace’s OAuth clients.',
+    description: `Open to every member and to the workspace’s OAuth clients. ${PAGED}`,
     tags: ['workspaces'],
     auth: 'management',
     params: workspacePathParams,
-    success: { status: 200, description: 'Members, earliest first', schema: arrayOf(WorkspaceMemberSchema) },
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of members, earliest first', schema: arrayOf(WorkspaceMemberSchema), headers: PAGE_LINK_HEADER },
     errors: [404],
-    handler: async ({ params, caller, scope }) => (await listMembers(scope, caller, params.workspaceSlug)).map(presentMember),
+    handler: async (input) =>
+      pagedList(await listMembers(input.scope, input.caller, input.params.workspaceSlug), input, (member) => ({ at: member.added.getTime(), id: member.developerId }), presentMember),
   }),
   defineManagementRoute({
     method: 'POST',
