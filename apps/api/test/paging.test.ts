@@ -123,4 +123,17 @@ describe('paged lists', function () {
     expect((await p.request('GET', `${W}/members?limit=1`, { token: owner.token })).headers.get('link')).to.equal(null);
     expectApiError(await p.request('GET', `${W}/databases?cursor=${Buffer.from('v2:abc:x').toString('base64url')}`, { token: owner.token }), 400, 'invalid_cursor');
   });
+
+  it('compresses a big list when asked', async function () {
+    const owner = await developerWithReadyDatabase(p);
+    for (let i = 0; i < 12; i++) await createTenant(p, owner.token, owner.D, { name: `a tenant with a longish name ${i}` });
+    const get = (encoding: string) =>
+      fetch(`${p.api.url}${owner.D}/tenants`, { headers: { authorization: `Bearer ${owner.token}`, 'accept-encoding': encoding } });
+    const gzipped = await get('gzip');
+    expect(gzipped.headers.get('content-encoding')).to.equal('gzip');
+    expect(((await gzipped.json()) as unknown[]).length).to.equal(12);
+    expect((await get('br')).headers.get('content-encoding')).to.equal('br');
+    expect((await get('identity')).headers.get('content-encoding')).to.equal(null);
+    // Answers that must not be stored are never compressed: libs/http/src/app.test.ts.
+  });
 });

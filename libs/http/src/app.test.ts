@@ -17,7 +17,23 @@ const verifier: TokenVerifier = {
   },
 };
 
+/** A body over the compression threshold, with or without Cache-Control: no-store. */
+const bigRoute = (path: string, noStore: boolean) =>
+  defineRoute<object>({
+    method: 'GET',
+    path,
+    operationId: path.slice(1),
+    summary: 'a big answer',
+    tags: ['test'],
+    auth: 'none',
+    success: { status: 200, description: 'big', schema: record({ text: text({ max: 10_000 }) }) },
+    errors: [],
+    handler: async () => respond({ body: { text: 'x'.repeat(5_000) }, headers: noStore ? { 'Cache-Control': 'no-store' } : {} }),
+  });
+
 const routes = [
+  bigRoute('/big', false),
+  bigRoute('/big-secret', true),
   defineRoute<object>({
     method: 'GET',
     path: '/boom',
@@ -138,6 +154,17 @@ describe('createHttpApp', () => {
     const entry = logged.find((line) => line.requestId === 'req-boom-1' && line.msg === 'unhandled error');
     expect(entry, 'the error was logged with its request id').to.not.equal(undefined);
     expect(JSON.stringify(entry)).to.include('hunter2');
+  });
+
+  it('compresses a big answer when asked, but never one that must not be stored', async () => {
+    const get = (path: string, encoding: string) => fetch(`${base}${path}`, { headers: { 'accept-encoding': encoding } });
+    const gzipped = await get('/big', 'gzip');
+    expect(gzipped.headers.get('content-encoding')).to.equal('gzip');
+    expect(((await gzipped.json()) as { text: string }).text).to.have.length(5_000);
+    expect((await get('/big', 'identity')).headers.get('content-encoding')).to.equal(null);
+    const secret = await get('/big-secret', 'gzip, br');
+    expect(secret.headers.get('content-encoding')).to.equal(null);
+    expect(secret.headers.get('content-length')).to.equal(String(JSON.stringify({ text: 'x'.repeat(5_000) }).length));
   });
 
   it('logs every request with its method, path, status and request id', async () => {

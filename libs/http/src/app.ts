@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
+import compress from 'koa-compress';
 import type { Logger } from 'pino';
 import { NotFoundError } from '@platform/domain';
 import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
@@ -14,6 +15,16 @@ export interface HttpAppOptions<TScope> extends OperationOptions<TScope> {
   openapi: OpenApiInfo;
   /** The largest JSON body accepted. */
   jsonLimit?: string;
+}
+
+/**
+ * Answers that must not be stored (tokens, secrets, pages with forms and cookies, errors) are sent
+ * uncompressed: a compressed secret beside something the client chose leaks through the size
+ * (BREACH). The big lists compression is for are not of that kind.
+ */
+async function keepSecretsUncompressed(ctx: Context, next: Next): Promise<void> {
+  await next();
+  if (/\bno-store\b/.test(ctx.response.get('Cache-Control'))) ctx.compress = false;
 }
 
 /** Builds the Koa application of a route table: context, errors, body parsing, validation, auth. */
@@ -42,6 +53,9 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   });
 
   app.use(requestContext(options.logger));
+  // gzip, deflate or br (quality 4) when the client asks, for bodies over 1 kB, as a stream.
+  app.use(compress({ threshold: 1024 }));
+  app.use(keepSecretsUncompressed);
   app.use(errorMapper());
   app.use(unmatchedRequest);
 
