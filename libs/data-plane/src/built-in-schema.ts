@@ -248,6 +248,15 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
       $grant$;
     `,
   },
+  {
+    // Step 7: lists page in (created, id) order (keyset): indexes that give that order without a
+    // sort of every row. Built inside the step's transaction: a short write lock on each table.
+    version: 7,
+    sql: `
+      create index tenants_created_id on public.tenants (created, id) where deleted is null;
+      create index users_created_id on users.users (created, id) where deleted is null;
+    `,
+  },
 ];
 
 export const BUILT_IN_SCHEMA_VERSION = BUILT_IN_SCHEMA_STEPS[BUILT_IN_SCHEMA_STEPS.length - 1].version;

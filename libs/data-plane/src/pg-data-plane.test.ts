@@ -60,7 +60,7 @@ describe('PgDataPlane', function () {
     const user = await database.repos.users.createWithIdentity({ email: 'a@corp.test', emailVerified: new Date() }, identity, tenant.id);
     expect(await database.repos.users.findByIdentity(identity)).to.deep.equal(user);
     const steps = await withClient(plane.server.urlFor(database.name), (admin) => firstColumn<number>(admin, 'select version from platform.schema_steps order by 1'));
-    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6]);
+    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('links an identity to one live user only; a deleted user’s link passes to whoever signs in next', async function () {
