@@ -41,24 +41,15 @@ export function pageOf<T extends { id: string }>(rows: T[], request: PageRequest
   return { items, nextAfterId: rows.length > request.limit ? items[items.length - 1].id : null };
 }
 
-/**
- * A page of a list held in memory, in its order (the same order the database gives). The cursor's
- * item must still be in the list; otherwise the caller starts again (invalid_cursor).
- */
-export function pageInMemory<T extends { id: string }>(all: readonly T[], request: PageRequest): Page<T> {
-  let start = 0;
-  if (request.afterId !== null) {
-    const at = all.findIndex((item) => item.id === request.afterId);
-    if (at < 0) throw invalidCursor();
-    start = at + 1;
-  }
-  return pageOf(all.slice(start, start + request.limit + 1), request);
-}
-
 /** An item's place in a list paged by key: when it was made (ms), then its id. */
 export interface PageKey {
   at: number;
   id: string;
+}
+
+/** The paging key of anything with an id and a creation time. */
+export function byCreated(item: { id: string; created: Date }): PageKey {
+  return { at: item.created.getTime(), id: item.id };
 }
 
 function compareKeys(a: PageKey, b: PageKey): number {
@@ -69,7 +60,7 @@ function compareKeys(a: PageKey, b: PageKey): number {
  * A page of a list held in memory, ordered by (created, id) here: the cursor carries the last
  * item's key, so a page continues at the right place even when that item has gone since, and rows
  * added meanwhile never repeat or skip one that was there throughout. For the control plane's
- * lists, which are read whole (one workspace's or one database's).
+ * lists, which are read whole (one workspace's or one database's), and a user's own tenants.
  */
 export function pageByKey<T>(all: readonly T[], request: PageRequest, keyOf: (item: T) => PageKey): Page<T> {
   const sorted = [...all].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));

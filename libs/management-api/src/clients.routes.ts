@@ -1,4 +1,4 @@
-import { deleteClient, listClients, registerClient, rotateClientSecret } from '@platform/domain';
+import { deleteClient, listClients, registerClient, rotateClientSecret, byCreated } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, optional, record, text } from '@platform/http';
 import {
   CLIENT_NAME_MAX_LENGTH,
@@ -10,7 +10,8 @@ import {
   presentClient,
   presentClientWithSecret,
 } from './client.presenter.js';
-import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
+import { defineManagementRoute, PAGED } from './management-scope.js';
+import { pagedList } from './paged-list.js';
 import { WORKSPACE_PATH, clientPathParams, workspacePathParams } from './path-params.js';
 
 const RegisterClientRequest = record({

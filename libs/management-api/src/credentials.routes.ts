@@ -1,7 +1,8 @@
-import { createCredential, deleteCredential, listCredentials } from '@platform/domain';
+import { createCredential, deleteCredential, listCredentials, byCreated } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, optional, queryBoolean, record, uuid } from '@platform/http';
 import { CredentialSchema, NewCredentialSchema, presentCredential, presentNewCredential } from './credential.presenter.js';
-import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
+import { defineManagementRoute, PAGED } from './management-scope.js';
+import { pagedList } from './paged-list.js';
 import { DATABASE_PATH, credentialPathParams, databasePathParams } from './path-params.js';
 
 const CREDENTIALS_PATH = `${DATABASE_PATH}/credentials`;

@@ -1,7 +1,8 @@
-import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase } from '@platform/domain';
+import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase, byCreated } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, record } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
-import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
+import { defineManagementRoute, PAGED } from './management-scope.js';
+import { pagedList } from './paged-list.js';
 import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, workspacePathParams } from './path-params.js';
 import { databaseNameField } from './request-fields.js';
 

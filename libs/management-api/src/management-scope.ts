@@ -8,10 +8,8 @@ import type {
   SignInDeps,
   SsoSignInDeps,
   UserTokenIssuer,
-  PageKey,
 } from '@platform/domain';
-import { pageByKey } from '@platform/domain';
-import { defineRoute, pageRequest, pagedAnswer, type HealthScope, type Route } from '@platform/http';
+import { defineRoute, type HealthScope, type Route } from '@platform/http';
 import type { SessionCookie } from './session-cookie.js';
 
 /**
@@ -46,19 +44,3 @@ export const PAGED =
   'Paged: `limit` (1 to 1000, 1000 when omitted) and `cursor`; when there is more, a `Link: <...>; rel="next"` header ' +
   'gives the next page’s address (the body stays the array). Pages follow (created, id) order, so rows added or removed ' +
   'meanwhile never repeat or skip a row that was there throughout. 400 invalid_cursor for a cursor this list did not give.';
-
-/**
- * A page of a list the control plane gives whole (one workspace's or one database's), paged here by
- * (created, id) with PAGED's query fields and Link header.
- */
-export function pagedList<T>(
-  items: readonly T[],
-  request: { query: { limit?: number; cursor?: string }; path: string; rawQuery: Record<string, string | string[] | undefined> },
-  keyOf: (item: T) => PageKey,
-  present: (item: T) => unknown,
-) {
-  return pagedAnswer(pageByKey(items, pageRequest(request.query), keyOf), present, request);
-}
-
-/** The paging key of anything with an id and a creation time. */
-export const byCreated = (item: { id: string; created: Date }): PageKey => ({ at: item.created.getTime(), id: item.id });

@@ -11,9 +11,11 @@ import {
   updateSsoProvider,
   type DatabasePath,
   type TenantPath,
+  byCreated,
 } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, arrayOf, optional, record, respond, text, toApiError } from '@platform/http';
-import { byCreated, defineManagementRoute, PAGED, pagedList, type ManagementScope } from './management-scope.js';
+import { defineManagementRoute, PAGED, type ManagementScope } from './management-scope.js';
+import { pagedList } from './paged-list.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
 import { sessionCookieHeader } from './session-cookie.js';
 import { failurePage, formPostPage, htmlPage } from './sso-pages.js';

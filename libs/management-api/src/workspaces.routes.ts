@@ -8,9 +8,11 @@ import {
   listRegions,
   listWorkspaces,
   removeMember,
+  byCreated,
 } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, optional, record } from '@platform/http';
-import { byCreated, defineManagementRoute, PAGED, pagedList } from './management-scope.js';
+import { defineManagementRoute, PAGED } from './management-scope.js';
+import { pagedList } from './paged-list.js';
 import { WORKSPACE_PATH, memberPathParams, workspacePathParams } from './path-params.js';
 import { emailField, workspaceNameField, workspaceSlugField } from './request-fields.js';
 import { WorkspaceMemberSchema, WorkspaceRoleSchema, WorkspaceSchema, presentMember, presentWorkspace } from './workspace.presenter.js';

@@ -6,7 +6,7 @@
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
 import { FakeThrottle } from './throttle-fake.test-support.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { pageInMemory } from '../paging.js';
+import { byCreated, pageByKey } from '../paging.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
 import type { ClientSecrets } from './clients.js';
@@ -146,7 +146,7 @@ export class FakeDataPlaneDatabase {
         return this.liveTenants().find((live) => live.id === id)!;
       },
       list: async () => this.liveTenants(),
-      listPage: async (page) => pageInMemory(this.liveTenants(), page),
+      listPage: async (page) => pageByKey(this.liveTenants(), page, byCreated),
       listForUser: async (userId, sessionId) => ({
         sessionValid: this.isLive(sessionId, userId),
         tenants: this.liveTenants().filter((tenant) => this.isMember(userId, tenant.id)),
@@ -196,7 +196,7 @@ export class FakeDataPlaneDatabase {
         if (row) row.user = { ...row.user, ...patch };
         return row?.user ?? null;
       },
-      listMembersPage: async (tenantId, page) => pageInMemory(await this.repositories.users.listMembers(tenantId), page),
+      listMembersPage: async (tenantId, page) => pageByKey(await this.repositories.users.listMembers(tenantId), page, byCreated),
       listMembers: async (tenantId) => this.users.map((row) => row.user).filter((user) => this.isMember(user.id, tenantId)),
       tenantIds: async (userId) => this.liveTenants().filter((tenant) => this.isMember(userId, tenant.id)).map((tenant) => tenant.id),
       link: async (tenantId, userId) => {

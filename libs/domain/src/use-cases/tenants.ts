@@ -1,4 +1,4 @@
-import { firstPage, pageInMemory, type Page, type PageRequest } from '../paging.js';
+import { byCreated, firstPage, pageByKey, type Page, type PageRequest } from '../paging.js';
 import { cleanTenantName } from '../account-rules.js';
 import { requireManagement } from '../authorization.js';
 import type { Principal, Tenant } from '../model.js';
@@ -21,7 +21,7 @@ export async function listTenants(
 ): Promise<Page<Tenant>> {
   const access = await accessDatabase(deps, caller, { workspaceSlug, databaseName });
   if (caller.kind !== 'user') return access.data.tenants.listPage(page);
-  return pageInMemory(await tenantsOfSession(access, caller), page);
+  return pageByKey(await tenantsOfSession(access, caller), page, byCreated);
 }
 
 /** Creates a tenant; a user who creates one becomes its first member. */
