@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
-import { DataPlanePools, PgDataPlane, serviceUrl } from '@platform/data-plane';
+import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
@@ -15,7 +15,7 @@ import { tokenEndpoint, type ApiScope } from './token-endpoint.js';
 /** The control-plane advisory lock of the replica that samples the database servers (any fixed number). */
 const OBSERVER_LOCK_KEY = 7_230_001;
 
-/** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes pools. */
+/** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes connections. */
 export type RunningApi = Serving;
 
 /** Opens the control plane, builds the management API, starts the provisioner and listens. */
@@ -25,7 +25,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   // The control plane and the clusters that hold the databases.
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   const clusters = new PgClusterDirectory(config.regions, config.clusterUrls);
-  const pools = new DataPlanePools({ maxPools: config.dataPlane.maxPools, connectionsPerDatabase: config.dataPlane.connectionsPerDatabase });
+  const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
   // family stop working within one poll.
@@ -67,7 +67,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     // Each database is reached as its own service role, never as the cluster's superuser; a database
     // built before that role existed gets it (built-in schema step 5) at its first refused login.
     dataPlane: new PgDataPlane(
-      pools,
+      connections,
       (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName),
       (database) => clusters.forRegion(database.region).upgradeBuiltInSchema(database.physicalName),
     ),
@@ -139,7 +139,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     await housekeeping.stop();
     await observerLock.close();
     await clusters.close();
-    await pools.close();
+    await connections.close();
     await orm.close();
     logger.info('api stopped');
   };

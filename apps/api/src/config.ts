@@ -13,6 +13,7 @@ import {
 } from '@platform/config';
 import { parseKeyRing, SecretBox } from '@platform/auth';
 import { DEFAULT_INSIGHTS_RETENTION, type InsightsRetention } from '@platform/domain';
+import { CONNECTION_BUDGET_DEFAULTS, type ConnectionBudgetOptions } from '@platform/data-plane';
 
 export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpointSettings {
   /** Check every response against its schema (tests, development). */
@@ -24,7 +25,7 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   allowedOrigins: string[];
   /** How long a READY database found by path or id is cached (the staleness bound). */
   databaseCacheMs: number;
-  dataPlane: { maxPools: number; connectionsPerDatabase: number };
+  dataPlane: Required<ConnectionBudgetOptions>;
   /** Whether tenant members may create users (README "Users"); off, only developers do. */
   membersCreateUsers: boolean;
   /** How often the database servers are sampled for insights (one API replica samples). */
@@ -69,10 +70,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     revocationPollMs: readInteger(env, 'REVOCATION_POLL_MS', 5_000, { min: 100, max: 60_000 }),
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
-    dataPlane: {
-      maxPools: readInteger(env, 'DATA_PLANE_MAX_POOLS', 50, { min: 1, max: 10_000 }),
-      connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', 4, { min: 1, max: 100 }),
-    },
+    dataPlane: loadConnectionBudget(env),
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
     // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.
@@ -83,5 +81,21 @@ export function loadApiConfig(env: Env): ApiConfig {
     },
     ssoSecrets: readSsoSecrets(env),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
+  };
+}
+
+/** The API's connections to platform databases (README, "Connections to platform databases"). */
+function loadConnectionBudget(env: NodeJS.ProcessEnv): Required<ConnectionBudgetOptions> {
+  if (env.DATA_PLANE_MAX_POOLS !== undefined) {
+    throw new ConfigError('DATA_PLANE_MAX_POOLS', 'is replaced by DATA_PLANE_CONNECTION_BUDGET, a cap on connections per cluster (README)');
+  }
+  const defaults = CONNECTION_BUDGET_DEFAULTS;
+  return {
+    connectionsPerCluster: readInteger(env, 'DATA_PLANE_CONNECTION_BUDGET', defaults.connectionsPerCluster, { min: 1, max: 10_000 }),
+    connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', defaults.connectionsPerDatabase, { min: 1, max: 100 }),
+    queuePerDatabase: readInteger(env, 'DATA_PLANE_QUEUE', defaults.queuePerDatabase, { min: 0, max: 100_000 }),
+    waitMs: readInteger(env, 'DATA_PLANE_WAIT_MS', defaults.waitMs, { min: 1, max: 60_000 }),
+    idleMs: readInteger(env, 'DATA_PLANE_IDLE_MS', defaults.idleMs, { min: 100, max: 3_600_000 }),
+    connectTimeoutMs: defaults.connectTimeoutMs,
   };
 }

@@ -15,4 +15,16 @@ describe('configuration at start-up', function () {
     expect(status).to.equal(78);
     expect(stderr).to.include("API_PORT: expected a whole number, got 'eighty'");
   });
+
+  it('apps/api refuses DATA_PLANE_MAX_POOLS, naming the budget that replaced it, rather than ignore it', function () {
+    const { status, stderr } = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x', DATA_PLANE_MAX_POOLS: '50' });
+    expect(status).to.equal(78);
+    expect(stderr).to.include('DATA_PLANE_MAX_POOLS: is replaced by DATA_PLANE_CONNECTION_BUDGET, a cap on connections per cluster (README)');
+  });
+
+  it('apps/api checks the connection budget’s settings', function () {
+    const { status, stderr } = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x', DATA_PLANE_CONNECTION_BUDGET: '0' });
+    expect(status).to.equal(78);
+    expect(stderr).to.include('DATA_PLANE_CONNECTION_BUDGET: expected a number from 1 to 10000, got 0');
+  });
 });

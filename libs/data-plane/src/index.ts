@@ -1,4 +1,4 @@
-export { DataPlanePools, PINNED_SEARCH_PATH_OPTIONS, type DataPlanePoolOptions } from './pools.js';
+export { CONNECTION_BUDGET_DEFAULTS, ConnectionBudget, PINNED_SEARCH_PATH_OPTIONS, type ConnectionBudgetOptions } from './connection-budget.js';
 export { PgDataPlane } from './pg-data-plane.js';
 export { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
 export { installBuiltInSchema, installedSchemaVersion } from './schema-installer.js';

@@ -1,16 +1,16 @@
 import type { DataPlane, DataPlaneRepositories, Database } from '@platform/domain';
-import type { DataPlanePools } from './pools.js';
+import type { ConnectionBudget } from './connection-budget.js';
 import { queryableOf } from './queryable.js';
 import { PgSessionRepository } from './session.repository.js';
 import { PgTenantRepository } from './tenant.repository.js';
 import { PgUserRepository } from './user.repository.js';
 
-/** The built-in tables of each platform database, over a bounded pool per database. */
+/** The built-in tables of each platform database, over the cluster's connection budget. */
 export class PgDataPlane implements DataPlane {
   private readonly repairs = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly pools: DataPlanePools,
+    private readonly connections: ConnectionBudget,
     /** A URL (with credentials that may use the built-in tables) for a platform database. */
     private readonly urlFor: (database: Database) => string,
     /**
@@ -22,7 +22,7 @@ export class PgDataPlane implements DataPlane {
 
   open(database: Database): DataPlaneRepositories {
     const url = this.urlFor(database);
-    const pool = queryableOf(() => this.pools.pool(url), this.repairLogin ? () => this.repair(database) : undefined);
+    const pool = queryableOf(this.connections.queryable(url), this.repairLogin ? () => this.repair(database) : undefined);
     return {
       tenants: new PgTenantRepository(pool),
       users: new PgUserRepository(pool),

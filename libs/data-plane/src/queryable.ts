@@ -16,12 +16,12 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 
 /**
  * A database dropped while a cached path still led to it answers as a missing one; a server out
- * of connections, or a pool that waited too long for one, as busy (503) rather than broken.
+ * of connections as busy (503) rather than broken (the budget's own waits say so themselves).
  */
 function translate(error: unknown): never {
-  const { code, message } = error as { code?: string; message?: string };
+  const { code } = error as { code?: string };
   if (code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
-  if (code === '53300' || /timeout exceeded when trying to connect/i.test(message ?? '')) {
+  if (code === '53300') {
     throw new UnavailableError('database_busy', 'The database is busy; try again shortly', { cause: error });
   }
   throw error;
@@ -44,13 +44,11 @@ function isBuiltInTableMissing(error: unknown): boolean {
 }
 
 /**
- * A database's pool as the repositories use it, with the errors above translated. It looks the
- * pool up on every call: a pool evicted between two queries of a request is replaced, never reused.
- * A refused login (a database built before its login role existed), or a built-in table missing (a
+ * A database's connections as the repositories use them, with the errors above translated. A refused login (a database built before its login role existed), or a built-in table missing (a
  * database built before the step that adds it), is handed to `repairLogin`, which brings the
  * database up to date, and tried once more.
  */
-export function queryableOf(pool: () => pg.Pool, repairLogin?: () => Promise<void>): Queryable {
+export function queryableOf(pool: Queryable, repairLogin?: () => Promise<void>): Queryable {
   const withRepair = async <T>(attempt: () => Promise<T>): Promise<T> => {
     try {
       return await attempt();
@@ -62,8 +60,8 @@ export function queryableOf(pool: () => pg.Pool, repairLogin?: () => Promise<voi
   };
   return {
     query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) =>
-      withRepair(() => (typeof text === 'string' ? pool().query<R>(text, values) : pool().query<R>(text))).catch(translate),
-    connect: () => withRepair(() => pool().connect()).catch(translate),
+      withRepair(() => pool.query<R>(text, values)).catch(translate),
+    connect: () => withRepair(() => pool.connect()).catch(translate),
   };
 }
 

@@ -7,7 +7,7 @@ import { databaseUrl } from '@platform/config';
 import type { DataPlaneRepositories, Database } from '@platform/domain';
 import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClient, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 import { PgDataPlane } from './pg-data-plane.js';
-import { DataPlanePools, type DataPlanePoolOptions } from './pools.js';
+import { ConnectionBudget, type ConnectionBudgetOptions } from './connection-budget.js';
 import { installBuiltInSchema } from './schema-installer.js';
 import { enableServiceLogin, serviceUrl } from './service-role.js';
 
@@ -54,11 +54,11 @@ export function readyDatabase(physicalName: string): Database {
 
 export interface ScratchDataPlane {
   server: TestPostgres;
-  pools: DataPlanePools;
+  connections: ConnectionBudget;
   dataPlane: PgDataPlane;
   /** A new database with the built-in schema, and its repositories as the API opens them. */
   newDatabase(prefix?: string): Promise<ScratchDatabase & { record: Database; repos: DataPlaneRepositories }>;
-  /** Closes the pools, drops the databases and stops the server. */
+  /** Closes the connections, drops the databases and stops the server. */
   close(): Promise<void>;
 }
 
@@ -66,11 +66,11 @@ export interface ScratchDataPlane {
  * A test server and a PgDataPlane over it that reaches each database as the API does: as the
  * database's service role, whose login is enabled at the first refusal (the repair path).
  */
-export async function startScratchDataPlane(options: DataPlanePoolOptions = {}): Promise<ScratchDataPlane> {
+export async function startScratchDataPlane(options: ConnectionBudgetOptions = {}): Promise<ScratchDataPlane> {
   const server = await startTestPostgres();
-  const pools = new DataPlanePools(options);
+  const connections = new ConnectionBudget(options);
   const dataPlane = new PgDataPlane(
-    pools,
+    connections,
     (database) => serviceUrl(server.adminUrl, database.physicalName),
     // As the API's repair: through the database first (a missing one answers 3D000), then the login.
     async (database) => {
@@ -81,7 +81,7 @@ export async function startScratchDataPlane(options: DataPlanePoolOptions = {}):
   const created: string[] = [];
   return {
     server,
-    pools,
+    connections,
     dataPlane,
     async newDatabase(prefix = 'dp') {
       const database = await createBuiltInDatabase(server, prefix);
@@ -90,7 +90,7 @@ export async function startScratchDataPlane(options: DataPlanePoolOptions = {}):
       return { ...database, record, repos: dataPlane.open(record) };
     },
     async close() {
-      await pools.close();
+      await connections.close();
       await Promise.all(created.splice(0).map((name) => dropScratchDatabase(server, name)));
       await server.stop();
     },

@@ -1,0 +1,315 @@
+import pg from 'pg';
+import { UnavailableError } from '@platform/domain';
+import type { Queryable } from './queryable.js';
+
+export interface ConnectionBudgetOptions {
+  /** Connections to one cluster (all its databases together) open at most, connecting ones included. */
+  connectionsPerCluster?: number;
+  /** Connections to one database at most: its concurrency limit; more of its requests queue. */
+  connectionsPerDatabase?: number;
+  /** Requests that may wait for one database's connection; one more is answered busy at once. */
+  queuePerDatabase?: number;
+  /** How long a request waits in its database's queue before it is answered busy. */
+  waitMs?: number;
+  /** A connection unused this long is closed (one by one, not a database at a time). */
+  idleMs?: number;
+  /** How long opening one connection may take. */
+  connectTimeoutMs?: number;
+}
+
+export const CONNECTION_BUDGET_DEFAULTS = {
+  connectionsPerCluster: 120,
+  connectionsPerDatabase: 4,
+  queuePerDatabase: 200,
+  waitMs: 5_000,
+  idleMs: 30_000,
+  connectTimeoutMs: 10_000,
+} satisfies Required<ConnectionBudgetOptions>;
+
+/**
+ * Libpq options for every platform connection to a customer's database. Customers may create
+ * functions and operators in `public`; the platform connects as a superuser or a service role, and an untyped
+ * parameter can make a customer's overload the better match for a built-in name, which would run
+ * it with the platform's rights. pg_catalog alone (pg_temp last, as PostgreSQL advises) means no
+ * customer object answers to an unqualified name, so the platform's SQL names tables with schemas.
+ */
+export const PINNED_SEARCH_PATH_OPTIONS = '-c search_path=pg_catalog,pg_temp';
+
+interface Connection {
+  readonly client: pg.Client & { release(error?: unknown): void };
+  readonly database: DatabaseLine;
+  idleSince: number;
+  checkedOut: boolean;
+  /** The server or the socket ended it: it is closed when given back, never reused. */
+  broken: boolean;
+}
+
+interface Waiter {
+  resolve(connection: Connection): void;
+  reject(error: unknown): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One database's side of its cluster's budget: idle connections (last used on top), and its queue. */
+interface DatabaseLine {
+  readonly url: string;
+  readonly cluster: ClusterBudget;
+  readonly idle: Connection[];
+  /** Checked out or being opened. */
+  active: number;
+  readonly waiters: Waiter[];
+}
+
+interface ClusterBudget {
+  /** Open and being opened, every database of the cluster together. */
+  open: number;
+  /** Every idle connection of the cluster, least recently used first (a Set keeps insertion order). */
+  readonly idle: Set<Connection>;
+  /** Databases with requests waiting. */
+  readonly waiting: Set<DatabaseLine>;
+}
+
+function busy(why: string): UnavailableError {
+  return new UnavailableError('database_busy', `The database is busy (${why}); try again shortly`);
+}
+
+/**
+ * The API's connections to platform databases, under one budget per cluster that is a hard cap:
+ * never more than `connectionsPerCluster` open to a cluster, whatever the load. Connections are
+ * kept per database and reused while the working set fits. When it does not, the least recently
+ * used idle connection of the cluster is closed to open one for the database that needs it, one
+ * connection at a time, so a database in steady use keeps its connections.
+ *
+ * Fairness: a database holds at most `connectionsPerDatabase` connections; its further requests
+ * wait in its own first-come queue (at most `queuePerDatabase` of them, each at most `waitMs`, then
+ * 503 `database_busy`). A freed connection, or room in the budget, goes to the waiting database
+ * holding the fewest connections, so with the budget spent, a database that hogs it gives
+ * connections back one by one to databases that wait, down to an even share.
+ */
+export class ConnectionBudget {
+  private readonly settings: Required<ConnectionBudgetOptions>;
+  private readonly clusters = new Map<string, ClusterBudget>();
+  private readonly databases = new Map<string, DatabaseLine>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: ConnectionBudgetOptions = {}) {
+    this.settings = { ...CONNECTION_BUDGET_DEFAULTS, ...definedOnly(options) };
+    this.sweeper = setInterval(() => this.closeIdle(), Math.min(this.settings.idleMs, 5_000));
+    this.sweeper.unref();
+  }
+
+  /** The database at `url` (its credentials included) as the repositories query it. */
+  queryable(url: string): Queryable {
+    return {
+      query: async <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) => {
+        const connection = await this.acquire(url);
+        try {
+          const result = typeof text === 'string' ? await connection.client.query<R>(text, values) : await connection.client.query<R>(text);
+          this.release(connection);
+          return result;
+        } catch (error) {
+          this.release(connection, error);
+          throw error;
+        }
+      },
+      connect: async () => (await this.acquire(url)).client,
+    };
+  }
+
+  /** Connections open (or opening) to the cluster of `url`, and how many of them are idle. */
+  usage(url: string): { open: number; idle: number; waiting: number } {
+    const cluster = this.clusters.get(clusterKey(url));
+    if (!cluster) return { open: 0, idle: 0, waiting: 0 };
+    let waiting = 0;
+    for (const line of cluster.waiting) waiting += line.waiters.length;
+    return { open: cluster.open, idle: cluster.idle.size, waiting };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    const ending: Promise<void>[] = [];
+    for (const cluster of this.clusters.values()) {
+      for (const line of cluster.waiting) for (const waiter of line.waiters.splice(0)) this.abandon(waiter, busy('the platform is stopping'));
+      cluster.waiting.clear();
+      for (const connection of [...cluster.idle]) ending.push(this.discard(connection));
+    }
+    await Promise.all(ending);
+  }
+
+  private line(url: string): DatabaseLine {
+    let line = this.databases.get(url);
+    if (!line) {
+      const key = clusterKey(url);
+      let cluster = this.clusters.get(key);
+      if (!cluster) {
+        cluster = { open: 0, idle: new Set(), waiting: new Set() };
+        this.clusters.set(key, cluster);
+      }
+      line = { url, cluster, idle: [], active: 0, waiters: [] };
+      this.databases.set(url, line);
+    }
+    return line;
+  }
+
+  private acquire(url: string): Promise<Connection> {
+    if (this.closed) return Promise.reject(busy('the platform is stopping'));
+    const line = this.line(url);
+    // Nobody of this database waits before us (first come, first served), and it is under its limit.
+    if (line.waiters.length === 0 && line.active < this.settings.connectionsPerDatabase) {
+      const idle = this.takeIdle(line);
+      if (idle) return Promise.resolve(idle);
+      if (this.makeRoom(line.cluster)) return this.open(line);
+    }
+    if (line.waiters.length >= this.settings.queuePerDatabase) return Promise.reject(busy('too many requests waiting for it'));
+    return new Promise<Connection>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const at = line.waiters.indexOf(waiter);
+          if (at >= 0) line.waiters.splice(at, 1);
+          if (line.waiters.length === 0) line.cluster.waiting.delete(line);
+          reject(busy(`no connection within ${this.settings.waitMs} ms`));
+        }, this.settings.waitMs),
+      };
+      line.waiters.push(waiter);
+      line.cluster.waiting.add(line);
+    });
+  }
+
+  /** The database's most recently used idle connection, checked out. */
+  private takeIdle(line: DatabaseLine): Connection | undefined {
+    const connection = line.idle.pop();
+    if (!connection) return undefined;
+    line.cluster.idle.delete(connection);
+    line.active += 1;
+    connection.checkedOut = true;
+    return connection;
+  }
+
+  /** Whether one more connection may open: there is room, or the least recently used idle one was closed for it. */
+  private makeRoom(cluster: ClusterBudget): boolean {
+    if (cluster.open < this.settings.connectionsPerCluster) return true;
+    const oldest = cluster.idle.values().next();
+    if (oldest.done) return false;
+    void this.discard(oldest.value);
+    return true;
+  }
+
+  /** Opens a connection for `line`, counted against the budget from now on. */
+  private async open(line: DatabaseLine): Promise<Connection> {
+    line.cluster.open += 1;
+    line.active += 1;
+    const client = new pg.Client({ connectionString: line.url, options: PINNED_SEARCH_PATH_OPTIONS, connectionTimeoutMillis: this.settings.connectTimeoutMs });
+    const connection: Connection = {
+      client: Object.assign(client, { release: (error?: unknown) => this.release(connection, error) }),
+      database: line,
+      idleSince: 0,
+      checkedOut: true,
+      broken: false,
+    };
+    // A connection lost while idle leaves the idle list at once; one in use is closed on release.
+    const lost = () => {
+      connection.broken = true;
+      if (connection.checkedOut) return;
+      void this.discard(connection);
+      this.serveWaiting(line.cluster);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    try {
+      await client.connect();
+    } catch (error) {
+      line.cluster.open -= 1;
+      line.active -= 1;
+      client.end().catch(() => {});
+      this.serveWaiting(line.cluster);
+      throw error;
+    }
+    return connection;
+  }
+
+  private release(connection: Connection, error?: unknown): void {
+    if (!connection.checkedOut) return;
+    connection.checkedOut = false;
+    const { database: line } = connection;
+    line.active -= 1;
+    // An error of the connection itself (not of the SQL) leaves it unusable.
+    if (connection.broken || this.closed || (error !== undefined && isConnectionError(error))) {
+      void this.discard(connection, true);
+    } else {
+      connection.idleSince = Date.now();
+      line.idle.push(connection);
+      line.cluster.idle.add(connection);
+    }
+    this.serveWaiting(line.cluster);
+  }
+
+  /** Closes a connection that is not checked out (or one just given back) and frees its place. */
+  private discard(connection: Connection, released = false): Promise<void> {
+    const { database: line } = connection;
+    const at = line.idle.indexOf(connection);
+    if (at >= 0) line.idle.splice(at, 1);
+    else if (!released) return Promise.resolve(); // already discarded
+    line.cluster.idle.delete(connection);
+    line.cluster.open -= 1;
+    // A database with nothing open or waiting is forgotten (a dropped one would otherwise stay).
+    if (line.active === 0 && line.idle.length === 0 && line.waiters.length === 0) this.databases.delete(line.url);
+    return connection.client.end().catch(() => {});
+  }
+
+  /**
+   * Gives freed connections and room to waiting requests: each time to the waiting database with
+   * the fewest connections, from its own idle ones, from room in the budget, or by closing the
+   * cluster's least recently used idle connection.
+   */
+  private serveWaiting(cluster: ClusterBudget): void {
+    while (cluster.waiting.size > 0) {
+      let next: DatabaseLine | undefined;
+      for (const line of cluster.waiting) {
+        if (line.active < this.settings.connectionsPerDatabase && (!next || line.active < next.active)) next = line;
+      }
+      if (!next) return;
+      const idle = this.takeIdle(next);
+      if (!idle && !this.makeRoom(cluster)) return;
+      const waiter = next.waiters.shift()!;
+      if (next.waiters.length === 0) cluster.waiting.delete(next);
+      clearTimeout(waiter.timer);
+      if (idle) waiter.resolve(idle);
+      else this.open(next).then(waiter.resolve, waiter.reject);
+    }
+  }
+
+  private abandon(waiter: Waiter, error: unknown): void {
+    clearTimeout(waiter.timer);
+    waiter.reject(error);
+  }
+
+  private closeIdle(): void {
+    const cutoff = Date.now() - this.settings.idleMs;
+    for (const cluster of this.clusters.values()) {
+      // Least recently used first: the first one used after the cutoff ends the sweep.
+      for (const connection of cluster.idle) {
+        if (connection.idleSince > cutoff) break;
+        void this.discard(connection);
+      }
+    }
+  }
+}
+
+function clusterKey(url: string): string {
+  const { hostname, port } = new URL(url);
+  return `${hostname}:${port || '5432'}`;
+}
+
+/** Errors of the connection rather than of the statement: no SQLSTATE, or class 08 / 57P0x. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code !== 'string' || /^(08|57P0)/.test(code) || !/^[0-9A-Z]{5}$/.test(code);
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
