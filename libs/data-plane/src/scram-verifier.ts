@@ -9,8 +9,8 @@ const ITERATIONS = 4096;
  * and server logs. Only ASCII passwords: SASLprep leaves them as they are, so every client derives
  * the same keys; for others, libpq and node-postgres normalise differently from a plain hash.
  */
-export function scramVerifier(password: string): string {
-  return scramVerifierWithSalt(password, randomBytes(16));
+export function scramVerifier(password: string, iterations = ITERATIONS): string {
+  return scramVerifierWithSalt(password, randomBytes(16), iterations);
 }
 
 /** scramVerifier with a given salt and iteration count (for known-answer tests). */

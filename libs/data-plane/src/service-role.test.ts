@@ -33,6 +33,12 @@ describe('the service role (how the API reaches a database)', function () {
     expect(rows.rows).to.deep.equal([{ rolcanlogin: true, rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolreplication: false, rolbypassrls: true }]);
   });
 
+  it('logs in with SCRAM-SHA-256 at one iteration (its password is a 256-bit HMAC), over a cheap handshake', async function () {
+    const [verifier] = await withClient(dp.server.adminUrl, (admin) => firstColumn<string>(admin, 'select rolpassword from pg_authid where rolname = $1', [serviceRoleName(first.name)]));
+    expect(verifier).to.match(/^SCRAM-SHA-256\$1:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/);
+    expect(await asService(first, async (client) => (await client.query('select current_user as who')).rows)).to.deep.equal([{ who: serviceRoleName(first.name) }]);
+  });
+
   it('cannot become a superuser or another role, in or out of a tenant’s transaction', async function () {
     await asService(first, async (client) => {
       expect((await rejection(client.query('set role postgres'))).code).to.equal('42501');

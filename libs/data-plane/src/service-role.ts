@@ -67,10 +67,19 @@ export function serviceUrl(clusterAdminUrl: string, physicalName: string): strin
 /** Serialises enableServiceLogin per role: two concurrent ALTER ROLEs of one role fail ("tuple concurrently updated"). */
 const SERVICE_LOGIN_LOCK = 7426003;
 
+/**
+ * SCRAM iterations of the service role's verifier. Iterations slow down guessing a password from a
+ * stolen verifier, which matters for passwords people choose; the service password is a 256-bit
+ * HMAC, which no number of guesses finds. What they cost otherwise is paid at every login, by the
+ * API (the client derives the key: 4096 rounds of PBKDF2 are about 2 ms of its CPU), so with one the
+ * API's new connections cost what PostgreSQL's backend start does and no more.
+ */
+export const SERVICE_SCRAM_ITERATIONS = 1;
+
 /** Lets the service role log in with its derived password (the cluster stores only a SCRAM verifier). */
 export async function enableServiceLogin(admin: pg.ClientBase, clusterAdminUrl: string, physicalName: string): Promise<void> {
   const name = serviceRoleName(physicalName);
-  const verifier = admin.escapeLiteral(scramVerifier(servicePassword(clusterAdminUrl, physicalName)));
+  const verifier = admin.escapeLiteral(scramVerifier(servicePassword(clusterAdminUrl, physicalName), SERVICE_SCRAM_ITERATIONS));
   await admin.query('begin');
   try {
     await admin.query('select pg_catalog.pg_advisory_xact_lock($1::int, pg_catalog.hashtext($2::text))', [SERVICE_LOGIN_LOCK, name]);
