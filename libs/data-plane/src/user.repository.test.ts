@@ -193,6 +193,24 @@ describe('PgUserRepository', function () {
     });
   });
 
+  describe('listMembersPage', function () {
+    it('reads as the tenant role for a member, and for administration without row-level security, the filter kept', async function () {
+      const [a, b] = [await repos.tenants.create({ name: 'a' }), await repos.tenants.create({ name: 'b' })];
+      const inA = await newUser('a@example.test', a.id);
+      const inB = await newUser('b@example.test', b.id);
+      await query(
+        url,
+        `create policy only_in_a on users.users as restrictive for select to ${databaseRoleNames(name).tenant}
+           using (current_setting('${TENANT_CONTEXT_SETTING}', true) = '${a.id}')`,
+      );
+      const page = { limit: 10, afterId: null };
+      expect(await repos.users.listMembersPage(b.id, page, 'tenant')).to.deep.equal({ items: [], nextAfterId: null });
+      expect(await repos.users.listMembersPage(b.id, page, 'administration')).to.deep.equal({ items: [inB], nextAfterId: null });
+      expect(await repos.users.listMembersPage(a.id, page, 'administration')).to.deep.equal({ items: [inA], nextAfterId: null });
+      expect(await repos.users.listMembersPage(randomUUID(), page, 'administration')).to.deep.equal({ items: [], nextAfterId: null });
+    });
+  });
+
   describe('access', function () {
     it('answers, in one go, whether the session is live and whether the user belongs to the tenant', async function () {
       const [mine, theirs, deleted] = [await repos.tenants.create({ name: 'mine' }), await repos.tenants.create({ name: 'theirs' }), await repos.tenants.create({ name: 'deleted' })];

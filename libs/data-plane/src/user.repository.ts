@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, pageOf, type ExternalIdentity, type Page, type PageRequest, type NewIdentityUser, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
+import { ConflictError, NotFoundError, pageOf, type ExternalIdentity, type MemberReader, type Page, type PageRequest, type NewIdentityUser, type NewUser, type User, type UserPatch, type UserRepository } from '@platform/domain';
 import { inTenantContext, inTransaction, isUniqueViolation, type Queryable } from './queryable.js';
 import { positionOf } from './page-position.js';
 import { USER_COLUMNS, toUser, type UserRow } from './rows.js';
@@ -136,9 +136,9 @@ export class PgUserRepository implements UserRepository {
     });
   }
 
-  async listMembersPage(tenantId: string, page: PageRequest): Promise<Page<User>> {
+  async listMembersPage(tenantId: string, page: PageRequest, as: MemberReader): Promise<Page<User>> {
     const after = await positionOf(this.pool, 'users.users', page.afterId);
-    return inTenantContext(this.pool, tenantId, async (client) => {
+    const read = async (client: Pick<Queryable, 'query'>) => {
       const { rows } = await client.query<UserRow>(
         `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
          where tu.tenant_id = $1 and u.deleted is null
@@ -147,7 +147,10 @@ export class PgUserRepository implements UserRepository {
         [tenantId, after?.created ?? null, after?.id ?? null, page.limit + 1],
       );
       return pageOf(rows.map(toUser), page);
-    });
+    };
+    // Administration reads as the service role (BYPASSRLS), in one statement: no policy runs per
+    // row. A member's read is isolated twice, by the filter and by row-level security.
+    return as === 'administration' ? read(this.pool) : inTenantContext(this.pool, tenantId, read);
   }
 
   async tenantIds(userId: string): Promise<string[]> {

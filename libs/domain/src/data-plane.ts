@@ -2,6 +2,9 @@ import type { Database, Tenant, User } from './model.js';
 import type { Page, PageRequest } from './paging.js';
 
 /** Tenants of one platform database. */
+
+/** Who reads a tenant's members: one of its members, or a caller who may see every tenant. */
+export type MemberReader = 'tenant' | 'administration';
 export interface TenantRepository {
   /** ConflictError `tenant_id_taken` when the id is in use. */
   create(input: { id?: string; name: string | null }): Promise<Tenant>;
@@ -60,8 +63,12 @@ export interface UserRepository {
   findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null>;
   update(id: string, patch: UserPatch): Promise<User | null>;
   listMembers(tenantId: string): Promise<User[]>;
-  /** A page of the tenant's members, oldest first; invalid_cursor when the cursor's user never existed. */
-  listMembersPage(tenantId: string, page: PageRequest): Promise<Page<User>>;
+  /**
+   * A page of the tenant's members, oldest first; invalid_cursor when the cursor's user never existed.
+   * `as`: 'tenant' reads in the tenant's context, under row-level security as well as the filter;
+   * 'administration' is for callers who may see every tenant, and skips what that costs.
+   */
+  listMembersPage(tenantId: string, page: PageRequest, as: MemberReader): Promise<Page<User>>;
   tenantIds(userId: string): Promise<string[]>;
   /** Adds the membership; false when it already existed. */
   link(tenantId: string, userId: string): Promise<boolean>;

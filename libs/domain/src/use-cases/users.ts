@@ -117,7 +117,8 @@ export async function signOut(deps: DataPlaneDeps, caller: Principal, workspaceS
 /** A page of the tenant's members, oldest first. */
 export async function listTenantUsers(deps: DataPlaneDeps, caller: Principal, path: TenantPath, page: PageRequest = firstPage()): Promise<Page<User>> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  return data.users.listMembersPage(tenant.id, page);
+  // Developers and clients may see every tenant: their reads need no row-level security.
+  return data.users.listMembersPage(tenant.id, page, caller.kind === 'user' ? 'tenant' : 'administration');
 }
 
 /** A user outside the tenant does not exist here, even when they exist in the database. */
