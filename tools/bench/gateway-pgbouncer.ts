@@ -1,10 +1,12 @@
-// PgBouncer as the gateway benchmark's reference pooler (gateway.ts): session pooling, no TLS, one
-// database entry and one user, in a folder of its own that the `postgres` account can read
-// (PgBouncer refuses to run as root; started as root it switches to that account with -u).
+// The gateway benchmark's peers (gateway.ts). PgBouncer, the reference pooler: session pooling, no
+// TLS, one database entry and one user, in a folder of its own that the `postgres` account can read
+// (PgBouncer refuses to run as root; started as root it switches to that account with -u). And the
+// bare Node relay (node-relay.ts), the floor under any proxy written for Node.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from '@platform/testing';
 import { sleep, track } from './support.js';
 
@@ -99,5 +101,24 @@ export async function startPgbouncer(settings: {
     }
     await sleep(50);
   }
+  return { port, pid: child.pid!, stop };
+}
+
+/** The bare Node relay (node-relay.ts) as its own process, to the server: the floor a Node proxy stands on. */
+export async function startNodeRelay(server: { host: string; port: number }): Promise<RunningPgbouncer> {
+  const port = await freePort();
+  const entry = fileURLToPath(new URL('./node-relay.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, String(port), server.host, String(server.port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  const listening = await new Promise<boolean>((resolve) => {
+    child.stdout!.once('data', () => resolve(true));
+    child.once('exit', () => resolve(false));
+  });
+  if (!listening) throw new Error('the Node relay did not start');
   return { port, pid: child.pid!, stop };
 }

@@ -5,6 +5,8 @@
 // Targets, each measured alone, one after another:
 //   direct             the cluster's port, the database's physical name, the credential's role and password
 //   pgbouncer          PgBouncer 1.18, pool_mode=session, no TLS, to the same database as the same role
+//   node-relay         a bare Node TCP relay (node-relay.ts) to the cluster's port: no routing, TLS or counting;
+//                      the floor under any proxy written for Node, to tell Node's cost from the gateway's own
 //   gateway            apps/gateway, GATEWAY_ALLOW_PLAIN=true, sslmode=disable
 //   gateway-uncounted  the same with GATEWAY_COUNT_QUERIES=false: what counting costs (with --aa it counts too:
 //                      an A/A pair of identical processes, whose differences are this machine's noise)
@@ -41,7 +43,7 @@ import {
   type Target,
   type Workload,
 } from './gateway-pgbench.js';
-import { startPgbouncer } from './gateway-pgbouncer.js';
+import { startNodeRelay, startPgbouncer } from './gateway-pgbouncer.js';
 import { expectStatus, median, provisionDatabase, sleep, startApiProcess, startControlPlane, Teardown, timeLimit, track } from './support.js';
 
 const GOALS = {
@@ -100,7 +102,7 @@ function oneOf(name: string, value: string, allowed: string[]): string {
   return value;
 }
 
-const TARGET_KEYS = ['direct', 'pgbouncer', 'gateway', 'gateway-uncounted', 'gateway-tls'] as const;
+const TARGET_KEYS = ['direct', 'pgbouncer', 'node-relay', 'gateway', 'gateway-uncounted', 'gateway-tls'] as const;
 type TargetKey = (typeof TARGET_KEYS)[number];
 
 interface BenchTarget {
@@ -362,6 +364,19 @@ function report(measurements: Measurement[], targets: BenchTarget[]): boolean {
     }
   }
 
+  // What the gateway costs above the floor Node sets, and what that floor costs against PgBouncer.
+  console.log('\n| workload | clients | bare Node relay vs pgbouncer | gateway vs bare Node relay | relay CPU µs/txn | gateway CPU µs/txn |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const workload of settings.workloads) {
+    for (const clients of settings.clients) {
+      const [bouncer, relay, gateway] = (['pgbouncer', 'node-relay', 'gateway'] as const).map((key) => cell(workload, clients, key));
+      console.log(
+        `| ${workload.name} | ${clients} | ${format.ratio(relay.tps / bouncer.tps)} | ${format.ratio(gateway.tps / relay.tps)} | ` +
+          `${relay.proxyCpu?.toFixed(0) ?? ''} | ${gateway.proxyCpu?.toFixed(0) ?? ''} |`,
+      );
+    }
+  }
+
   const goals: { what: string; met: boolean; detail: string }[] = [];
   for (const workload of settings.workloads) {
     for (const clients of settings.clients) {
@@ -438,10 +453,13 @@ try {
     }),
   );
 
+  const relay = teardown.add(await startNodeRelay({ host: clusterHost, port: clusterPort }));
+
   const viaGateway = (port: number, tls: boolean): Target => ({ host: '127.0.0.1', port, database: databaseName, tls, ...as });
   const targets: BenchTarget[] = [
     { key: 'direct', label: 'direct', target: { host: clusterHost, port: clusterPort, database: physicalName, tls: false, ...as } },
     { key: 'pgbouncer', label: 'pgbouncer (session)', target: { host: '127.0.0.1', port: bouncer.port, database: databaseName, tls: false, ...as }, pid: bouncer.pid },
+    { key: 'node-relay', label: 'bare Node relay', target: { host: '127.0.0.1', port: relay.port, database: physicalName, tls: false, ...as }, pid: relay.pid },
     { key: 'gateway', label: 'gateway', target: viaGateway(ports.gateway, false), pid: gateway.child.pid, adminUrl: gateway.url },
     { key: 'gateway-uncounted', label: settings.aa ? 'gateway, A/A twin' : 'gateway, counting off', target: viaGateway(ports.uncounted, false), pid: uncounted.child.pid, adminUrl: uncounted.url },
     { key: 'gateway-tls', label: 'gateway, TLS', target: viaGateway(ports.tls, true), pid: secure.child.pid, adminUrl: secure.url },
