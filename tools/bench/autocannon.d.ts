@@ -10,6 +10,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     /** Seconds before a request counts as timed out. */
     timeout?: number;
+    /** Requests each connection sends in turn; setupRequest may change each one before it goes. */
+    requests?: { setupRequest?: (request: { path: string; headers?: Record<string, string> }) => { path: string; headers?: Record<string, string> } }[];
   }
 
   /** Percentiles of a histogram, in the histogram's unit; autocannon names them p50, p99, ... */
