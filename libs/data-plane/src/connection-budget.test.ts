@@ -99,7 +99,7 @@ describe('ConnectionBudget', function () {
     expect(await backends('limit')).to.equal(2);
   });
 
-  it('gives a freed connection to the waiting database with the fewest, closing the hog’s idle one for it', async function () {
+  it('gives a freed connection to a waiting database that holds none, closing the hog’s idle one for it', async function () {
     const connections = budget({ connectionsPerCluster: 2, connectionsPerDatabase: 2 });
     const hog = connections.queryable(url('fair_hog'));
     const held = await Promise.all([hog.connect(), hog.connect()]);
@@ -129,6 +129,27 @@ describe('ConnectionBudget', function () {
     await eventually(async () => ((await backends('shrink_a')) === 2 ? true : undefined), 5_000, 'one of a’s connections to close');
     expect(await backends('shrink_b')).to.equal(1);
     expect(connections.usage(url('shrink_a'))).to.deep.equal({ open: 3, idle: 3, waiting: 0 });
+  });
+
+  it('lets databases that hold connections reuse their own rather than trade them', async function () {
+    const connections = budget({ connectionsPerCluster: 3, connectionsPerDatabase: 2 });
+    const [a, b] = [connections.queryable(url('keep_a')), connections.queryable(url('keep_b'))];
+    const heldA = await Promise.all([a.connect(), a.connect()]);
+    const heldB = await b.connect();
+    const pids = async (client: pg.PoolClient) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0].pid;
+    const bFirst = await pids(heldB);
+    // b waits for a second connection; a's waiter too. a frees one: a reuses it, b keeps waiting.
+    const bNext = b.connect();
+    const aNext = a.connect();
+    await sleep(30);
+    heldA[0].release();
+    const again = await aNext;
+    expect(again).to.equal(heldA[0]);
+    expect(connections.usage(url('keep_a'))).to.deep.equal({ open: 3, idle: 0, waiting: 1 });
+    heldB.release();
+    const second = await bNext;
+    expect(await pids(second)).to.equal(bFirst);
+    for (const client of [again, heldA[1], second]) client.release();
   });
 
   it('answers busy at once past queuePerDatabase, and after waitMs in the queue', async function () {

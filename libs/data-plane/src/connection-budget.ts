@@ -20,7 +20,7 @@ export interface ConnectionBudgetOptions {
 export const CONNECTION_BUDGET_DEFAULTS = {
   connectionsPerCluster: 120,
   connectionsPerDatabase: 4,
-  queuePerDatabase: 200,
+  queuePerDatabase: 1000,
   waitMs: 5_000,
   idleMs: 30_000,
   connectTimeoutMs: 10_000,
@@ -82,9 +82,8 @@ function busy(why: string): UnavailableError {
  *
  * Fairness: a database holds at most `connectionsPerDatabase` connections; its further requests
  * wait in its own first-come queue (at most `queuePerDatabase` of them, each at most `waitMs`, then
- * 503 `database_busy`). A freed connection, or room in the budget, goes to the waiting database
- * holding the fewest connections, so with the budget spent, a database that hogs it gives
- * connections back one by one to databases that wait, down to an even share.
+ * 503 `database_busy`). With the budget spent, a waiting database that holds no connection gets
+ * the next one freed anywhere in the cluster, so no database in use is starved by others.
  */
 export class ConnectionBudget {
   private readonly settings: Required<ConnectionBudgetOptions>;
@@ -261,15 +260,24 @@ export class ConnectionBudget {
   }
 
   /**
-   * Gives freed connections and room to waiting requests: each time to the waiting database with
-   * the fewest connections, from its own idle ones, from room in the budget, or by closing the
-   * cluster's least recently used idle connection.
+   * Gives freed connections and room to waiting requests. First to a waiting database that holds
+   * no connection at all (by room in the budget, or by closing the cluster's least recently used
+   * idle connection, another database's if need be); then each waiting database reuses its own
+   * idle connection; then room goes to the waiting database with the fewest. Moving a connection
+   * between two databases that both hold some would cost a close and an open per request and buy
+   * nothing the per-database limit does not already bound.
    */
   private serveWaiting(cluster: ClusterBudget): void {
     while (cluster.waiting.size > 0) {
       let next: DatabaseLine | undefined;
       for (const line of cluster.waiting) {
-        if (line.active < this.settings.connectionsPerDatabase && (!next || line.active < next.active)) next = line;
+        if (line.active >= this.settings.connectionsPerDatabase) continue;
+        if (line.active === 0) {
+          next = line;
+          break;
+        }
+        const reuses = line.idle.length > 0;
+        if (!next || (reuses && next.idle.length === 0) || (reuses === next.idle.length > 0 && line.active < next.active)) next = line;
       }
       if (!next) return;
       const idle = this.takeIdle(next);
