@@ -127,6 +127,16 @@ function watchSessions(admin: pg.Client): { stop(): Promise<number> } {
   };
 }
 
+/**
+ * Sessions ever opened to platform databases (pg_stat_database, PostgreSQL 14+). A backend reports
+ * its session within PGSTAT_IDLE_INTERVAL (10 s) or at exit: read it that long after a run.
+ */
+async function sessionsOpened(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query<{ n: string }>(`select coalesce(sum(sessions), 0)::bigint as n from pg_stat_database where datname like 'db\\_%'`);
+  return Number(rows[0].n);
+}
+const STATS_SETTLE_MS = 11_500;
+
 /** Provisions the databases through the API, `concurrency` at a time, and waits until all are READY. */
 async function provision(request: Request, token: string, concurrency: number): Promise<void> {
   let next = 0;
@@ -257,15 +267,23 @@ try {
   console.log(`a member who signs in, in each of ${members.length} databases, through the API: ${((performance.now() - started) / 1000).toFixed(0)} s`);
   const sessions = teardown.add(new pg.Client({ connectionString: postgres.adminUrl }), (client) => client.end());
   await sessions.connect();
-  const reads = new Map<string, { result: Result; sessions: number }>();
+  const reads = new Map<string, { result: Result; sessions: number; opened: number }>();
   for (const concurrency of CONCURRENCY) {
     for (const spread of SPREADS) {
       const spreadReads = members.slice(0, spread);
       await load(api.url, token, concurrency, WARMUP_SECONDS, spreadReads);
+      await sleep(STATS_SETTLE_MS);
+      const openedBefore = await sessionsOpened(sessions);
       const watching = watchSessions(sessions);
       const result = await run(`member reads over ${spread} databases, ${concurrency} concurrent`, () => load(api.url, token, concurrency, SECONDS, spreadReads));
-      reads.set(`${spread}/${concurrency}`, { result, sessions: await watching.stop() });
-      console.log(`${''.padEnd(52)} API sessions on the cluster at most ${reads.get(`${spread}/${concurrency}`)!.sessions} (budget ${BUDGET})`);
+      const most = await watching.stop();
+      await sleep(STATS_SETTLE_MS);
+      const opened = (await sessionsOpened(sessions)) - openedBefore;
+      reads.set(`${spread}/${concurrency}`, { result, sessions: most, opened });
+      console.log(
+        `${''.padEnd(52)} API sessions on the cluster at most ${most} (budget ${BUDGET}); ${opened} opened, ` +
+          `${(opened / Math.max(1, result['2xx'] + result.non2xx)).toFixed(3)} per request`,
+      );
     }
   }
 
@@ -332,6 +350,16 @@ try {
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const { label, result } of measured) {
     console.log(`| ${label} | ${result.requests.average.toFixed(0)} | ${result.latency.p50} | ${result.latency.p99} | ${result.non2xx} | ${result.errors + result.timeouts} |`);
+  }
+  console.log('\n| member reads: databases | concurrent | req/s | vs 1 database | p99 ms | API sessions at most | sessions opened per request |');
+  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [key, read] of reads) {
+    const [spread, concurrency] = key.split('/');
+    const one = reads.get(`1/${concurrency}`)!.result;
+    console.log(
+      `| ${spread} | ${concurrency} | ${read.result.requests.average.toFixed(0)} | ${ratio(read.result, one).toFixed(2)}x | ${read.result.latency.p99} | ${read.sessions} | ` +
+        `${(read.opened / Math.max(1, read.result['2xx'] + read.result.non2xx)).toFixed(3)} |`,
+    );
   }
   console.log('\n| goal | measured | met |');
   console.log('| --- | ---: | --- |');

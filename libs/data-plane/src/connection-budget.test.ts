@@ -152,6 +152,27 @@ describe('ConnectionBudget', function () {
     for (const client of [again, heldA[1], second]) client.release();
   });
 
+  it('closes no other database’s freshly idle connection for one that holds some: it waits for its own', async function () {
+    const connections = budget({ connectionsPerCluster: 2, connectionsPerDatabase: 2 });
+    const [a, b] = [connections.queryable(url('rest_a')), connections.queryable(url('rest_b'))];
+    await pid(connections, 'rest_b'); // b's connection, idle from now on
+    const held = await a.connect();
+    const second = a.connect();
+    await sleep(50);
+    expect(connections.usage(url('rest_a'))).to.deep.equal({ open: 2, idle: 1, waiting: 1 });
+    held.release();
+    expect(await second).to.equal(held);
+    (await second).release();
+    expect(await backends('rest_b')).to.equal(1);
+    // At rest (unused for a second), b's connection may go: a's two at once then fit.
+    await sleep(1_100);
+    const both = await Promise.all([a.connect(), a.connect()]);
+    for (const client of both) client.release();
+    await eventually(async () => ((await backends('rest_b')) === 0 ? true : undefined), 5_000, 'b’s resting connection to close');
+    expect(await backends('rest_a')).to.equal(2);
+    expect((await b.query<{ one: number }>('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+  });
+
   it('answers busy at once past queuePerDatabase, and after waitMs in the queue', async function () {
     const connections = budget({ connectionsPerDatabase: 1, queuePerDatabase: 1, waitMs: 200 });
     const pool = connections.queryable(url('busy'));

@@ -69,6 +69,9 @@ interface ClusterBudget {
   readonly waiting: Set<DatabaseLine>;
 }
 
+/** An idle connection unused this long is at rest: it may close to make room for any database. */
+const RESTING_MS = 1_000;
+
 function busy(why: string): UnavailableError {
   return new UnavailableError('database_busy', `The database is busy (${why}); try again shortly`);
 }
@@ -159,7 +162,7 @@ export class ConnectionBudget {
     if (line.waiters.length === 0 && line.active < this.settings.connectionsPerDatabase) {
       const idle = this.takeIdle(line);
       if (idle) return Promise.resolve(idle);
-      if (this.makeRoom(line.cluster)) return this.open(line);
+      if (this.makeRoom(line)) return this.open(line);
     }
     if (line.waiters.length >= this.settings.queuePerDatabase) return Promise.reject(busy('too many requests waiting for it'));
     return new Promise<Connection>((resolve, reject) => {
@@ -188,11 +191,20 @@ export class ConnectionBudget {
     return connection;
   }
 
-  /** Whether one more connection may open: there is room, or the least recently used idle one was closed for it. */
-  private makeRoom(cluster: ClusterBudget): boolean {
+  /**
+   * Whether one more connection may open for `line`: there is room in the budget, or the cluster's
+   * least recently used idle connection was closed for it. That is done for a database holding no
+   * connection, whichever database the idle one belongs to; for one that holds some, only when the
+   * idle one is at rest (unused for RESTING_MS): a connection idle between two requests of a busy
+   * database stays, or every request would close one and open another.
+   */
+  private makeRoom(line: DatabaseLine): boolean {
+    const { cluster } = line;
     if (cluster.open < this.settings.connectionsPerCluster) return true;
     const oldest = cluster.idle.values().next();
     if (oldest.done) return false;
+    const holdsNone = line.active === 0 && line.idle.length === 0;
+    if (!holdsNone && oldest.value.idleSince > Date.now() - RESTING_MS) return false;
     void this.discard(oldest.value);
     return true;
   }
@@ -281,7 +293,7 @@ export class ConnectionBudget {
       }
       if (!next) return;
       const idle = this.takeIdle(next);
-      if (!idle && !this.makeRoom(cluster)) return;
+      if (!idle && !this.makeRoom(next)) return;
       const waiter = next.waiters.shift()!;
       if (next.waiters.length === 0) cluster.waiting.delete(next);
       clearTimeout(waiter.timer);
