@@ -60,7 +60,28 @@ describe('PgDataPlane', function () {
     const user = await database.repos.users.createWithIdentity({ email: 'a@corp.test', emailVerified: new Date() }, identity, tenant.id);
     expect(await database.repos.users.findByIdentity(identity)).to.deep.equal(user);
     const steps = await withClient(plane.server.urlFor(database.name), (admin) => firstColumn<number>(admin, 'select version from platform.schema_steps order by 1'));
-    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('brings a database built before step 8 up to date when a member page misses its column, keeping the users’ order', async function () {
+    const database = await plane.newDatabase('behind8');
+    const tenant = await database.repos.tenants.create({ name: 'acme' });
+    const older = await database.repos.users.create({ email: 'older@corp.test', passwordHash: 'h' });
+    const newer = await database.repos.users.create({ email: 'newer@corp.test', passwordHash: 'h' }, tenant.id);
+    // As a release before step 8 left it, with a membership made then.
+    await withClient(plane.server.urlFor(database.name), async (admin) => {
+      await admin.query('drop trigger tenant_users_user_created on users.tenant_users');
+      await admin.query('drop function platform.tenant_users_user_created()');
+      await admin.query('alter table users.tenant_users drop column user_created');
+      await admin.query('delete from platform.schema_steps where version = 8');
+    });
+    const page = { limit: 10, afterId: null };
+    expect(await database.repos.users.listMembersPage(tenant.id, page, 'administration')).to.deep.equal({ items: [newer], nextAfterId: null });
+    // Linked after `newer`, created before: members come in their users' order, not their links'.
+    expect(await database.repos.users.link(tenant.id, older.id)).to.equal(true);
+    expect(await database.repos.users.listMembersPage(tenant.id, page, 'tenant')).to.deep.equal({ items: [older, newer], nextAfterId: null });
+    expect(await database.repos.users.listMembersPage(tenant.id, { limit: 1, afterId: null }, 'administration')).to.deep.equal({ items: [older], nextAfterId: older.id });
+    expect(await database.repos.users.listMembersPage(tenant.id, { limit: 1, afterId: older.id }, 'administration')).to.deep.equal({ items: [newer], nextAfterId: null });
   });
 
   it('links an identity to one live user only; a deleted user’s link passes to whoever signs in next', async function () {

@@ -40,8 +40,13 @@ function isLoginRefused(error: unknown): boolean {
 function isBuiltInTableMissing(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   // The relation's name, not the words around it (those follow lc_messages).
-  return code === '42P01' && /\b(auth|users|platform)\.[a-z_]+/.test(message ?? '');
+  if (code === '42P01') return /\b(auth|users|platform)\.[a-z_]+/.test(message ?? '');
+  // Or a column a later step added to a built-in table.
+  return code === '42703' && BUILT_IN_COLUMNS_ADDED.some((column) => message?.includes(column));
 }
+
+/** Columns that steps after a table's own added to it (step 8: users.tenant_users.user_created). */
+const BUILT_IN_COLUMNS_ADDED = ['user_created'];
 
 /**
  * A database's connections as the repositories use them, with the errors above translated. A refused login (a database built before its login role existed), or a built-in table missing (a

@@ -139,11 +139,12 @@ export class PgUserRepository implements UserRepository {
   async listMembersPage(tenantId: string, page: PageRequest, as: MemberReader): Promise<Page<User>> {
     const after = await positionOf(this.pool, 'users.users', page.afterId);
     const read = async (client: Pick<Queryable, 'query'>) => {
+      // tu.user_created is u.created (built-in schema step 8): its index gives the order.
       const { rows } = await client.query<UserRow>(
-        `select ${USER_COLUMNS} from users.users u join users.tenant_users tu on tu.user_id = u.id
+        `select ${USER_COLUMNS} from users.tenant_users tu join users.users u on u.id = tu.user_id
          where tu.tenant_id = $1 and u.deleted is null
-           and ($2::timestamptz is null or (u.created, u.id) > ($2::timestamptz, $3::uuid))
-         order by u.created, u.id limit $4`,
+           and ($2::timestamptz is null or (tu.user_created, tu.user_id) > ($2::timestamptz, $3::uuid))
+         order by tu.user_created, tu.user_id limit $4`,
         [tenantId, after?.created ?? null, after?.id ?? null, page.limit + 1],
       );
       return pageOf(rows.map(toUser), page);
