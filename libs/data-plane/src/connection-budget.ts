@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { UnavailableError } from '@platform/domain';
 import type { Queryable } from './queryable.js';
+import { DATA_PLANE_TYPES } from './timestamp-parser.js';
 
 export interface ConnectionBudgetOptions {
   /** Connections to one cluster (all its databases together) open at most, connecting ones included. */
@@ -213,7 +214,12 @@ export class ConnectionBudget {
   private async open(line: DatabaseLine): Promise<Connection> {
     line.cluster.open += 1;
     line.active += 1;
-    const client = new pg.Client({ connectionString: line.url, options: PINNED_SEARCH_PATH_OPTIONS, connectionTimeoutMillis: this.settings.connectTimeoutMs });
+    const client = new pg.Client({
+      connectionString: line.url,
+      options: PINNED_SEARCH_PATH_OPTIONS,
+      connectionTimeoutMillis: this.settings.connectTimeoutMs,
+      types: DATA_PLANE_TYPES,
+    });
     const connection: Connection = {
       client: Object.assign(client, { release: (error?: unknown) => this.release(connection, error) }),
       database: line,
