@@ -16,6 +16,7 @@ import { checkAnswer, declaredResponses, type Answer } from './responses.js';
 import { isRouteResult, type RequestInput, type Route } from './route.js';
 import { assertJsonDepth } from './json-depth.js';
 import { clientAddressOf, trustedProxyList } from './client-address.js';
+import { JSON_SLICE_ITEMS, stringifyInSlices } from './json-slices.js';
 
 export interface OperationOptions<TScope> {
   /** Opens the per-request scope (for example repositories over a forked EntityManager). */
@@ -55,6 +56,12 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
         for (const name of Object.keys(ctx.response.headers)) if (name !== 'x-request-id') ctx.remove(name);
         throw error;
       }
+    }
+    // A long list (a page of up to 1,000) is written a slice at a time, letting other requests in.
+    if (Array.isArray(ctx.body) && ctx.body.length > JSON_SLICE_ITEMS) {
+      const text = await stringifyInSlices(ctx.body);
+      ctx.body = text;
+      ctx.type = 'application/json';
     }
   };
   Object.defineProperty(handler, 'name', { value: route.operationId });
