@@ -173,6 +173,21 @@ describe('ConnectionBudget', function () {
     expect((await b.query<{ one: number }>('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
   });
 
+  it('keeps at most activePerCluster connections in use at once, the others waiting their turn', async function () {
+    const connections = budget({ activePerCluster: 2 });
+    const [a, b, c] = ['active_a', 'active_b', 'active_c'].map((name) => connections.queryable(url(name)));
+    const held = await Promise.all([a.connect(), b.connect()]);
+    let third: pg.PoolClient | undefined;
+    const waiting = c.connect().then((client) => (third = client));
+    await sleep(50);
+    expect(third).to.equal(undefined);
+    expect(connections.usage(url('active_c'))).to.deep.equal({ open: 2, idle: 0, waiting: 1 });
+    held[0].release();
+    await waiting;
+    expect(await backends('active_c')).to.equal(1);
+    for (const client of [held[1], third!]) client.release();
+  });
+
   it('answers busy at once past queuePerDatabase, and after waitMs in the queue', async function () {
     const connections = budget({ connectionsPerDatabase: 1, queuePerDatabase: 1, waitMs: 200 });
     const pool = connections.queryable(url('busy'));
