@@ -27,7 +27,7 @@ export interface ConnectionBudgetOptions {
 }
 
 export const CONNECTION_BUDGET_DEFAULTS = {
-  connectionsPerCluster: 120,
+  connectionsPerCluster: 600,
   connectionsPerDatabase: 4,
   activePerCluster: Math.max(8, 4 * availableParallelism()),
   queuePerDatabase: 1000,

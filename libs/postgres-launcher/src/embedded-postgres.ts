@@ -133,7 +133,7 @@ async function launch(binaries: PostgresBinaries, account: ServerAccount | null,
   const dataDir = join(dir, 'data');
   // lc_messages: the log is read for READY, so it stays in English. pg_stat_statements: the
   // database server's own count of statements, for query insights.
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'lc_messages=C'];
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=1000', '-c', 'lc_messages=C'];
   args.push('-c', 'shared_preload_libraries=pg_stat_statements');
   // Its own process group: a terminal's Ctrl-C goes to whoever started it, which stops it in order.
   const server = spawn(binaries.postgres, args, { ...asAccount(account, dir), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
