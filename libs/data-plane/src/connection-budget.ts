@@ -11,9 +11,9 @@ export interface ConnectionBudgetOptions {
   connectionsPerDatabase?: number;
   /**
    * Connections to one cluster in use at once (checked out; opening ones are not counted), all
-   * databases together; further requests wait in their databases' queues. PostgreSQL runs a few busy backends faster
-   * than many: the same load spread over 100 databases ran at 0.56x of one database's throughput
-   * with no such cap, 0.84x with 8 (bench:scale, 2 cores).
+   * databases together; further requests wait in their databases' queues. PostgreSQL runs a few
+   * busy backends faster than many: the same load spread over 100 databases ran at 0.56x of one
+   * database's throughput with no such cap, 0.84x with 8 (bench:scale, 2 cores).
    */
   activePerCluster?: number;
   /** Requests that may wait for one database's connection; one more is answered busy at once. */
@@ -38,9 +38,9 @@ export const CONNECTION_BUDGET_DEFAULTS = {
 
 /**
  * Libpq options for every platform connection to a customer's database. Customers may create
- * functions and operators in `public`; the platform connects as a superuser or a service role, and an untyped
- * parameter can make a customer's overload the better match for a built-in name, which would run
- * it with the platform's rights. pg_catalog alone (pg_temp last, as PostgreSQL advises) means no
+ * functions and operators in `public`; the platform connects as a superuser or a service role,
+ * and an untyped parameter can make a customer's overload the better match for a built-in name,
+ * which would run it with the platform's rights. pg_catalog alone (pg_temp last, as PostgreSQL advises) means no
  * customer object answers to an unqualified name, so the platform's SQL names tables with schemas.
  */
 export const PINNED_SEARCH_PATH_OPTIONS = '-c search_path=pg_catalog,pg_temp';

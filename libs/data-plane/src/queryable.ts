@@ -37,7 +37,7 @@ function isLoginRefused(error: unknown): boolean {
  * A built-in table is missing: the database was built by an older release (before the step that
  * adds it). Only the platform's own schemas count; a customer's missing table is their error.
  */
-function isBuiltInTableMissing(error: unknown): boolean {
+function isBuiltInObjectMissing(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   // The relation's name, not the words around it (those follow lc_messages).
   if (code === '42P01') return /\b(auth|users|platform)\.[a-z_]+/.test(message ?? '');
@@ -49,16 +49,17 @@ function isBuiltInTableMissing(error: unknown): boolean {
 const BUILT_IN_COLUMNS_ADDED = ['user_created'];
 
 /**
- * A database's connections as the repositories use them, with the errors above translated. A refused login (a database built before its login role existed), or a built-in table missing (a
- * database built before the step that adds it), is handed to `repairLogin`, which brings the
- * database up to date, and tried once more.
+ * A database's connections as the repositories use them, with the errors above translated. A
+ * refused login (a database built before its login role existed), or a built-in table or column
+ * missing (a database built before the step that adds it), is handed to `repairLogin`, which
+ * brings the database up to date, and tried once more.
  */
 export function queryableOf(pool: Queryable, repairLogin?: () => Promise<void>): Queryable {
   const withRepair = async <T>(attempt: () => Promise<T>): Promise<T> => {
     try {
       return await attempt();
     } catch (error) {
-      if (!repairLogin || !(isLoginRefused(error) || isBuiltInTableMissing(error))) throw error;
+      if (!repairLogin || !(isLoginRefused(error) || isBuiltInObjectMissing(error))) throw error;
     }
     await repairLogin();
     return attempt();

@@ -74,7 +74,7 @@ const SERVICE_LOGIN_LOCK = 7426003;
  * API (the client derives the key: 4096 rounds of PBKDF2 are about 2 ms of its CPU), so with one the
  * API's new connections cost what PostgreSQL's backend start does and no more.
  */
-export const SERVICE_SCRAM_ITERATIONS = 1;
+const SERVICE_SCRAM_ITERATIONS = 1;
 
 /** Lets the service role log in with its derived password (the cluster stores only a SCRAM verifier). */
 export async function enableServiceLogin(admin: pg.ClientBase, clusterAdminUrl: string, physicalName: string): Promise<void> {
