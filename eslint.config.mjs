@@ -26,7 +26,7 @@ export default tseslint.config(
             { sourceTag: 'type:data-plane', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose'] },
             { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body'] },
             { sourceTag: 'type:auth', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
-            { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:data-plane'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
+            { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:data-plane', 'type:infra'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
             // The PostgreSQL gateway: the wire protocol over the domain's ports, no HTTP and no ORM.
             { sourceTag: 'type:gateway', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose', 'pg'] },
             // The HTTP framework adapts use cases to Koa; it reaches data and keys only through domain ports.

@@ -8,6 +8,10 @@ const args = process.argv.slice(2);
 const mode = args[0] === 'affected' ? ['affected', ...args.slice(1)] : ['run-many', ...args];
 rmSync('tmp/test-results', { recursive: true, force: true });
 
+// Dedicated compute's tests move databases with pg_dump and pg_restore of the servers' major; a
+// failure to fetch them is reported here and shows in those tests.
+spawnSync(process.execPath, ['tools/pg-client-tools.mjs'], { stdio: 'inherit' });
+
 const nx = spawnSync('nx', [...mode, '-t', 'test', '--output-style=static'], {
   stdio: 'inherit',
   env: { ...process.env, NX_DAEMON: 'false' },

@@ -5,7 +5,8 @@
 // token, which it gets from the token service like any client. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the apps first
 // (they drain in-flight requests), then PostgreSQL, within 10 s. If this process dies otherwise,
 // the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it.
-import { execSync } from 'node:child_process';
+import { execSync, spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { readEnum, type Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
@@ -92,8 +93,14 @@ async function startPlatform(): Promise<void> {
   if (applied.length > 0) console.log(`applied migrations: ${applied.join(', ')}`);
   if (stopping) return;
 
+  // Dedicated compute: instance servers beside the embedded cluster (a folder the 'postgres' user
+  // reaches), moved with pg_dump and pg_restore of the servers' major (fetched once if missing).
+  if (spawnSync(process.execPath, ['tools/pg-client-tools.mjs'], { stdio: 'inherit' }).status !== 0) {
+    console.log('Without pg_dump and pg_restore of the servers’ major, compute instances will fail (README, "Dedicated compute").');
+  }
+  const apiEnv = { COMPUTE_DIR: join(dirname(settings.dir), 'compute'), ...env };
   const oauth = apps.start('apps/oauth', 'apps/oauth/src/main.ts', env);
-  const api = apps.start('apps/api', 'apps/api/src/main.ts', env);
+  const api = apps.start('apps/api', 'apps/api/src/main.ts', apiEnv);
   const gateway = apps.start('apps/gateway', 'apps/gateway/src/main.ts', env);
   const adminUrl = gatewayAdminUrl(env);
   const scheme = (tlsFiles: object | null) => (tlsFiles ? 'https' : 'http');

@@ -1,11 +1,12 @@
+import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
-import { ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
+import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, SqlComputeInstances, SqlComputeStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
+import { ComputeReconciler, DatabaseMover, LocalComputeDriver, ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { startInsightsHousekeeping } from './insights-housekeeping.js';
@@ -24,7 +25,9 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
 
   // The control plane and the clusters that hold the databases.
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
-  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls);
+  // Dedicated compute: local PostgreSQL servers; a database on one is reached there.
+  const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
+  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls, (instanceId) => computeDriver.adminUrl(instanceId));
   const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
@@ -53,6 +56,19 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
   });
 
+  const computeReconciler = new ComputeReconciler({
+    store: new SqlComputeStore(orm, systemClock),
+    driver: computeDriver,
+    mover: new DatabaseMover({ pgDump: join(config.compute.clientBin, 'pg_dump'), pgRestore: join(config.compute.clientBin, 'pg_restore') }),
+    clusters,
+    clusterAdminUrl: (region) => config.clusterUrls[region],
+    intervalMs: config.compute.intervalMs,
+    // Longer than any replica keeps a database's location (the locator's cache).
+    dropGraceMs: config.databaseCacheMs + 5_000,
+    log: logger.child({ component: 'compute' }),
+    faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
+  });
+
   // The ports every request shares; each request adds repositories over its own unit of work.
   const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
   const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
@@ -68,8 +84,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     // built before that role existed gets it (built-in schema step 5) at its first refused login.
     dataPlane: new PgDataPlane(
       connections,
-      (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName),
-      (database) => clusters.forRegion(database.region).upgradeBuiltInSchema(database.physicalName),
+      (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName, database.server),
+      (database) => clusters.forDatabase(database).upgradeBuiltInSchema(database.physicalName),
     ),
     hasher,
     throttle,
@@ -89,6 +105,9 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     insights: new SqlQueryMinutes(orm),
     insightsRetention: config.insightsRetention,
     clock: systemClock,
+    computeInstances: new SqlComputeInstances(orm),
+    computeCatalog: config.compute.types,
+    computeReconciler,
   };
 
   const tokens = await tokenEndpoint(orm, config, keys, { hasher, throttle }, logger);
@@ -119,6 +138,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
 
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
   reconciler.start();
+  computeReconciler.start();
   observer.start();
   const housekeeping = startInsightsHousekeeping({
     retention: new SqlInsightsRetention(orm),
@@ -135,6 +155,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     revocations.stop();
     await tokens.stop();
     await reconciler.stop();
+    await computeReconciler.stop();
+    await computeDriver.close();
     await observer.stop();
     await housekeeping.stop();
     await observerLock.close();

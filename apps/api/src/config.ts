@@ -12,7 +12,8 @@ import {
   type TokenEndpointSettings,
 } from '@platform/config';
 import { parseKeyRing, SecretBox } from '@platform/auth';
-import { DEFAULT_INSIGHTS_RETENTION, type InsightsRetention } from '@platform/domain';
+import { resolve } from 'node:path';
+import { assertCatalog, computeType, DEFAULT_COMPUTE_TYPES, DEFAULT_INSIGHTS_RETENTION, type ComputeType, type InsightsRetention } from '@platform/domain';
 import { CONNECTION_BUDGET_DEFAULTS, type ConnectionBudgetOptions } from '@platform/data-plane';
 
 export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpointSettings {
@@ -35,6 +36,18 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   ssoSecrets: SecretBox | null;
   /** Development only: SSO providers on this machine over plain http (SSO_ALLOW_LOOPBACK_HTTP). */
   ssoAllowLoopbackHttp: boolean;
+  compute: ComputeConfig;
+}
+
+/** Dedicated compute (README "Dedicated compute"). */
+export interface ComputeConfig {
+  /** The compute types every workspace may use; empty turns dedicated compute off. */
+  types: ComputeType[];
+  /** Where the local driver keeps each instance's cluster (the `postgres` user must reach it). */
+  dir: string;
+  /** A folder with pg_dump and pg_restore of the servers' major version. */
+  clientBin: string;
+  intervalMs: number;
 }
 
 /** The SSO key ring: `id:base64key,...`, the sealing key first (README "Single sign-on"). */
@@ -81,7 +94,36 @@ export function loadApiConfig(env: Env): ApiConfig {
     },
     ssoSecrets: readSsoSecrets(env),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
+    compute: {
+      types: readComputeTypes(env),
+      dir: resolve(readOptionalString(env, 'COMPUTE_DIR') ?? '.data/compute'),
+      clientBin: resolve(readOptionalString(env, 'PG_CLIENT_BIN') ?? '.data/pg-client-18/bin'),
+      intervalMs: readInteger(env, 'COMPUTE_RECONCILE_MS', 2_000, { min: 50, max: 60_000 }),
+    },
   };
+}
+
+/** COMPUTE_TYPES: a JSON array of {id, computeSize, memoryMiB, hourlyCost, maxConnections}; `[]` turns compute off. */
+function readComputeTypes(env: Env): ComputeType[] {
+  const text = readOptionalString(env, 'COMPUTE_TYPES');
+  if (text === undefined) return [...DEFAULT_COMPUTE_TYPES];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) throw new Error('expected a JSON array');
+    const types = parsed.map((item: Record<string, unknown>) =>
+      computeType({
+        id: String(item.id),
+        computeSize: String(item.computeSize),
+        memoryMiB: Number(item.memoryMiB),
+        hourlyCost: Number(item.hourlyCost),
+        maxConnections: Number(item.maxConnections ?? 100),
+      }),
+    );
+    if (types.length > 0) assertCatalog(types);
+    return types;
+  } catch (error) {
+    throw new ConfigError('COMPUTE_TYPES', (error as Error).message);
+  }
 }
 
 /** The API's connections to platform databases (README, "Connections to platform databases"). */

@@ -34,7 +34,9 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     port: config.gateway.port,
     routes: new ControlPlaneConnectionRoutes(orm),
     backends: [...backends.values()],
-    backendFor: (route) => backends.get(route.database.region)!,
+    // A database on dedicated compute is on its instance's server. Index 0 in its cancel keys:
+    // cancel requests for those sessions are not routed yet (README, "Dedicated compute").
+    backendFor: (route) => (route.database.server ? { ...route.database.server, index: 0 } : backends.get(route.database.region)!),
     tls: config.tls ?? undefined,
     allowPlain: config.allowPlain,
     countQueries: config.countQueries,

@@ -56,9 +56,16 @@ export function servicePassword(clusterAdminUrl: string, physicalName: string): 
   return createHmac('sha256', clusterAdminUrl).update(`data-plane service role\0${physicalName}`).digest('base64url');
 }
 
-/** The URL the API reaches a database with: its service role, on the cluster's host and port. */
-export function serviceUrl(clusterAdminUrl: string, physicalName: string): string {
+/**
+ * The URL the API reaches a database with: its service role, on the cluster's host and port, or on
+ * `server` (a dedicated compute instance's), where the role moved with its verifier.
+ */
+export function serviceUrl(clusterAdminUrl: string, physicalName: string, server?: { host: string; port: number } | null): string {
   const url = new URL(databaseUrl(clusterAdminUrl, physicalName));
+  if (server) {
+    url.hostname = server.host.includes(':') ? `[${server.host}]` : server.host;
+    url.port = String(server.port);
+  }
   url.username = serviceRoleName(physicalName);
   url.password = servicePassword(clusterAdminUrl, physicalName);
   return url.href;

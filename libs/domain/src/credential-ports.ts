@@ -44,7 +44,8 @@ export interface ConnectionRoute {
   credentialId: string;
   /** The tenant the credential is bound to; null for one that sees every tenant. */
   tenantId: string | null;
-  database: Pick<Database, 'id' | 'name' | 'physicalName' | 'region' | 'status'>;
+  /** `server`: the database's dedicated compute instance's, when it is served there. */
+  database: Pick<Database, 'id' | 'name' | 'physicalName' | 'region' | 'status' | 'server'>;
 }
 
 /** Live credentials by role name, for the gateway. */

@@ -33,3 +33,6 @@ export * from './sso/registrations.js';
 export * from './sso/sso-sign-in.js';
 export * from './client-address-key.js';
 export * from './paging.js';
+export * from './compute/compute-types.js';
+export * from './compute/compute-instances.js';
+export * from './compute/compute.js';

@@ -1,3 +1,4 @@
+import type { ServerAddress } from './compute/compute-instances.js';
 import type { DatabaseStatus } from './database-status.js';
 import type { Region } from './regions.js';
 
@@ -28,6 +29,10 @@ export interface Database {
   created: Date;
   updated: Date;
   deleted: Date | null;
+  /** The database's live dedicated compute instance, whatever its status; null or absent when none. */
+  instanceId?: string | null;
+  /** Where the database is served when that is its dedicated instance's server, not its region's cluster. */
+  server?: ServerAddress | null;
 }
 
 /** Who is calling. Developer tokens see the workspaces their developer belongs to. */

@@ -1,4 +1,4 @@
-import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, type Database } from '@platform/domain';
+import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, canExpand, type ComputeType, type Database } from '@platform/domain';
 import { bool, dateTime, oneOf, record, text, uuid } from '@platform/http';
 import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
 
@@ -8,7 +8,7 @@ const databaseFields = {
   workspace: WorkspaceSchema,
   status: oneOf(DATABASE_STATUSES, 'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved'),
   region: oneOf(REGIONS),
-  expandable: bool('Whether the database can move to dedicated compute; false until compute instances exist'),
+  expandable: bool('Whether the database can take dedicated compute now: it is READY, has no compute instance, and the platform runs dedicated compute (POST D/compute would be accepted)'),
   apiHost: text({ max: 2048, description: 'The {api_url} serving this database’s tenants and users' }),
   dbHost: text({
     max: 2048,
@@ -36,6 +36,8 @@ export interface DatabaseHosts {
   gatewayUrl: string;
   /** The {api_url}, a database's apiHost. */
   publicApiUrl: string;
+  /** The compute types on offer (none: no dedicated compute), for `expandable`. */
+  computeCatalog: readonly ComputeType[];
 }
 
 /** The gateway's address with the database's name, as clients connect to it. */
@@ -50,7 +52,7 @@ export function presentDatabase(database: Database, hosts: DatabaseHosts) {
     workspace: presentWorkspace(database.workspace),
     status: database.status,
     region: database.region,
-    expandable: false,
+    expandable: canExpand(database, hosts.computeCatalog),
     apiHost: hosts.publicApiUrl,
     dbHost: databaseUrl(database, hosts),
     created: database.created.toISOString(),

@@ -1,5 +1,6 @@
 import { healthRoutes } from '@platform/http';
 import { clientRoutes } from './clients.routes.js';
+import { computeRoutes } from './compute.routes.js';
 import { credentialRoutes } from './credentials.routes.js';
 import { databaseRoutes } from './databases.routes.js';
 import { developerRoutes } from './developers.routes.js';
@@ -14,4 +15,4 @@ export { managementApiInfo } from './api-info.js';
 export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
-export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];
+export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...computeRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];

@@ -1,18 +1,8 @@
-import { GRANULARITIES, queryPerformance, ValidationError, type Granularity, type QueryPerformance } from '@platform/domain';
+import { GRANULARITIES, queryPerformance, type Granularity, type QueryPerformance } from '@platform/domain';
 import { arrayOf, dateTime, nullable, num, oneOf, optional, record, text, uuid } from '@platform/http';
 import { defineManagementRoute } from './management-scope.js';
 import { WORKSPACE_PATH } from './path-params.js';
-
-/** RFC 3339 with its offset: what `start` and `end` take. */
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-
-function instantOf(field: string, value: string): Date {
-  const parsed = new Date(value);
-  if (!INSTANT.test(value) || Number.isNaN(parsed.getTime())) {
-    throw new ValidationError('invalid_window', `${field} must be a date-time with an offset, such as 2026-11-22T12:00:00Z; got '${value}'`);
-  }
-  return parsed;
-}
+import { instantOf } from './request-fields.js';
 
 const QueryPerformanceQuery = record({
   start: text({ min: 1, max: 40, description: 'The window’s start (inclusive): a date-time on a whole minute, e.g. 2026-11-22T12:00:00Z' }),

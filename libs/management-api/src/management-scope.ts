@@ -1,5 +1,6 @@
 import type {
   ClientDeps,
+  ComputeDeps,
   CredentialDeps,
   DatabaseDeps,
   InsightsDeps,
@@ -17,7 +18,7 @@ import type { SessionCookie } from './session-cookie.js';
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
 export interface ManagementScope
-  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps {
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps {
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;

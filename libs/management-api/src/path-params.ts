@@ -24,3 +24,4 @@ export const credentialPathParams = record({
   databaseName,
   credentialId: text({ min: 1, max: ROLE_NAME_MAX_LENGTH, description: 'The credential id (its role name)' }),
 });
+export const computeInstancePathParams = record({ workspaceSlug, databaseName, instanceId: uuid('The compute instance id') });

@@ -4,6 +4,7 @@ import {
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
   PASSWORD_MAX_LENGTH,
+  ValidationError,
   PASSWORD_MIN_LENGTH,
   PERSON_NAME_MAX_LENGTH,
   TENANT_NAME_MAX_LENGTH,
@@ -57,3 +58,14 @@ export const workspaceNameField = text({ min: 1, max: WORKSPACE_NAME_MAX_LENGTH,
 
 export const workspaceSlugField = (description: string) =>
   text({ min: WORKSPACE_SLUG_MIN_LENGTH, max: WORKSPACE_SLUG_MAX_LENGTH, pattern: WORKSPACE_SLUG_PATTERN, description });
+
+/** RFC 3339 with its offset: what `start` and `end` take. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+export function instantOf(field: string, value: string): Date {
+  const parsed = new Date(value);
+  if (!INSTANT.test(value) || Number.isNaN(parsed.getTime())) {
+    throw new ValidationError('invalid_window', `${field} must be a date-time with an offset, such as 2026-11-22T12:00:00Z; got '${value}'`);
+  }
+  return parsed;
+}

@@ -15,3 +15,4 @@ export { AdvisoryLeader } from './repositories/advisory-leader.js';
 export { SqlInsightsRetention } from './repositories/insights-retention.js';
 export { SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
 export { watchedClientLookup } from './repositories/watched-client-lookup.js';
+export { SqlComputeInstances, SqlComputeStore } from './repositories/compute.store.js';

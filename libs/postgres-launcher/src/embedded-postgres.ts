@@ -16,6 +16,8 @@ export interface EmbeddedPostgresOptions {
   nativeDir?: string;
   /** Where to copy the binaries when the server's account cannot reach them; default REACHABLE_BASE (/var/tmp). */
   binaryCacheDir?: string;
+  /** Server settings (`-c name=value`) added to, or replacing, the launcher's own. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -58,7 +60,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
-  const server = await launch(binaries, account, dir, options.port, log);
+  const server = await launch(binaries, account, dir, options.port, log, options.settings ?? {});
 
   const url = (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
@@ -129,12 +131,31 @@ async function initialise(binaries: PostgresBinaries, account: ServerAccount | n
   }
 }
 
-async function launch(binaries: PostgresBinaries, account: ServerAccount | null, dir: string, port: number, log: (line: string) => void): Promise<ChildProcess> {
+const SETTING_NAME = /^[a-z_][a-z0-9_.]*$/;
+
+async function launch(
+  binaries: PostgresBinaries,
+  account: ServerAccount | null,
+  dir: string,
+  port: number,
+  log: (line: string) => void,
+  extra: Readonly<Record<string, string>>,
+): Promise<ChildProcess> {
   const dataDir = join(dir, 'data');
   // lc_messages: the log is read for READY, so it stays in English. pg_stat_statements: the
   // database server's own count of statements, for query insights.
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=1000', '-c', 'lc_messages=C'];
-  args.push('-c', 'shared_preload_libraries=pg_stat_statements');
+  const settings: Record<string, string> = {
+    listen_addresses: '127.0.0.1',
+    max_connections: '1000',
+    lc_messages: 'C',
+    shared_preload_libraries: 'pg_stat_statements',
+    ...extra,
+  };
+  const args = ['-D', dataDir, '-p', String(port)];
+  for (const [name, value] of Object.entries(settings)) {
+    if (!SETTING_NAME.test(name)) throw new Error(`not a PostgreSQL setting name: '${name}'`);
+    args.push('-c', `${name}=${value}`);
+  }
   // Its own process group: a terminal's Ctrl-C goes to whoever started it, which stops it in order.
   const server = spawn(binaries.postgres, args, { ...asAccount(account, dir), detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   const watchdog = server.pid === undefined ? null : watchOver(server.pid);
@@ -173,7 +194,14 @@ async function stopServer(server: ChildProcess): Promise<void> {
   for (const timer of escalations) clearTimeout(timer);
 }
 
-/** A run killed with SIGKILL leaves its postgres running; stop it so this run can start its own. */
+/**
+ * Stops the server of the cluster in `dir` (as startEmbeddedPostgres lays it out) that another
+ * process started, if one runs: a run killed with SIGKILL leaves its postgres running.
+ */
+export function stopServerIn(dir: string): Promise<void> {
+  return stopLeftoverServer(join(resolve(dir), 'data'));
+}
+
 async function stopLeftoverServer(dataDir: string): Promise<void> {
   const pidFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;

@@ -28,7 +28,14 @@ export class PgClusterDriver implements ClusterDriver {
   /** The qualified name of pg_stat_statements' view, once the extension is in place. */
   private statementsView: string | undefined;
 
-  constructor(private readonly adminUrl: string) {
+  /**
+   * `secretUrl` is what service-role passwords derive from: the region cluster's URL, also for a
+   * dedicated server that holds one of its databases (the roles moved there with their verifiers).
+   */
+  constructor(
+    private readonly adminUrl: string,
+    private readonly secretUrl = adminUrl,
+  ) {
     this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
     this.admin.on('error', () => {});
   }
@@ -50,7 +57,7 @@ export class PgClusterDriver implements ClusterDriver {
   async installBuiltInSchema(physicalName: string): Promise<void> {
     // Released steps create objects by unqualified name: the installer alone keeps the default path.
     await this.withDatabase(physicalName, installBuiltInSchema, { pinSearchPath: false });
-    await this.withAdmin((admin) => enableServiceLogin(admin, this.adminUrl, physicalName));
+    await this.withAdmin((admin) => enableServiceLogin(admin, this.secretUrl, physicalName));
   }
 
   /**
@@ -60,7 +67,7 @@ export class PgClusterDriver implements ClusterDriver {
    */
   async upgradeBuiltInSchema(physicalName: string): Promise<void> {
     await this.withDatabase(physicalName, installBuiltInSchema);
-    await this.withAdmin((admin) => enableServiceLogin(admin, this.adminUrl, physicalName));
+    await this.withAdmin((admin) => enableServiceLogin(admin, this.secretUrl, physicalName));
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {
@@ -199,14 +206,23 @@ export class PgClusterDriver implements ClusterDriver {
   }
 }
 
-/** One driver per distinct cluster URL; regions sharing a cluster share its driver. */
+/**
+ * One driver per distinct cluster URL; regions sharing a cluster share its driver. A database on
+ * dedicated compute is reached on its instance's server, whose superuser URL `instanceAdminUrl`
+ * gives (the compute driver knows it).
+ */
 export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
   private readonly drivers = new Map<string, PgClusterDriver>();
 
   constructor(
     private readonly served: readonly Region[],
     private readonly urls: Readonly<Record<Region, string>>,
+    private readonly instanceAdminUrl: (instanceId: string) => string | null = () => null,
   ) {}
+
+  forDatabase(database: Database): ClusterDriver {
+    return this.driverForDatabase(database);
+  }
 
   regions(): readonly Region[] {
     return this.served;
@@ -217,11 +233,11 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
   }
 
   createLoginRole(database: Database, input: { password: string; tenantId: string | null }): Promise<string> {
-    return this.driverFor(database.region).createLoginRole(database.physicalName, input);
+    return this.driverForDatabase(database).createLoginRole(database.physicalName, input);
   }
 
   dropLoginRole(database: Database, roleName: string): Promise<void> {
-    return this.driverFor(database.region).dropLoginRole(database.physicalName, roleName);
+    return this.driverForDatabase(database).dropLoginRole(database.physicalName, roleName);
   }
 
   async close(): Promise<void> {
@@ -233,10 +249,20 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     if (!this.served.includes(region)) {
       throw new UnavailableError('region_not_served', `Region ${region} is not served by this platform`);
     }
-    const url = this.urls[region];
+    return this.driverAt(this.urls[region], this.urls[region]);
+  }
+
+  private driverForDatabase(database: Database): PgClusterDriver {
+    if (!database.server || !database.instanceId) return this.driverFor(database.region);
+    const url = this.instanceAdminUrl(database.instanceId);
+    if (!url) throw new UnavailableError('database_unavailable', 'The database’s compute instance is not reachable from here; try again shortly');
+    return this.driverAt(url, this.urls[database.region]);
+  }
+
+  private driverAt(url: string, secretUrl: string): PgClusterDriver {
     let driver = this.drivers.get(url);
     if (!driver) {
-      driver = new PgClusterDriver(url);
+      driver = new PgClusterDriver(url, secretUrl);
       this.drivers.set(url, driver);
     }
     return driver;

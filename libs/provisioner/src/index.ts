@@ -1,3 +1,6 @@
 export { PgClusterDirectory, PgClusterDriver } from './cluster-driver.js';
 export { Reconciler, type ReconcilerOptions } from './reconciler.js';
 export { ObserverSampler, type ObserverSamplerOptions } from './observer-sampler.js';
+export { ComputeReconciler, type ComputeReconcilerOptions } from './compute-reconciler.js';
+export { DatabaseMover, type ClientTools } from './database-mover.js';
+export { LocalComputeDriver, type LocalComputeOptions } from './local-compute-driver.js';

@@ -16,6 +16,9 @@ function clusterReporting(activity: () => ClusterActivity | Error): ClusterDirec
           return now;
         },
       }) as unknown as ClusterDriver,
+    forDatabase: () => {
+      throw new Error('the sampler reads clusters by region');
+    },
   };
 }
 

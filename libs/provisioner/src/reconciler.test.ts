@@ -44,6 +44,7 @@ function memoryLog() {
 function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: () => void): ClusterDirectory {
   return {
     regions: () => inner.regions(),
+    forDatabase: (database) => inner.forDatabase(database),
     forRegion(region: Region): ClusterDriver {
       const driver = inner.forRegion(region);
       return {

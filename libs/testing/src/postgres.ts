@@ -4,7 +4,7 @@ import pg from 'pg';
 import { databaseUrl, maintenanceUrl } from '@platform/config';
 import { freePort, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
 
-export { freePort } from '@platform/postgres-launcher';
+export { freePort, scratchDir } from '@platform/postgres-launcher';
 
 export interface TestPostgres {
   /** A superuser URL of the server's maintenance database. */

@@ -1,4 +1,5 @@
-import { freePort, httpClient, query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { rmSync } from 'node:fs';
+import { freePort, httpClient, query, scratchDir, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createTestControlPlane, startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../../src/api.js';
 import { loadApiConfig } from '../../src/config.js';
@@ -60,6 +61,9 @@ async function start(): Promise<TestPlatform> {
     SSO_SECRET_KEYS: TEST_SSO_KEYS,
     // The database servers are sampled for insights every half second.
     INSIGHTS_SAMPLE_MS: '500',
+    // Dedicated compute: instance servers in a folder of this run's; steps every 200 ms.
+    COMPUTE_DIR: scratchDir('platform-compute-'),
+    COMPUTE_RECONCILE_MS: '200',
   };
   const gateway = await startAppProcess('apps/gateway/src/main.ts', {
     portVariable: 'GATEWAY_ADMIN_PORT',
@@ -75,9 +79,10 @@ after(async function stopPlatform() {
   // Draining the API (up to 10 s) and stopping PostgreSQL (up to 8 s) can outlast mocha's 30 s on a loaded machine.
   this.timeout(90_000);
   if (!started) return;
-  const { api, gateway, controlPlane, postgres } = await started;
+  const { api, gateway, controlPlane, postgres, env } = await started;
   await api.close();
   await gateway.stop();
   await controlPlane.close();
   await postgres.stop();
+  rmSync(env.COMPUTE_DIR, { recursive: true, force: true });
 });

@@ -102,6 +102,10 @@ class FakeClusters implements ClusterDirectory {
   forRegion(): ClusterDriver {
     throw new Error('the use cases must not reach a cluster directly');
   }
+
+  forDatabase(): ClusterDriver {
+    throw new Error('the use cases must not reach a cluster directly');
+  }
 }
 
 class RecordingProvisioner implements Provisioner {

@@ -20,6 +20,11 @@ export const DatabaseEntity = defineEntity({
     /** The last provisioning failure, kept for operators; never shown to clients. */
     lastError: p.text().nullable(),
     attempts: p.integer().default(0),
+    /** The database's live dedicated compute instance (compute_instances, not mapped here). */
+    instanceId: p.uuid().nullable(),
+    /** Where the database is served when its data is on its instance's server. */
+    serverHost: p.text().nullable(),
+    serverPort: p.integer().nullable(),
     nextAttemptAt: p.datetime().nullable(),
   },
 });

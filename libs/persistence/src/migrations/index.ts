@@ -11,6 +11,7 @@ import { Migration20261122090000_insight_rollups } from './Migration202611220900
 import { Migration20261122100000_sso } from './Migration20261122100000_sso.js';
 import { Migration20261122110000_nilecli_client } from './Migration20261122110000_nilecli_client.js';
 import { Migration20261122120000_sso_login_limits } from './Migration20261122120000_sso_login_limits.js';
+import { Migration20261123000000_compute } from './Migration20261123000000_compute.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261122100000_sso', class: Migration20261122100000_sso },
   { name: 'Migration20261122110000_nilecli_client', class: Migration20261122110000_nilecli_client },
   { name: 'Migration20261122120000_sso_login_limits', class: Migration20261122120000_sso_login_limits },
+  { name: 'Migration20261123000000_compute', class: Migration20261123000000_compute },
 ];

@@ -19,7 +19,14 @@ export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
     return {
       credentialId: row.id,
       tenantId: row.tenantId ?? null,
-      database: { id: database.id, name: database.name, physicalName: database.physicalName, region: database.region, status: database.status },
+      database: {
+        id: database.id,
+        name: database.name,
+        physicalName: database.physicalName,
+        region: database.region,
+        status: database.status,
+        server: database.serverHost && database.serverPort ? { host: database.serverHost, port: database.serverPort } : null,
+      },
     };
   }
 }

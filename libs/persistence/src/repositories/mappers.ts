@@ -28,5 +28,7 @@ export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
     created: row.created,
     updated: row.updated,
     deleted: row.deleted ?? null,
+    instanceId: row.instanceId ?? null,
+    server: row.serverHost && row.serverPort ? { host: row.serverHost, port: row.serverPort } : null,
   };
 }

@@ -1,0 +1,260 @@
+import { expect } from 'chai';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { developerWithWorkspace, expectApiError } from '@platform/test-fixtures';
+import { eventually, query } from '@platform/testing';
+import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
+import { createTenant, createUser, developerWithReadyDatabase } from './support/fixtures.js';
+
+const SMALL = { id: 'ct_small', computeSize: 'small', memory: '1 GiB', hourlyCost: 0.06 };
+const MEDIUM = { id: 'ct_medium', computeSize: 'medium', memory: '2 GiB', hourlyCost: 0.12 };
+const LARGE = { id: 'ct_large', computeSize: 'large', memory: '4 GiB', hourlyCost: 0.24 };
+
+interface Instance {
+  instanceId: string;
+  instanceName: string;
+  status: string;
+  instanceType: typeof SMALL;
+  desiredInstanceType: typeof SMALL;
+  database: Record<string, unknown>;
+  created: string;
+  updated: string;
+  deleted?: string;
+  failure?: string | null;
+}
+
+/** A credential's URL without sslmode (the test gateway allows plain connections). */
+function plain(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.delete('sslmode');
+  return parsed.href;
+}
+
+async function withCredential<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: plain(url) });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+describe('dedicated compute', function () {
+  // Moving a database starts a PostgreSQL server and copies the database: seconds, not milliseconds.
+  this.timeout(120_000);
+  let p: TestPlatform;
+  let owner: Awaited<ReturnType<typeof developerWithReadyDatabase>>;
+  let credentialUrl: string;
+  let clusterPort: number;
+
+  before(async function () {
+    p = await platform();
+    owner = await developerWithReadyDatabase(p);
+    const created = await p.request('POST', `${owner.D}/credentials`, { token: owner.token });
+    expect(created.status, created.text).to.equal(201);
+    credentialUrl = created.body.connectionUrl;
+    clusterPort = Number(new URL(p.postgres.adminUrl).port);
+  });
+
+  async function instance(id: string, D = owner.D): Promise<Instance> {
+    const response = await p.request('GET', `${D}/compute/${id}`, { token: owner.token });
+    expect(response.status, response.text).to.equal(200);
+    return response.body;
+  }
+
+  /** Polls the instance until its status is `status` (and its type `typeId`), recording every status seen on the way. */
+  async function until(id: string, status: string, seen: string[] = [], typeId?: string): Promise<Instance> {
+    return eventually(
+      async () => {
+        const current = await instance(id);
+        if (seen[seen.length - 1] !== current.status) seen.push(current.status);
+        if (current.status === 'FAILED' && status !== 'FAILED') throw new Error(`instance FAILED: ${current.failure}`);
+        return current.status === status && (typeId === undefined || current.instanceType.id === typeId) ? current : undefined;
+      },
+      90_000,
+      `instance ${id} ${status}`,
+    );
+  }
+
+  async function serverPort(): Promise<number> {
+    return withCredential(credentialUrl, async (client) => Number((await client.query('show port')).rows[0].port));
+  }
+
+  describe('GET W/compute-types', function () {
+    it('lists the catalog with id, computeSize, memory and hourlyCost', async function () {
+      const response = await p.request('GET', `/workspaces/${owner.slug}/compute-types`, { token: owner.token });
+      expect(response.status, response.text).to.equal(200);
+      expect(response.body).to.deep.equal([SMALL, MEDIUM, LARGE]);
+    });
+
+    it('answers 404 for a workspace the caller does not belong to, and 403 to a user token', async function () {
+      const other = await developerWithWorkspace(p);
+      expectApiError(await p.request('GET', `/workspaces/${owner.slug}/compute-types`, { token: other.token }), 404, 'workspace_not_found');
+      const tenant = await createTenant(p, owner.token, owner.D);
+      const user = await createUser(p, owner.token, `${owner.D}/tenants/${tenant.id}`);
+      expectApiError(await p.request('GET', `/workspaces/${owner.slug}/compute-types`, { token: user.jwt }), 403, 'developer_token_required');
+      expectApiError(await p.request('GET', `${owner.D}/compute`, { token: user.jwt }), 403, 'developer_token_required');
+      expectApiError(
+        await p.request('POST', `${owner.D}/compute`, { token: user.jwt, json: { instanceName: 'x', instanceSize: 'small' } }),
+        403,
+        'developer_token_required',
+      );
+    });
+  });
+
+  describe('bad input', function () {
+    it('refuses a missing, unknown or malformed field with 400 and creates nothing', async function () {
+      const D = owner.D;
+      const cases: [unknown, string][] = [
+        [{}, 'validation_failed'],
+        [{ instanceName: 'a' }, 'validation_failed'],
+        [{ instanceName: 'a', instanceSize: 'huge' }, 'unknown_instance_size'],
+        [{ instanceName: ' leading space', instanceSize: 'small' }, 'invalid_instance_name'],
+        [{ instanceName: 'x'.repeat(64), instanceSize: 'small' }, 'validation_failed'],
+        [{ instanceName: 'a', instanceSize: 'small', extra: 1 }, 'validation_failed'],
+        [{ instanceName: 7, instanceSize: 'small' }, 'validation_failed'],
+      ];
+      for (const [json, code] of cases) {
+        expectApiError(await p.request('POST', `${D}/compute`, { token: owner.token, json }), 400, code);
+      }
+      const listed = await p.request('GET', `${D}/compute`, { token: owner.token });
+      expect(listed.body).to.deep.equal([]);
+    });
+
+    it('validates the list window: date-times with an offset, start not after end', async function () {
+      expectApiError(await p.request('GET', `${owner.D}/compute?start=yesterday`, { token: owner.token }), 400, 'invalid_window');
+      expectApiError(await p.request('GET', `${owner.D}/compute?end=2026-11-22T12:00:00`, { token: owner.token }), 400, 'invalid_window');
+      expectApiError(
+        await p.request('GET', `${owner.D}/compute?start=2026-11-22T12:00:00Z&end=2026-11-22T11:00:00Z`, { token: owner.token }),
+        400,
+        'invalid_window',
+      );
+    });
+
+    it('answers 404 for another workspace’s database and an unknown instance', async function () {
+      const other = await developerWithWorkspace(p);
+      expectApiError(await p.request('GET', `${owner.D}/compute`, { token: other.token }), 404, 'workspace_not_found');
+      expectApiError(
+        await p.request('POST', `${owner.D}/compute`, { token: other.token, json: { instanceName: 'x', instanceSize: 'small' } }),
+        404,
+        'workspace_not_found',
+      );
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      expectApiError(await p.request('GET', `${owner.D}/compute/${unknown}`, { token: owner.token }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('PUT', `${owner.D}/compute/${unknown}`, { token: owner.token, json: { instanceName: 'y' } }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('DELETE', `${owner.D}/compute/${unknown}`, { token: owner.token }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('GET', `${owner.D}/compute/not-a-uuid`, { token: owner.token }), 400, 'validation_failed');
+    });
+  });
+
+  describe('an instance’s life', function () {
+    let id: string;
+    const table = 'compute_notes';
+
+    it('moves the database onto its own server at READY, with every row, and serves it there', async function () {
+      await withCredential(credentialUrl, async (client) => {
+        await client.query(`create table ${table} (id serial primary key, body text not null)`);
+        await client.query(`insert into ${table} (body) values ('before 1'), ('before 2')`);
+      });
+      const tenant = await createTenant(p, owner.token, owner.D, { name: 'Before the move' });
+      expect((await p.request('GET', owner.D, { token: owner.token })).body.expandable).to.equal(true);
+
+      const created = await p.request('POST', `${owner.D}/compute`, { token: owner.token, json: { instanceName: 'primary', instanceSize: 'small' } });
+      expect(created.status, created.text).to.equal(201);
+      const body: Instance = created.body;
+      id = body.instanceId;
+      expect(body).to.include({ instanceName: 'primary', status: 'PENDING' });
+      expect(body.instanceType).to.deep.equal(SMALL);
+      expect(body.desiredInstanceType).to.deep.equal(SMALL);
+      expect(body.database).to.include({ id: owner.database.id, name: owner.databaseName, expandable: false, sharded: false });
+      expectApiError(
+        await p.request('POST', `${owner.D}/compute`, { token: owner.token, json: { instanceName: 'second', instanceSize: 'small' } }),
+        409,
+        'compute_instance_exists',
+      );
+
+      const seen: string[] = [];
+      await until(id, 'READY', seen);
+      expect(seen[seen.length - 1]).to.equal('READY');
+      expect(seen.filter((status) => !['PENDING', 'PROVISIONING', 'READY'].includes(status))).to.deep.equal([]);
+
+      // The gateway routes the credential to the instance's server, which runs with the small type's settings.
+      const port = await serverPort();
+      expect(port).not.to.equal(clusterPort);
+      await withCredential(credentialUrl, async (client) => {
+        expect((await client.query('show shared_buffers')).rows[0].shared_buffers).to.equal('256MB');
+        expect((await client.query('show max_connections')).rows[0].max_connections).to.equal('100');
+        expect((await client.query(`select body from ${table} order by id`)).rows).to.deep.equal([{ body: 'before 1' }, { body: 'before 2' }]);
+        await client.query(`insert into ${table} (body) values ('on the instance')`);
+      });
+      // The API's data plane reaches the database there too: tenants before and after the move.
+      const after = await createTenant(p, owner.token, owner.D, { name: 'After the move' });
+      const tenants = await p.request('GET', `${owner.D}/tenants`, { token: owner.token });
+      expect(tenants.body.map((t: { id: string }) => t.id)).to.include.members([tenant.id, after.id]);
+      // The instance's folder holds its cluster; the shared cluster's copy is dropped after the grace period.
+      expect(readdirSync(p.env.COMPUTE_DIR)).to.include(id);
+      const physical = await physicalNameOf(p, owner.database.id);
+      await eventually(async () => {
+        const rows = await query(p.postgres.adminUrl, 'select 1 from pg_database where datname = $1', [physical]);
+        return rows.length === 0 ? true : undefined;
+      }, 30_000, 'the shared cluster’s copy dropped');
+    });
+
+    it('resizes: RESIZING, then READY with the new type’s settings and every row', async function () {
+      const changed = await p.request('PUT', `${owner.D}/compute/${id}`, { token: owner.token, json: { instanceSize: 'ct_medium', instanceName: 'bigger' } });
+      expect(changed.status, changed.text).to.equal(200);
+      expect(changed.body.instanceName).to.equal('bigger');
+      expect(changed.body.desiredInstanceType).to.deep.equal(MEDIUM);
+      const seen: string[] = [changed.body.status];
+      const ready = await until(id, 'READY', seen, 'ct_medium');
+      expect(seen).to.include('RESIZING');
+      expect(ready.instanceType).to.deep.equal(MEDIUM);
+      expect(ready.desiredInstanceType).to.deep.equal(MEDIUM);
+      await withCredential(credentialUrl, async (client) => {
+        expect((await client.query('show shared_buffers')).rows[0].shared_buffers).to.equal('512MB');
+        expect((await client.query('show max_connections')).rows[0].max_connections).to.equal('200');
+        expect((await client.query(`select body from ${table} order by id`)).rows.map((row) => row.body)).to.deep.equal(['before 1', 'before 2', 'on the instance']);
+        await client.query(`insert into ${table} (body) values ('after the resize')`);
+      });
+    });
+
+    it('deletes: the database goes back to the shared cluster with every row, the server and its files go', async function () {
+      const deleting = await p.request('DELETE', `${owner.D}/compute/${id}`, { token: owner.token });
+      expect(deleting.status, deleting.text).to.equal(200);
+      expect(['DELETING', 'TERMINATED']).to.include(deleting.body.status);
+      expectApiError(await p.request('PUT', `${owner.D}/compute/${id}`, { token: owner.token, json: { instanceName: 'late' } }), 409, 'compute_instance_not_changeable');
+      const terminated = await until(id, 'TERMINATED');
+      expect(terminated.deleted).to.be.a('string');
+      expect(await serverPort()).to.equal(clusterPort);
+      await withCredential(credentialUrl, async (client) => {
+        expect((await client.query(`select body from ${table} order by id`)).rows.map((row) => row.body)).to.deep.equal([
+          'before 1',
+          'before 2',
+          'on the instance',
+          'after the resize',
+        ]);
+      });
+      expect(existsSync(join(p.env.COMPUTE_DIR, id))).to.equal(false);
+      const again = await p.request('DELETE', `${owner.D}/compute/${id}`, { token: owner.token });
+      expect(again.status).to.equal(200);
+      expect(again.body.status).to.equal('TERMINATED');
+      expect((await p.request('GET', owner.D, { token: owner.token })).body.expandable).to.equal(true);
+    });
+
+    it('lists instances alive in a window, TERMINATED ones included', async function () {
+      const all = await p.request('GET', `${owner.D}/compute`, { token: owner.token });
+      expect(all.status).to.equal(200);
+      expect(all.body.map((i: Instance) => [i.instanceId, i.status])).to.deep.equal([[id, 'TERMINATED']]);
+      const later = new Date(Date.now() + 60_000).toISOString();
+      const none = await p.request('GET', `${owner.D}/compute?start=${encodeURIComponent(later)}`, { token: owner.token });
+      expect(none.body).to.deep.equal([]);
+      const before = await p.request('GET', `${owner.D}/compute?end=2020-01-01T00:00:00Z`, { token: owner.token });
+      expect(before.body).to.deep.equal([]);
+      const around = await p.request('GET', `${owner.D}/compute?start=2020-01-01T00:00:00Z&end=${encodeURIComponent(later)}`, { token: owner.token });
+      expect(around.body).to.have.length(1);
+    });
+  });
+});

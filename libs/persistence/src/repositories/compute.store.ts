@@ -1,0 +1,246 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import {
+  ConflictError,
+  LIVE_COMPUTE_STATUSES,
+  type Clock,
+  type ComputeInstance,
+  type ComputeInstanceRepository,
+  type ComputeInstanceStatus,
+  type ComputeOutcome,
+  type ComputeStore,
+  type ComputeTask,
+  type ComputeType,
+  type InstanceWindow,
+  type Region,
+  type ServerAddress,
+} from '@platform/domain';
+
+interface InstanceRow {
+  id: string;
+  database_id: string;
+  name: string;
+  instance_type: ComputeType | string;
+  desired_type: ComputeType | string;
+  status: ComputeInstanceStatus;
+  failure: string | null;
+  host: string | null;
+  port: number | null;
+  pending_drop: 'cluster' | 'instance' | null;
+  drop_after: Date | string | null;
+  created: Date | string;
+  updated: Date | string;
+  deleted: Date | string | null;
+  attempts: number;
+}
+
+const COLUMNS = `id, database_id, name, instance_type, desired_type, status, failure, host, port, pending_drop, drop_after, created, updated, deleted, attempts`;
+const LIVE = `(${LIVE_COMPUTE_STATUSES.map((status) => `'${status}'`).join(', ')})`;
+
+const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+const date = (value: Date | string) => new Date(value);
+
+function toInstance(row: InstanceRow): ComputeInstance {
+  return {
+    id: row.id,
+    databaseId: row.database_id,
+    name: row.name,
+    instanceType: json(row.instance_type),
+    desiredInstanceType: json(row.desired_type),
+    status: row.status,
+    failure: row.failure,
+    created: date(row.created),
+    updated: date(row.updated),
+    deleted: row.deleted === null ? null : date(row.deleted),
+  };
+}
+
+/** The control plane's compute instances; every query names the database, the only way to reach one. */
+export class SqlComputeInstances implements ComputeInstanceRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  private async rows(sql: string, params: unknown[]): Promise<ComputeInstance[]> {
+    const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(sql, params, 'all');
+    return rows.map(toInstance);
+  }
+
+  async create(input: { id: string; databaseId: string; name: string; type: ComputeType }): Promise<ComputeInstance> {
+    const type = JSON.stringify(input.type);
+    // One statement: the instance exists only if the database had none, and the database names it.
+    const [created] = await this.rows(
+      `with claimed as (
+         update databases set instance_id = ? where id = ? and instance_id is null and deleted is null returning id
+       )
+       insert into compute_instances (id, database_id, name, instance_type, desired_type, status)
+       select ?, claimed.id, ?, ?::jsonb, ?::jsonb, 'PENDING' from claimed
+       returning ${COLUMNS}`,
+      [input.id, input.databaseId, input.id, input.name, type, type],
+    );
+    if (!created) {
+      throw new ConflictError('compute_instance_exists', 'The database already has a compute instance: resize it, or delete it first');
+    }
+    return created;
+  }
+
+  listForDatabase(databaseId: string, window: InstanceWindow): Promise<ComputeInstance[]> {
+    return this.rows(
+      `select ${COLUMNS} from compute_instances
+       where database_id = ? and (?::timestamptz is null or created <= ?::timestamptz) and (?::timestamptz is null or deleted is null or deleted >= ?::timestamptz)
+       order by created, id`,
+      [databaseId, window.end ?? null, window.end ?? null, window.start ?? null, window.start ?? null],
+    );
+  }
+
+  async find(databaseId: string, id: string): Promise<ComputeInstance | null> {
+    const [found] = await this.rows(`select ${COLUMNS} from compute_instances where database_id = ? and id = ?`, [databaseId, id]);
+    return found ?? null;
+  }
+
+  async update(databaseId: string, id: string, changes: { name?: string; desiredType?: ComputeType }): Promise<ComputeInstance | null> {
+    const [updated] = await this.rows(
+      `update compute_instances set name = coalesce(?, name), desired_type = coalesce(?::jsonb, desired_type), updated = now(),
+         attempts = 0, next_attempt_at = null
+       where database_id = ? and id = ? and status in ('PENDING', 'PROVISIONING', 'READY', 'RESIZING', 'FAILED') returning ${COLUMNS}`,
+      [changes.name ?? null, changes.desiredType ? JSON.stringify(changes.desiredType) : null, databaseId, id],
+    );
+    return updated ?? null;
+  }
+
+  async markDeleting(databaseId: string, id: string): Promise<ComputeInstance | null> {
+    const [marked] = await this.rows(
+      `update compute_instances set status = case when status in ('DELETING', 'TERMINATED') then status else 'DELETING' end,
+         updated = case when status in ('DELETING', 'TERMINATED') then updated else now() end, attempts = 0, next_attempt_at = null
+       where database_id = ? and id = ? returning ${COLUMNS}`,
+      [databaseId, id],
+    );
+    return marked ?? null;
+  }
+}
+
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * Claims instances that need work with FOR UPDATE SKIP LOCKED (several API replicas share the
+ * work), runs the step while holding the row, and persists its outcome in the same transaction;
+ * a step that throws leaves the row as it was, with a retry time.
+ */
+export class SqlComputeStore implements ComputeStore {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(work: (task: ComputeTask) => Promise<ComputeOutcome>, options: { instanceId?: string } = {}): Promise<boolean> {
+    const em = this.orm.em.fork();
+    let claimedId: string | null = null;
+    try {
+      await em.transactional(async (tx) => {
+        const connection = tx.getConnection();
+        const ctx = tx.getTransactionContext();
+        const [row] = await connection.execute<(InstanceRow & { physical_name: string; region: Region; db_deleted: Date | null; server_host: string | null; server_port: number | null })[]>(
+          `select i.${COLUMNS.split(', ').join(', i.')}, d.physical_name, d.region, d.deleted as db_deleted, d.server_host, d.server_port
+           from compute_instances i join databases d on d.id = i.database_id
+           where (?::uuid is null or i.id = ?::uuid)
+             and (i.status in ('PENDING', 'PROVISIONING', 'RESIZING', 'DELETING')
+               or (i.status = 'READY' and i.desired_type ->> 'id' <> i.instance_type ->> 'id')
+               or (i.status in ${LIVE} and d.deleted is not null and i.status <> 'DELETING')
+               or (i.pending_drop is not null and i.drop_after <= ?))
+             and (i.next_attempt_at is null or i.next_attempt_at <= ?)
+           order by i.updated limit 1
+           for update of i skip locked`,
+          [options.instanceId ?? null, options.instanceId ?? null, this.clock.now(), this.clock.now()],
+          'all',
+          ctx,
+        );
+        if (!row) return;
+        claimedId = row.id;
+        const task: ComputeTask = {
+          instance: toInstance(row),
+          database: {
+            id: row.database_id,
+            physicalName: row.physical_name,
+            region: row.region,
+            deleted: row.db_deleted !== null,
+            server: row.server_host && row.server_port ? { host: row.server_host, port: row.server_port } : null,
+          },
+          server: row.host && row.port ? { host: row.host, port: row.port } : null,
+          pendingDrop: row.pending_drop,
+          dropAfter: row.drop_after === null ? null : date(row.drop_after),
+          attempts: row.attempts,
+        };
+        const outcome = await work(task);
+        await this.persist(connection, ctx, task, outcome);
+      });
+    } catch (error) {
+      if (!claimedId) throw error;
+      await this.recordFailure(claimedId, error);
+      throw error;
+    }
+    return claimedId !== null;
+  }
+
+  private async persist(connection: ReturnType<MikroORM['em']['getConnection']>, ctx: unknown, task: ComputeTask, outcome: ComputeOutcome): Promise<void> {
+    const status = outcome.status ?? task.instance.status;
+    const server = outcome.server === undefined ? task.server : outcome.server;
+    const pendingDrop = outcome.pendingDrop === undefined ? (task.pendingDrop ? { copy: task.pendingDrop, after: task.dropAfter } : null) : outcome.pendingDrop;
+    await connection.execute(
+      `update compute_instances set status = ?, instance_type = coalesce(?::jsonb, instance_type), failure = ?, host = ?, port = ?,
+         pending_drop = ?, drop_after = ?, updated = now(), deleted = case when ? = 'TERMINATED' then coalesce(deleted, now()) else deleted end,
+         attempts = 0, next_attempt_at = null, last_error = null
+       where id = ?`,
+      [
+        status,
+        outcome.instanceType ? JSON.stringify(outcome.instanceType) : null,
+        outcome.failure === undefined ? task.instance.failure : outcome.failure,
+        server?.host ?? null,
+        server?.port ?? null,
+        pendingDrop?.copy ?? null,
+        pendingDrop?.after ?? null,
+        status,
+        task.instance.id,
+      ],
+      'run',
+      ctx as never,
+    );
+    if (outcome.databaseServer !== undefined) {
+      await connection.execute(`update databases set server_host = ?, server_port = ? where id = ?`, [outcome.databaseServer?.host ?? null, outcome.databaseServer?.port ?? null, task.database.id], 'run', ctx as never);
+    }
+    if (status === 'TERMINATED') {
+      await connection.execute(`update databases set instance_id = null where id = ? and instance_id = ?`, [task.database.id, task.instance.id], 'run', ctx as never);
+    }
+  }
+
+  /** Live instances that should have a running server: READY ones, and those being resized. */
+  async serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]> {
+    const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(`select ${COLUMNS} from compute_instances where status in ('READY', 'RESIZING')`, [], 'all');
+    return rows.map((row) => ({ id: row.id, type: json(row.instance_type), server: row.host && row.port ? { host: row.host, port: row.port } : null }));
+  }
+
+  async relocated(instanceId: string, address: ServerAddress): Promise<void> {
+    const connection = this.orm.em.getConnection();
+    await connection.execute(`update compute_instances set host = ?, port = ? where id = ?`, [address.host, address.port, instanceId]);
+    await connection.execute(`update databases set server_host = ?, server_port = ? where instance_id = ? and server_host is not null`, [address.host, address.port, instanceId]);
+  }
+
+  /** Ids of instances that are TERMINATED or unknown, among those given (files left behind). */
+  async forgotten(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.orm.em.getConnection().execute<{ id: string }[]>(
+      `select id from compute_instances where id in (select jsonb_array_elements_text(?::jsonb)::uuid) and status <> 'TERMINATED'`,
+      [JSON.stringify(ids)],
+      'all',
+    );
+    const live = new Set(rows.map((row) => row.id));
+    return ids.filter((id) => !live.has(id));
+  }
+
+  private async recordFailure(id: string, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message.slice(0, 2000) : String(error).slice(0, 2000);
+    await this.orm.em.getConnection().execute(
+      `update compute_instances set attempts = attempts + 1, last_error = ?,
+         next_attempt_at = ?::timestamptz + least(?::integer, ?::integer * power(2, attempts)::integer) * interval '1 millisecond'
+       where id = ?`,
+      [message, this.clock.now(), RETRY_MAX_MS, RETRY_BASE_MS, id],
+    );
+  }
+}

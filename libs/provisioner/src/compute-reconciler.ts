@@ -1,0 +1,195 @@
+import { connect } from 'node:net';
+import type { ClusterDirectory, ComputeDriver, ComputeOutcome, ComputeReconciler as ComputeNudge, ComputeServer, ComputeStore, ComputeTask, Region, ServerAddress } from '@platform/domain';
+import type { DatabaseMover } from './database-mover.js';
+
+export interface ComputeReconcilerOptions {
+  store: ComputeStore;
+  driver: ComputeDriver;
+  mover: DatabaseMover;
+  clusters: ClusterDirectory;
+  /** Superuser URL of a region's cluster. */
+  clusterAdminUrl: (region: Region) => string;
+  intervalMs: number;
+  /** How long a moved database's old copy stays (paused) before it is dropped: longer than any replica caches where a database is. */
+  dropGraceMs: number;
+  /** Failed attempts after which provisioning or a resize gives up (FAILED). */
+  maxAttempts?: number;
+  log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Test-only: called at named steps; a test makes it kill the process to prove recovery. */
+  faultPoint?: (step: string) => void;
+}
+
+function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address.host, port: address.port });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * Moves compute instances toward their desired state (see COMPUTE_INSTANCE_STATUSES). A status is
+ * committed before the work it names (PENDING -> PROVISIONING, READY -> RESIZING are steps of their
+ * own), and the work of a step is idempotent, so a crash anywhere is followed by the same step
+ * again, here or on another replica. Each pass also starts the servers of READY instances that no
+ * longer run (after a restart of the platform), and removes the files of instances the control
+ * plane has forgotten.
+ */
+export class ComputeReconciler implements ComputeNudge {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+
+  constructor(private readonly options: ComputeReconcilerOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.nudge();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.running = this.pass().finally(() => {
+      this.running = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.nudge();
+      } else {
+        this.timer = setTimeout(() => this.nudge(), this.options.intervalMs);
+        this.timer.unref();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      await this.supervise();
+      await this.sweep();
+    } catch (error) {
+      this.options.log.error({ err: error }, 'compute supervision failed; it will be retried');
+    }
+    while (!this.stopped) {
+      try {
+        if (!(await this.options.store.claim((task) => this.perform(task)))) return;
+      } catch (error) {
+        this.options.log.error({ err: error }, 'compute step failed; it will be retried');
+        return;
+      }
+    }
+  }
+
+  /** Starts the servers of READY instances that run nowhere (a server answering its port runs somewhere). */
+  private async supervise(): Promise<void> {
+    for (const instance of await this.options.store.serving()) {
+      if (this.stopped) return;
+      if (this.options.driver.running(instance.id)) continue;
+      if (instance.server && (await listening(instance.server))) continue;
+      const server = await this.options.driver.ensureRunning(instance.id, instance.type);
+      this.options.log.info({ instanceId: instance.id, port: server.address.port }, 'compute instance server started again');
+      if (!instance.server || instance.server.port !== server.address.port || instance.server.host !== server.address.host) {
+        await this.options.store.relocated(instance.id, server.address);
+      }
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    for (const id of await this.options.store.forgotten(await this.options.driver.stored())) {
+      await this.options.driver.remove(id);
+      this.options.log.info({ instanceId: id }, 'files of a forgotten compute instance removed');
+    }
+  }
+
+  private async perform(task: ComputeTask): Promise<ComputeOutcome> {
+    const { instance, database } = task;
+    const context = { instanceId: instance.id, databaseId: database.id, status: instance.status };
+    const fault = this.options.faultPoint ?? (() => {});
+    const clusterUrl = () => this.options.clusterAdminUrl(database.region);
+
+    if (database.deleted || instance.status === 'DELETING') {
+      if (!database.deleted && database.server) {
+        // Back to the region's cluster with every row, before the server goes.
+        const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
+        fault('compute_deleting_before_move');
+        await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl());
+      } else if (!database.deleted) {
+        // A move onto the instance that never finished may have left the cluster's copy paused.
+        await this.options.mover.resume(clusterUrl(), database.physicalName);
+      }
+      fault('compute_deleting_before_remove');
+      await this.options.driver.remove(instance.id);
+      this.options.log.info(context, 'compute instance terminated');
+      return { status: 'TERMINATED', server: null, databaseServer: database.deleted ? undefined : null, pendingDrop: null };
+    }
+    if (task.pendingDrop && task.dropAfter && task.dropAfter.getTime() <= Date.now()) {
+      // The copy a move left on the region's cluster (paused since), with the roles there.
+      await this.options.clusters.forRegion(database.region).dropDatabase(database.physicalName);
+      this.options.log.info(context, 'moved database’s old copy dropped');
+      return { pendingDrop: null };
+    }
+    switch (instance.status) {
+      case 'PENDING':
+        return { status: 'PROVISIONING' };
+      case 'PROVISIONING':
+        return this.orFail(task, 'provisioning', async () => {
+          const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
+          fault('compute_provisioning_before_move');
+          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl);
+          fault('compute_provisioning_after_move');
+          this.options.log.info({ ...context, pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');
+          return this.served(server, { status: 'READY', failure: null, pendingDrop: { copy: 'cluster', after: new Date(Date.now() + this.options.dropGraceMs) } });
+        });
+      case 'READY':
+        return instance.desiredInstanceType.id === instance.instanceType.id ? {} : { status: 'RESIZING' };
+      case 'RESIZING':
+        return this.orFail(task, 'resizing', async () => {
+          fault('compute_resizing_before_restart');
+          const server = await this.options.driver.restart(instance.id, instance.desiredInstanceType);
+          this.options.log.info({ ...context, type: instance.desiredInstanceType.id }, 'compute instance resized');
+          return this.served(server, { status: 'READY', instanceType: instance.desiredInstanceType, failure: null });
+        }, () => this.options.driver.restart(instance.id, instance.instanceType));
+      default:
+        return {};
+    }
+  }
+
+  private served(server: ComputeServer, outcome: ComputeOutcome): ComputeOutcome {
+    return { ...outcome, server: server.address, databaseServer: server.address };
+  }
+
+  /**
+   * Runs a step; after maxAttempts failures in a row it gives up: FAILED with the reason, after
+   * `recover` (a resize restarts the server as it was, so the database stays served).
+   */
+  private async orFail(task: ComputeTask, what: string, step: () => Promise<ComputeOutcome>, recover?: () => Promise<ComputeServer>): Promise<ComputeOutcome> {
+    try {
+      return await step();
+    } catch (error) {
+      if (task.attempts + 1 < (this.options.maxAttempts ?? 3)) throw error;
+      const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000);
+      this.options.log.error({ instanceId: task.instance.id, err: error }, 'compute instance failed');
+      if (!recover) return { status: 'FAILED', failure: reason };
+      const server = await recover();
+      return { status: 'FAILED', failure: reason, ...(task.database.server ? { server: server.address, databaseServer: server.address } : { server: server.address }) };
+    }
+  }
+}

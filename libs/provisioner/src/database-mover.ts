@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { databaseUrl } from '@platform/config';
+import { databaseRoleNames, serviceRoleName } from '@platform/data-plane';
+
+/** pg_dump and pg_restore of the servers' own major version (tools/pg-client-tools.mjs puts them in place). */
+export interface ClientTools {
+  pgDump: string;
+  pgRestore: string;
+}
+
+interface RoleRow {
+  rolname: string;
+  rolinherit: boolean;
+  rolcreaterole: boolean;
+  rolcreatedb: boolean;
+  rolcanlogin: boolean;
+  rolbypassrls: boolean;
+  rolconnlimit: number;
+  rolpassword: string | null;
+  rolvaliduntil: string | null;
+}
+
+interface MembershipRow {
+  role: string;
+  member: string;
+  admin_option: boolean;
+  inherit_option: boolean;
+  set_option: boolean;
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Runs a client tool with the password in its environment (never on its command line). */
+function run(tool: string, args: string[], url: string): Promise<void> {
+  const parsed = new URL(url);
+  const password = decodeURIComponent(parsed.password);
+  parsed.password = '';
+  return new Promise((done, fail) => {
+    const child = spawn(tool, [...args, `--dbname=${parsed.href}`], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let errors = '';
+    child.stderr.on('data', (chunk) => (errors += chunk));
+    child.once('error', fail);
+    child.once('close', (code) => (code === 0 ? done() : fail(new Error(`${tool.split('/').pop()} failed (${code}): ${errors.trim().slice(0, 1500)}`))));
+  });
+}
+
+/**
+ * Moves one database from a PostgreSQL server to another of the same major version with
+ * PostgreSQL's own tools: its roles first (cluster-wide objects a dump leaves out, copied with their
+ * SCRAM verifiers, so every credential and the platform's service role log in unchanged), then,
+ * with the source paused, pg_dump of the database and pg_restore --create on the target.
+ *
+ * The pause: the source database's connection limit goes to 0 (superusers are exempt, so the dump
+ * still connects) and its sessions are ended; a transaction under way is rolled back and nothing
+ * writes to the source after that. The source stays paused after a move, until it is dropped: a
+ * replica that still routes there is refused (and answers 503) instead of writing to a stale copy.
+ */
+export class DatabaseMover {
+  constructor(private readonly tools: ClientTools) {}
+
+  /** Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs); answers when the source paused. */
+  async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string): Promise<{ pausedAt: number }> {
+    const roles = await withClient(sourceAdminUrl, (source) => this.readRoles(source, physicalName));
+    await withClient(targetAdminUrl, (target) => this.writeRoles(target, roles));
+    const pausedAt = Date.now();
+    await this.pause(sourceAdminUrl, physicalName);
+    const work = mkdtempSync(join(tmpdir(), 'platform-move-'));
+    try {
+      const dump = join(work, 'database.dump');
+      await run(this.tools.pgDump, ['--format=custom', `--file=${dump}`], databaseUrl(sourceAdminUrl, physicalName));
+      await withClient(targetAdminUrl, (target) => target.query(`drop database if exists ${physicalName} with (force)`));
+      await run(this.tools.pgRestore, ['--create', '--exit-on-error', dump], databaseUrl(targetAdminUrl, 'postgres'));
+      // The dump carried the source's paused connection limit.
+      await withClient(targetAdminUrl, (target) => target.query(`alter database ${physicalName} connection limit -1`));
+    } catch (error) {
+      await this.resume(sourceAdminUrl, physicalName).catch(() => undefined);
+      throw error;
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return { pausedAt };
+  }
+
+  /** Refuses every new session of the database but superusers', and ends those it has. */
+  async pause(adminUrl: string, physicalName: string): Promise<void> {
+    databaseRoleNames(physicalName);
+    await withClient(adminUrl, async (admin) => {
+      await admin.query(`alter database ${physicalName} connection limit 0`);
+      await admin.query(`select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [physicalName]);
+    });
+  }
+
+  /** Lets sessions in again (a move that failed, or a database that stays where it is). */
+  async resume(adminUrl: string, physicalName: string): Promise<void> {
+    databaseRoleNames(physicalName);
+    await withClient(adminUrl, async (admin) => {
+      const found = await admin.query(`select 1 from pg_database where datname = $1`, [physicalName]);
+      if (found.rowCount) await admin.query(`alter database ${physicalName} connection limit -1`);
+    });
+  }
+
+  /** The database's own roles, its service role and its credentials' roles, with their memberships. */
+  private async readRoles(source: pg.Client, physicalName: string): Promise<{ roles: RoleRow[]; memberships: MembershipRow[] }> {
+    const own = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)];
+    const credentials = await source.query<{ rolname: string }>(
+      `select distinct member.rolname from pg_auth_members m
+         join pg_roles grp on grp.oid = m.roleid join pg_roles member on member.oid = m.member
+        where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')`,
+      [own],
+    );
+    const names = [...own, ...credentials.rows.map((row) => row.rolname)];
+    const roles = await source.query<RoleRow>(
+      `select rolname, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolbypassrls, rolconnlimit, rolpassword, rolvaliduntil::text
+         from pg_authid where rolname = any($1) and not rolsuper order by rolname`,
+      [names],
+    );
+    const memberships = await source.query<MembershipRow>(
+      `select grp.rolname as role, member.rolname as member, m.admin_option, m.inherit_option, m.set_option
+         from pg_auth_members m join pg_roles grp on grp.oid = m.roleid join pg_roles member on member.oid = m.member
+        where grp.rolname = any($1) and member.rolname = any($1)`,
+      [names],
+    );
+    return { roles: roles.rows, memberships: memberships.rows };
+  }
+
+  private async writeRoles(target: pg.Client, input: { roles: RoleRow[]; memberships: MembershipRow[] }): Promise<void> {
+    const id = (name: string) => target.escapeIdentifier(name);
+    const yes = (flag: boolean, word: string) => (flag ? word : `no${word}`);
+    for (const role of input.roles) {
+      const exists = await target.query(`select 1 from pg_roles where rolname = $1`, [role.rolname]);
+      if (!exists.rowCount) await target.query(`create role ${id(role.rolname)}`);
+      const attributes = [
+        yes(role.rolinherit, 'inherit'),
+        yes(role.rolcreaterole, 'createrole'),
+        yes(role.rolcreatedb, 'createdb'),
+        yes(role.rolcanlogin, 'login'),
+        yes(role.rolbypassrls, 'bypassrls'),
+        `connection limit ${Number(role.rolconnlimit)}`,
+        // The verifier as stored: PostgreSQL takes a SCRAM verifier as the password itself.
+        role.rolpassword === null ? 'password null' : `password ${target.escapeLiteral(role.rolpassword)}`,
+        role.rolvaliduntil === null ? `valid until 'infinity'` : `valid until ${target.escapeLiteral(role.rolvaliduntil)}`,
+      ];
+      await target.query(`alter role ${id(role.rolname)} ${attributes.join(' ')}`);
+    }
+    for (const m of input.memberships) {
+      await target.query(
+        `grant ${id(m.role)} to ${id(m.member)} with admin ${m.admin_option}, inherit ${m.inherit_option}, set ${m.set_option}`,
+      );
+    }
+  }
+}

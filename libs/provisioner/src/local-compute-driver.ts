@@ -1,0 +1,117 @@
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { serverSettings, type ComputeDriver, type ComputeServer, type ComputeType } from '@platform/domain';
+import { freePort, isPortFree, startEmbeddedPostgres, stopServerIn, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+
+export interface LocalComputeOptions {
+  /** Where each instance keeps its cluster: `<dir>/<instance id>/`. */
+  dir: string;
+  onLog?: (instanceId: string, line: string) => void;
+}
+
+const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function assertInstanceId(id: string): void {
+  // The id names a folder that is removed recursively: only UUIDs, never a path.
+  if (!INSTANCE_ID.test(id)) throw new Error(`not an instance id: '${id}'`);
+}
+
+/**
+ * The default compute driver: each instance is a PostgreSQL server on this machine, run from the
+ * embedded PostgreSQL binaries on a free loopback port, with the settings of its compute type
+ * (serverSettings). A server lives as long as the process that started it (the launcher's
+ * watchdog stops it when that process dies, however it dies); the reconciler starts the servers
+ * of READY instances again when the platform starts. One machine only: a cloud or Kubernetes
+ * driver implements the same port (ComputeDriver) with servers elsewhere.
+ */
+export class LocalComputeDriver implements ComputeDriver {
+  private readonly servers = new Map<string, { handle: EmbeddedPostgresHandle; server: ComputeServer }>();
+  /** One operation per instance at a time. */
+  private readonly busy = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly options: LocalComputeOptions) {}
+
+  ensureRunning(instanceId: string, type: ComputeType): Promise<ComputeServer> {
+    return this.serially(instanceId, async () => this.servers.get(instanceId)?.server ?? this.start(instanceId, type));
+  }
+
+  restart(instanceId: string, type: ComputeType): Promise<ComputeServer> {
+    return this.serially(instanceId, async () => {
+      await this.stop(instanceId);
+      return this.start(instanceId, type);
+    });
+  }
+
+  running(instanceId: string): ComputeServer | null {
+    return this.servers.get(instanceId)?.server ?? null;
+  }
+
+  /** From the instance's folder, which every process of the platform on this machine can read. */
+  adminUrl(instanceId: string): string | null {
+    const running = this.servers.get(instanceId);
+    if (running) return running.server.adminUrl;
+    const dir = this.folder(instanceId);
+    if (!existsSync(join(dir, 'password')) || !existsSync(join(dir, 'port'))) return null;
+    const password = readFileSync(join(dir, 'password'), 'utf8').trim();
+    const port = Number(readFileSync(join(dir, 'port'), 'utf8'));
+    return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  }
+
+  remove(instanceId: string): Promise<void> {
+    return this.serially(instanceId, async () => {
+      await this.stop(instanceId);
+      rmSync(this.folder(instanceId), { recursive: true, force: true });
+    });
+  }
+
+  async stored(): Promise<string[]> {
+    if (!existsSync(this.options.dir)) return [];
+    return readdirSync(this.options.dir).filter((entry) => INSTANCE_ID.test(entry));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((id) => this.serially(id, () => this.stop(id))));
+  }
+
+  private folder(instanceId: string): string {
+    assertInstanceId(instanceId);
+    return join(resolve(this.options.dir), instanceId);
+  }
+
+  private async start(instanceId: string, type: ComputeType): Promise<ComputeServer> {
+    const dir = this.folder(instanceId);
+    // The port is kept across restarts while it stays free, so the address the control plane
+    // recorded stays right; a server another run left behind is stopped by the launcher.
+    await stopServerIn(dir);
+    const portFile = join(dir, 'port');
+    const previous = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : NaN;
+    const port = Number.isInteger(previous) && previous > 0 && (await isPortFree(previous)) ? previous : await freePort();
+    const handle = await startEmbeddedPostgres({
+      dir,
+      port,
+      settings: serverSettings(type),
+      onLog: this.options.onLog ? (line) => this.options.onLog!(instanceId, line) : undefined,
+    });
+    writeFileSync(portFile, String(port));
+    const server = { address: { host: '127.0.0.1', port }, adminUrl: handle.url('postgres') };
+    this.servers.set(instanceId, { handle, server });
+    return server;
+  }
+
+  private async stop(instanceId: string): Promise<void> {
+    const running = this.servers.get(instanceId);
+    this.servers.delete(instanceId);
+    if (running) await running.handle.stop();
+    else await stopServerIn(this.folder(instanceId));
+  }
+
+  private serially<T>(instanceId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.busy.get(instanceId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    this.busy.set(instanceId, next);
+    void next.finally(() => {
+      if (this.busy.get(instanceId) === next) this.busy.delete(instanceId);
+    }).catch(() => undefined);
+    return next;
+  }
+}
