@@ -150,6 +150,24 @@ describe('dedicated compute', function () {
     });
   });
 
+  describe('the gateway during a move', function () {
+    it('holds a login while its database is moving, and lets it through when the move ends', async function () {
+      await query(p.controlPlane.url, 'update databases set moving_since = now() where id = $1', [owner.database.id]);
+      let connected = false;
+      const login = withCredential(credentialUrl, async (client) => {
+        connected = true;
+        return Number((await client.query('select 1 as one')).rows[0].one);
+      });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(connected).to.equal(false);
+      } finally {
+        await query(p.controlPlane.url, 'update databases set moving_since = null where id = $1', [owner.database.id]);
+      }
+      expect(await login).to.equal(1);
+    });
+  });
+
   describe('an instance’s life', function () {
     let id: string;
     const table = 'compute_notes';

@@ -46,6 +46,8 @@ export interface ConnectionRoute {
   tenantId: string | null;
   /** `server`: the database's dedicated compute instance's, when it is served there. */
   database: Pick<Database, 'id' | 'name' | 'physicalName' | 'region' | 'status' | 'server'>;
+  /** The database's data is moving between servers now: a login waits for the move to finish. */
+  moving?: boolean;
 }
 
 /** Live credentials by role name, for the gateway. */

@@ -136,7 +136,14 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       throw fatal('22023', `invalid value for parameter "${requested.invalid.name}": "${requested.invalid.value}"`, { hint: 'A tenant id is a UUID.' });
     }
 
-    const route = CREDENTIAL_ROLE_NAME.test(user) ? await findRoute(context, user) : null;
+    let route = CREDENTIAL_ROLE_NAME.test(user) ? await findRoute(context, user) : null;
+    // The database's data is moving between servers, its source refusing logins: the login waits
+    // for the switch (most of the handshake's time at most), then goes where the data is.
+    const waitUntil = Date.now() + context.handshakeTimeoutMs * MOVE_WAIT_SHARE;
+    while (route?.moving && Date.now() < waitUntil) {
+      await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
+      route = await findRoute(context, user);
+    }
     if (!route) {
       await failScramExchange(client, reader, user, context.mockSaltKey);
       throw passwordFailed(user);
@@ -211,6 +218,10 @@ function isPeerFailure(error: unknown): boolean {
 }
 
 /** The route of a credential; a control plane that cannot answer is the client's clear error, not a silent close. */
+/** How much of the handshake's time a login may wait for its database's move, and how often it looks. */
+const MOVE_WAIT_SHARE = 0.8;
+const MOVE_POLL_MS = 100;
+
 async function findRoute(context: ConnectionContext, user: string): Promise<ConnectionRoute | null> {
   try {
     return await context.routes.find(user);

@@ -130,7 +130,7 @@ export class ComputeReconciler implements ComputeNudge {
         // Back to the region's cluster with every row, before the server goes.
         const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
         fault('compute_deleting_before_move');
-        await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl());
+        await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl(), () => this.options.store.markMoving(database.id));
       } else if (!database.deleted) {
         // A move onto the instance that never finished may have left the cluster's copy paused.
         await this.options.mover.resume(clusterUrl(), database.physicalName);
@@ -153,7 +153,7 @@ export class ComputeReconciler implements ComputeNudge {
         return this.orFail(task, 'provisioning', async () => {
           const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
           fault('compute_provisioning_before_move');
-          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl);
+          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl, () => this.options.store.markMoving(database.id));
           fault('compute_provisioning_after_move');
           this.options.log.info({ ...context, pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');
           return this.served(server, { status: 'READY', failure: null, pendingDrop: { copy: 'cluster', after: new Date(Date.now() + this.options.dropGraceMs) } });
@@ -163,6 +163,8 @@ export class ComputeReconciler implements ComputeNudge {
       case 'RESIZING':
         return this.orFail(task, 'resizing', async () => {
           fault('compute_resizing_before_restart');
+          // Logins wait at the gateways for the restart instead of finding the server down.
+          if (database.server) await this.options.store.markMoving(database.id);
           const server = await this.options.driver.restart(instance.id, instance.desiredInstanceType);
           this.options.log.info({ ...context, type: instance.desiredInstanceType.id }, 'compute instance resized');
           return this.served(server, { status: 'READY', instanceType: instance.desiredInstanceType, failure: null });

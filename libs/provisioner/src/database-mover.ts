@@ -74,10 +74,14 @@ function run(tool: string, args: string[], url: string): Promise<void> {
 export class DatabaseMover {
   constructor(private readonly tools: ClientTools) {}
 
-  /** Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs); answers when the source paused. */
-  async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string): Promise<{ pausedAt: number }> {
+  /**
+   * Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs);
+   * answers when the source paused. `beforePause` runs just before (the gateways learn of the move).
+   */
+  async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string, beforePause: () => Promise<void> = async () => {}): Promise<{ pausedAt: number }> {
     const roles = await withClient(sourceAdminUrl, (source) => this.readRoles(source, physicalName));
     await withClient(targetAdminUrl, (target) => this.writeRoles(target, roles));
+    await beforePause();
     const pausedAt = Date.now();
     await this.pause(sourceAdminUrl, physicalName);
     const work = mkdtempSync(join(tmpdir(), 'platform-move-'));

@@ -121,6 +121,11 @@ export interface ComputeStore {
   claim(work: (task: ComputeTask) => Promise<ComputeOutcome>, options?: { instanceId?: string }): Promise<boolean>;
   /** READY and RESIZING instances: those whose server should run. */
   serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]>;
+  /**
+   * Says, at once (outside the claim's transaction), that the database's data starts moving; the
+   * step's outcome, whatever it is, clears it.
+   */
+  markMoving(databaseId: string): Promise<void>;
   /** Records where a running instance listens now (its server came back on another port). */
   relocated(instanceId: string, address: ServerAddress): Promise<void>;
   /** Of these ids, those of instances that are TERMINATED or unknown. */

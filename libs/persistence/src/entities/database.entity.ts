@@ -25,6 +25,8 @@ export const DatabaseEntity = defineEntity({
     /** Where the database is served when its data is on its instance's server. */
     serverHost: p.text().nullable(),
     serverPort: p.integer().nullable(),
+    /** Set while its data moves between servers (until the switch commits). */
+    movingSince: p.datetime().nullable(),
     nextAttemptAt: p.datetime().nullable(),
   },
 });

@@ -205,6 +205,7 @@ export class SqlComputeStore implements ComputeStore {
     if (outcome.databaseServer !== undefined) {
       await connection.execute(`update databases set server_host = ?, server_port = ? where id = ?`, [outcome.databaseServer?.host ?? null, outcome.databaseServer?.port ?? null, task.database.id], 'run', ctx as never);
     }
+    await connection.execute(`update databases set moving_since = null where id = ? and moving_since is not null`, [task.database.id], 'run', ctx as never);
     if (status === 'TERMINATED') {
       await connection.execute(`update databases set instance_id = null where id = ? and instance_id = ?`, [task.database.id, task.instance.id], 'run', ctx as never);
     }
@@ -214,6 +215,10 @@ export class SqlComputeStore implements ComputeStore {
   async serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]> {
     const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(`select ${COLUMNS} from compute_instances where status in ('READY', 'RESIZING')`, [], 'all');
     return rows.map((row) => ({ id: row.id, type: json(row.instance_type), server: row.host && row.port ? { host: row.host, port: row.port } : null }));
+  }
+
+  async markMoving(databaseId: string): Promise<void> {
+    await this.orm.em.getConnection().execute(`update databases set moving_since = now() where id = ?`, [databaseId]);
   }
 
   async relocated(instanceId: string, address: ServerAddress): Promise<void> {
@@ -236,6 +241,10 @@ export class SqlComputeStore implements ComputeStore {
 
   private async recordFailure(id: string, error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message.slice(0, 2000) : String(error).slice(0, 2000);
+    // A move that failed resumed its source: logins need not wait for it.
+    await this.orm.em
+      .getConnection()
+      .execute(`update databases set moving_since = null where id = (select database_id from compute_instances where id = ?)`, [id]);
     await this.orm.em.getConnection().execute(
       `update compute_instances set attempts = attempts + 1, last_error = ?,
          next_attempt_at = ?::timestamptz + least(?::integer, ?::integer * power(2, attempts)::integer) * interval '1 millisecond'
