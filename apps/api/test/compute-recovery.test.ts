@@ -148,8 +148,8 @@ describe('dedicated compute after a crash (kill -9 of the platform mid-step)', f
     expect(processesUsing(join(computeDir, instanceId))).to.have.length(1);
   });
 
-  it('DELETING: killed after the move back, before the server was removed, it converges to TERMINATED with nothing left', async function () {
-    await crashAt('compute_deleting_before_remove', async () => {
+  it('DELETING: killed after the copy back, before the switch was committed, it converges to TERMINATED with nothing left', async function () {
+    await crashAt('compute_deleting_after_move', async () => {
       const deleting = await request('DELETE', `${D}/compute/${instanceId}`, { token });
       expect(deleting.status, deleting.text).to.equal(200);
     });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { developerWithWorkspace, expectApiError } from '@platform/test-fixtures';
@@ -40,6 +42,20 @@ async function withCredential<T>(url: string, fn: (client: pg.Client) => Promise
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** A CancelRequest to the gateway, as a driver sends it on a connection of its own. */
+async function sendCancel(gatewayUrl: string, processId: number, secretKey: number): Promise<void> {
+  const { hostname, port } = new URL(gatewayUrl);
+  const socket = net.connect({ host: hostname, port: Number(port) });
+  await once(socket, 'connect');
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(80877102, 4);
+  packet.writeInt32BE(processId, 8);
+  packet.writeInt32BE(secretKey, 12);
+  socket.end(packet);
+  await once(socket, 'close');
 }
 
 describe('dedicated compute', function () {
@@ -168,8 +184,26 @@ describe('dedicated compute', function () {
     });
   });
 
+  describe('deleting a database', function () {
+    it('terminates its instance: the server stops and its files go', async function () {
+      const doomed = await developerWithReadyDatabase(p);
+      const created = await p.request('POST', `${doomed.D}/compute`, { token: doomed.token, json: { instanceName: 'doomed', instanceSize: 'small' } });
+      expect(created.status, created.text).to.equal(201);
+      const instanceId = created.body.instanceId;
+      await eventually(async () => ((await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token })).body.status === 'READY' ? true : undefined), 90_000, 'READY');
+      expect((await p.request('DELETE', doomed.D, { token: doomed.token })).status).to.equal(200);
+      await eventually(async () => {
+        const [row] = await query<{ status: string }>(p.controlPlane.url, 'select status from compute_instances where id = $1', [instanceId]);
+        return row.status === 'TERMINATED' ? true : undefined;
+      }, 60_000, 'TERMINATED');
+      expect(existsSync(join(p.env.COMPUTE_DIR, instanceId))).to.equal(false);
+      expectApiError(await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token }), 404, 'database_not_found');
+    });
+  });
+
   describe('an instance’s life', function () {
     let id: string;
+    let laterCredentialUrl: string;
     const table = 'compute_notes';
 
     it('moves the database onto its own server at READY, with every row, and serves it there', async function () {
@@ -208,6 +242,18 @@ describe('dedicated compute', function () {
         expect((await client.query(`select body from ${table} order by id`)).rows).to.deep.equal([{ body: 'before 1' }, { body: 'before 2' }]);
         await client.query(`insert into ${table} (body) values ('on the instance')`);
       });
+      // Cancel requests reach the instance's server: the key carries the instance's slot (16 and up).
+      await withCredential(credentialUrl, async (client) => {
+        const keyed = client as unknown as { processID: number; secretKey: number };
+        expect(keyed.processID >>> 22).to.be.within(16, 511);
+        const sleeping = client.query('select pg_sleep(30)').then(
+          () => 'finished',
+          (error: { code?: string }) => error.code,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await sendCancel(credentialUrl, keyed.processID, keyed.secretKey);
+        expect(await sleeping).to.equal('57014');
+      });
       // The API's data plane reaches the database there too: tenants before and after the move.
       const after = await createTenant(p, owner.token, owner.D, { name: 'After the move' });
       const tenants = await p.request('GET', `${owner.D}/tenants`, { token: owner.token });
@@ -237,6 +283,13 @@ describe('dedicated compute', function () {
         expect((await client.query(`select body from ${table} order by id`)).rows.map((row) => row.body)).to.deep.equal(['before 1', 'before 2', 'on the instance']);
         await client.query(`insert into ${table} (body) values ('after the resize')`);
       });
+      // A credential made while the database is on its instance is a role there, and moves back with it.
+      const made = await p.request('POST', `${owner.D}/credentials`, { token: owner.token });
+      expect(made.status, made.text).to.equal(201);
+      laterCredentialUrl = made.body.connectionUrl;
+      await withCredential(laterCredentialUrl, async (client) => {
+        expect(Number((await client.query('show port')).rows[0].port)).not.to.equal(clusterPort);
+      });
     });
 
     it('deletes: the database goes back to the shared cluster with every row, the server and its files go', async function () {
@@ -256,6 +309,9 @@ describe('dedicated compute', function () {
         ]);
       });
       expect(existsSync(join(p.env.COMPUTE_DIR, id))).to.equal(false);
+      await withCredential(laterCredentialUrl, async (client) => {
+        expect(Number((await client.query(`select count(*) from ${table}`)).rows[0].count)).to.equal(4);
+      });
       const again = await p.request('DELETE', `${owner.D}/compute/${id}`, { token: owner.token });
       expect(again.status).to.equal(200);
       expect(again.body.status).to.equal('TERMINATED');

@@ -34,9 +34,9 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     port: config.gateway.port,
     routes: new ControlPlaneConnectionRoutes(orm),
     backends: [...backends.values()],
-    // A database on dedicated compute is on its instance's server. Index 0 in its cancel keys:
-    // cancel requests for those sessions are not routed yet (README, "Dedicated compute").
-    backendFor: (route) => (route.database.server ? { ...route.database.server, index: 0 } : backends.get(route.database.region)!),
+    // A database on dedicated compute is on its instance's server, whose cancel slot its sessions'
+    // cancel keys carry (0, none: a cancel for them is dropped).
+    backendFor: (route) => (route.database.server ? { ...route.database.server, index: route.cancelSlot ?? 0 } : backends.get(route.database.region)!),
     tls: config.tls ?? undefined,
     allowPlain: config.allowPlain,
     countQueries: config.countQueries,

@@ -48,10 +48,14 @@ export interface ConnectionRoute {
   database: Pick<Database, 'id' | 'name' | 'physicalName' | 'region' | 'status' | 'server'>;
   /** The database's data is moving between servers now: a login waits for the move to finish. */
   moving?: boolean;
+  /** With `database.server`: the instance's cancel slot, which its sessions' cancel keys carry; null when it has none. */
+  cancelSlot?: number | null;
 }
 
 /** Live credentials by role name, for the gateway. */
 export interface ConnectionRoutes {
   /** The route of a live credential of a live database; null otherwise. */
   find(roleName: string): Promise<ConnectionRoute | null>;
+  /** Where the live compute instance with this cancel slot listens, for a cancel request; null when none has it. */
+  findInstanceBySlot(slot: number): Promise<{ host: string; port: number } | null>;
 }

@@ -43,7 +43,7 @@ export interface GatewayLog {
 export interface ConnectionContext {
   routes: ConnectionRoutes;
   backendFor(route: ConnectionRoute): Backend;
-  backendAt(index: number): Backend | undefined;
+  backendAt(index: number): Promise<Backend | undefined>;
   /** TLS for SSLRequest; without it, SSLRequest is answered N. */
   tls: tls.SecureContext | null;
   /** Development only: accept connections without TLS. */
@@ -315,7 +315,7 @@ async function relaySessionStart(client: Duplex, backendReader: ByteReader, clus
 
 async function forwardCancel(processId: number, secretKey: number, context: ConnectionContext): Promise<void> {
   const { clusterIndex, backendPid } = backendOfProcessId(processId);
-  const target = context.backendAt(clusterIndex);
+  const target = await context.backendAt(clusterIndex);
   if (!target) return;
   const backend = net.connect({ host: target.host, port: target.port });
   try {

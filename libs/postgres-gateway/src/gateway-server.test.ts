@@ -64,7 +64,7 @@ describe('PostgresGateway: connections that end in the handshake', () => {
     gateway = new PostgresGateway({
       host: '127.0.0.1',
       port: 0,
-      routes,
+      routes: { findInstanceBySlot: async () => null, ...routes },
       backends: [target],
       backendFor: () => target,
       allowPlain,

@@ -24,6 +24,9 @@ export interface GatewayOptions {
   log: GatewayLog;
 }
 
+/** Cancel-key indexes of compute instances start here; regions' clusters use the ones below. */
+export const FIRST_INSTANCE_SLOT = 16;
+
 /** The PostgreSQL gateway: one listening socket, every connection served on its own. */
 export class PostgresGateway {
   readonly counters: QueryCounters | null;
@@ -37,7 +40,13 @@ export class PostgresGateway {
     this.context = {
       routes: options.routes,
       backendFor: options.backendFor,
-      backendAt: (index) => byIndex.get(index),
+      // A region's cluster, or (from 16 on) a compute instance's server, found by its cancel slot.
+      backendAt: async (index) => {
+        const cluster = byIndex.get(index);
+        if (cluster || index < FIRST_INSTANCE_SLOT) return cluster;
+        const server = await options.routes.findInstanceBySlot(index).catch(() => null);
+        return server ? { ...server, index } : undefined;
+      },
       tls: options.tls ? tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }) : null,
       allowPlain: options.allowPlain,
       counters: this.counters,

@@ -127,11 +127,16 @@ export class ComputeReconciler implements ComputeNudge {
 
     if (database.deleted || instance.status === 'DELETING') {
       if (!database.deleted && database.server) {
-        // Back to the region's cluster with every row, before the server goes.
+        // Back to the region's cluster with every row, before the server goes. The switch commits
+        // first (logins go back at once); removing the server is the next step.
         const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
         fault('compute_deleting_before_move');
         await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl(), () => this.options.store.markMoving(database.id));
-      } else if (!database.deleted) {
+        fault('compute_deleting_after_move');
+        this.options.log.info(context, 'database moved back to its cluster');
+        return { databaseServer: null };
+      }
+      if (!database.deleted) {
         // A move onto the instance that never finished may have left the cluster's copy paused.
         await this.options.mover.resume(clusterUrl(), database.physicalName);
       }

@@ -12,7 +12,7 @@ import { Migration20261122100000_sso } from './Migration20261122100000_sso.js';
 import { Migration20261122110000_nilecli_client } from './Migration20261122110000_nilecli_client.js';
 import { Migration20261122120000_sso_login_limits } from './Migration20261122120000_sso_login_limits.js';
 import { Migration20261123000000_compute } from './Migration20261123000000_compute.js';
-import { Migration20261123010000_database_moves } from './Migration20261123010000_database_moves.js';
+import { Migration20261123010000_instance_routing } from './Migration20261123010000_instance_routing.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -30,5 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261122110000_nilecli_client', class: Migration20261122110000_nilecli_client },
   { name: 'Migration20261122120000_sso_login_limits', class: Migration20261122120000_sso_login_limits },
   { name: 'Migration20261123000000_compute', class: Migration20261123000000_compute },
-  { name: 'Migration20261123010000_database_moves', class: Migration20261123010000_database_moves },
+  { name: 'Migration20261123010000_instance_routing', class: Migration20261123010000_instance_routing },
 ];

@@ -14,6 +14,7 @@ import {
   type Region,
   type ServerAddress,
 } from '@platform/domain';
+import { isUniqueViolation } from '../errors.js';
 
 interface InstanceRow {
   id: string;
@@ -65,16 +66,28 @@ export class SqlComputeInstances implements ComputeInstanceRepository {
 
   async create(input: { id: string; databaseId: string; name: string; type: ComputeType }): Promise<ComputeInstance> {
     const type = JSON.stringify(input.type);
-    // One statement: the instance exists only if the database had none, and the database names it.
-    const [created] = await this.rows(
-      `with claimed as (
-         update databases set instance_id = ? where id = ? and instance_id is null and deleted is null returning id
-       )
-       insert into compute_instances (id, database_id, name, instance_type, desired_type, status)
-       select ?, claimed.id, ?, ?::jsonb, ?::jsonb, 'PENDING' from claimed
-       returning ${COLUMNS}`,
-      [input.id, input.databaseId, input.id, input.name, type, type],
-    );
+    // One statement: the instance exists only if the database had none, and the database names it;
+    // it takes the lowest free cancel slot (two creations racing for one: the loser tries again).
+    let created: ComputeInstance | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        [created] = await this.rows(
+          `with claimed as (
+             update databases set instance_id = ? where id = ? and instance_id is null and deleted is null returning id
+           )
+           insert into compute_instances (id, database_id, name, instance_type, desired_type, status, cancel_slot)
+           select ?, claimed.id, ?, ?::jsonb, ?::jsonb, 'PENDING',
+             (select min(slot) from generate_series(16, 511) slot
+               where not exists (select 1 from compute_instances taken where taken.cancel_slot = slot and taken.status <> 'TERMINATED'))
+           from claimed
+           returning ${COLUMNS}`,
+          [input.id, input.databaseId, input.id, input.name, type, type],
+        );
+        break;
+      } catch (error) {
+        if (attempt >= 5 || !isUniqueViolation(error, 'compute_instances_cancel_slot')) throw error;
+      }
+    }
     if (!created) {
       throw new ConflictError('compute_instance_exists', 'The database already has a compute instance: resize it, or delete it first');
     }

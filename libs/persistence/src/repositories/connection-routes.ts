@@ -19,6 +19,10 @@ export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
       .findOne(CredentialEntity, { id: roleName, deleted: null, database: { deleted: null } }, { populate: ['database'] });
     if (!row) return null;
     const database = row.database;
+    const onInstance = database.serverHost != null && database.instanceId != null;
+    const [slot] = onInstance
+      ? await this.orm.em.getConnection().execute<{ cancel_slot: number | null }[]>(`select cancel_slot from compute_instances where id = ?`, [database.instanceId])
+      : [];
     return {
       credentialId: row.id,
       tenantId: row.tenantId ?? null,
@@ -32,6 +36,14 @@ export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
       },
       // A move that started long ago and never finished is a crashed one: its next run sets it again.
       moving: database.movingSince != null && Date.now() - database.movingSince.getTime() < MOVE_STALE_MS,
+      cancelSlot: slot?.cancel_slot ?? null,
     };
+  }
+
+  async findInstanceBySlot(slot: number): Promise<{ host: string; port: number } | null> {
+    const [row] = await this.orm.em
+      .getConnection()
+      .execute<{ host: string | null; port: number | null }[]>(`select host, port from compute_instances where cancel_slot = ? and status <> 'TERMINATED'`, [slot]);
+    return row?.host && row.port ? { host: row.host, port: row.port } : null;
   }
 }
