@@ -167,7 +167,7 @@ describe('dedicated compute', function () {
   });
 
   describe('the gateway during a move', function () {
-    it('holds a login while its database is moving, and lets it through when the move ends', async function () {
+    it('holds a login while its database is moving, and lets it through when the move ends; credentials wait too', async function () {
       await query(p.controlPlane.url, 'update databases set moving_since = now() where id = $1', [owner.database.id]);
       let connected = false;
       const login = withCredential(credentialUrl, async (client) => {
@@ -177,6 +177,10 @@ describe('dedicated compute', function () {
       try {
         await new Promise((resolve) => setTimeout(resolve, 600));
         expect(connected).to.equal(false);
+        // Credentials are roles, copied with the database: none is made or dropped meanwhile.
+        const refused = await p.request('POST', `${owner.D}/credentials`, { token: owner.token });
+        expectApiError(refused, 503, 'database_moving');
+        expect(refused.headers.get('retry-after')).to.equal('2');
       } finally {
         await query(p.controlPlane.url, 'update databases set moving_since = null where id = $1', [owner.database.id]);
       }

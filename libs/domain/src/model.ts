@@ -33,6 +33,8 @@ export interface Database {
   instanceId?: string | null;
   /** Where the database is served when that is its dedicated instance's server, not its region's cluster. */
   server?: ServerAddress | null;
+  /** Its data is moving between servers now (onto its instance, or back). */
+  moving?: boolean;
 }
 
 /** Who is calling. Developer tokens see the workspaces their developer belongs to. */

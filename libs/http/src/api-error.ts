@@ -136,4 +136,4 @@ export function toApiError(error: unknown): MappedError {
 }
 
 /** 503 answers worth retrying soon, and after how many seconds (Retry-After). */
-export const RETRY_AFTER_SECONDS: Readonly<Record<string, number>> = { database_unavailable: 2, database_busy: 1, control_plane_unavailable: 2 };
+export const RETRY_AFTER_SECONDS: Readonly<Record<string, number>> = { database_unavailable: 2, database_busy: 1, database_moving: 2, control_plane_unavailable: 2 };

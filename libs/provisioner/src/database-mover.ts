@@ -12,6 +12,8 @@ export interface ClientTools {
   pgRestore: string;
 }
 
+const RESTORE_JOBS = 2;
+
 interface RoleRow {
   rolname: string;
   rolinherit: boolean;
@@ -76,20 +78,24 @@ export class DatabaseMover {
 
   /**
    * Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs);
-   * answers when the source paused. `beforePause` runs just before (the gateways learn of the move).
+   * answers when the source paused. `beforePause` runs just before (the gateways and the API learn
+   * of the move: logins wait, credentials are neither created nor dropped until it ends).
    */
   async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string, beforePause: () => Promise<void> = async () => {}): Promise<{ pausedAt: number }> {
-    const roles = await withClient(sourceAdminUrl, (source) => this.readRoles(source, physicalName));
-    await withClient(targetAdminUrl, (target) => this.writeRoles(target, roles));
     await beforePause();
     const pausedAt = Date.now();
     await this.pause(sourceAdminUrl, physicalName);
     const work = mkdtempSync(join(tmpdir(), 'platform-move-'));
     try {
+      // Read once the source is paused and marked moving: no credential comes or goes meanwhile.
+      const roles = await withClient(sourceAdminUrl, (source) => this.readRoles(source, physicalName));
+      await withClient(targetAdminUrl, (target) => this.writeRoles(target, roles));
       const dump = join(work, 'database.dump');
-      await run(this.tools.pgDump, ['--format=custom', `--file=${dump}`], databaseUrl(sourceAdminUrl, physicalName));
+      // Uncompressed: the copy stays on this machine, and compressing would lengthen the pause.
+      await run(this.tools.pgDump, ['--format=custom', '--compress=0', `--file=${dump}`], databaseUrl(sourceAdminUrl, physicalName));
       await withClient(targetAdminUrl, (target) => target.query(`drop database if exists ${physicalName} with (force)`));
-      await run(this.tools.pgRestore, ['--create', '--exit-on-error', dump], databaseUrl(targetAdminUrl, 'postgres'));
+      // Two jobs: tables' data and indexes load side by side.
+      await run(this.tools.pgRestore, ['--create', '--exit-on-error', `--jobs=${RESTORE_JOBS}`, dump], databaseUrl(targetAdminUrl, 'postgres'));
       // The dump carried the source's paused connection limit.
       await withClient(targetAdminUrl, (target) => target.query(`alter database ${physicalName} connection limit -1`));
     } catch (error) {

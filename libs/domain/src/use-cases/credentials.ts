@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { requireManagement } from '../authorization.js';
 import type { Credential, CredentialRepository, LoginRoles } from '../credential-ports.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, UnavailableError } from '../errors.js';
 import type { Database, Principal } from '../model.js';
 import type { DatabasePath } from '../paths.js';
 import { accessDatabase, type DataPlaneDeps } from './database-access.js';
@@ -17,6 +17,16 @@ export interface CredentialDeps extends DataPlaneDeps {
 export interface DatabaseCredentials {
   database: Database;
   credentials: Credential[];
+}
+
+/**
+ * Roles are cluster-wide: one created or dropped on the server a database is leaving, while its
+ * roles are copied, would be missed. Credentials wait for the move (a few seconds).
+ */
+function assertNotMoving(database: Database): void {
+  if (database.moving) {
+    throw new UnavailableError('database_moving', `Database '${database.name}' is moving to another server; try again in a few seconds`);
+  }
 }
 
 /*
@@ -36,6 +46,7 @@ export async function createCredential(
 ): Promise<{ database: Database; credential: Credential; password: string }> {
   const manager = requireManagement(caller);
   const { database, data } = await accessDatabase(deps, manager, path);
+  assertNotMoving(database);
   const tenantId = input.tenantId ?? null;
   if (tenantId !== null && !(await data.tenants.find(tenantId))) throw tenantNotFound(tenantId);
   // 256 random bits: guessing is hopeless, so no slow hash is needed anywhere on the way.
@@ -67,6 +78,7 @@ export async function deleteCredential(deps: CredentialDeps, caller: Principal, 
   const database = await getDatabase(deps, requireManagement(caller), path.workspaceSlug, path.databaseName);
   const credential = await deps.credentials.find(database.id, id);
   if (!credential) throw new NotFoundError('credential_not_found', `Credential '${id}' not found`);
+  assertNotMoving(database);
   await deps.loginRoles.dropLoginRole(database, credential.id);
   await deps.credentials.markDeleted(database.id, credential.id);
 }
@@ -80,6 +92,7 @@ export async function endTenantCredentials(
   database: Database,
   tenantId: string,
 ): Promise<void> {
+  assertNotMoving(database);
   for (const internal of [false, true]) {
     for (const credential of await deps.credentials.listForDatabase(database.id, { tenantId, internal })) {
       await deps.loginRoles.dropLoginRole(database, credential.id);

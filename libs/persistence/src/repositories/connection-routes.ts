@@ -1,9 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
 import { CredentialEntity } from '../entities/credential.entity.js';
-
-/** How long a database counts as moving after its move started. */
-const MOVE_STALE_MS = 60_000;
+import { isMoving } from './mappers.js';
 
 /**
  * The gateway's lookup: one indexed read per login, no cache. Nothing here needs one to be safe (a
@@ -34,8 +32,7 @@ export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
         status: database.status,
         server: database.serverHost && database.serverPort ? { host: database.serverHost, port: database.serverPort } : null,
       },
-      // A move that started long ago and never finished is a crashed one: its next run sets it again.
-      moving: database.movingSince != null && Date.now() - database.movingSince.getTime() < MOVE_STALE_MS,
+      moving: isMoving(database.movingSince),
       cancelSlot: slot?.cancel_slot ?? null,
     };
   }

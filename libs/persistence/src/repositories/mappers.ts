@@ -17,6 +17,13 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
   };
 }
 
+/** How long a database counts as moving after its move started: one still marked later crashed, and its next run marks it again. */
+export const MOVE_STALE_MS = 60_000;
+
+export function isMoving(since: Date | null | undefined): boolean {
+  return since != null && Date.now() - since.getTime() < MOVE_STALE_MS;
+}
+
 export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
   return {
     id: row.id,
@@ -30,5 +37,6 @@ export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
     deleted: row.deleted ?? null,
     instanceId: row.instanceId ?? null,
     server: row.serverHost && row.serverPort ? { host: row.serverHost, port: row.serverPort } : null,
+    moving: isMoving(row.movingSince),
   };
 }
