@@ -148,6 +148,17 @@ describe('dedicated compute after a crash (kill -9 of the platform mid-step)', f
     expect(processesUsing(join(computeDir, instanceId))).to.have.length(1);
   });
 
+  it('READY: killed with nothing under way, the instance’s server is started again when the platform starts', async function () {
+    const app = running[running.length - 1];
+    app.child.kill('SIGKILL');
+    await app.exited;
+    // The watchdog stops the server of a platform that died.
+    await eventually(async () => (processesUsing(join(computeDir, instanceId)).length === 0 ? true : undefined), 20_000, 'the old server gone');
+    await start();
+    await eventually(async () => (processesUsing(join(computeDir, instanceId)).length === 1 ? true : undefined), 30_000, 'the server started again');
+    expect(await eventually(async () => rows().catch(() => undefined), 30_000, 'rows readable')).to.deep.equal(['before', 'on the instance', 'after the resize']);
+  });
+
   it('DELETING: killed after the copy back, before the switch was committed, it converges to TERMINATED with nothing left', async function () {
     await crashAt('compute_deleting_after_move', async () => {
       const deleting = await request('DELETE', `${D}/compute/${instanceId}`, { token });
@@ -158,5 +169,31 @@ describe('dedicated compute after a crash (kill -9 of the platform mid-step)', f
     expect(await rows()).to.deep.equal(['before', 'on the instance', 'after the resize']);
     expect(processesUsing(join(computeDir, instanceId))).to.deep.equal([]);
     expect(existsSync(join(computeDir, instanceId))).to.equal(false);
+  });
+
+  it('FAILED: a driver that keeps failing gives up with the reason, leaves the database where it was and working; the instance can be deleted', async function () {
+    await running[running.length - 1].stop();
+    const broken = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', port, env: { ...env, PG_CLIENT_BIN: join(computeDir, 'no-tools-here') } });
+    running.push(broken);
+    const created = await request('POST', `${D}/compute`, { token, json: { instanceName: 'doomed', instanceSize: 'small' } });
+    expect(created.status, created.text).to.equal(201);
+    instanceId = created.body.instanceId;
+    const failed = await eventually(async () => {
+      const current = await instance();
+      return current.status === 'FAILED' ? current : undefined;
+    }, 60_000, 'FAILED');
+    expect(failed.failure).to.match(/^provisioning failed: .*pg_dump/);
+    // The database stayed on its cluster, its pause lifted (superusers pass a pause; everyone else needs the limit back).
+    expect((await whereItIs()).onInstance).to.equal(false);
+    const [{ physical_name: physical }] = await query<{ physical_name: string }>(controlPlane.url, 'select physical_name from databases where id = $1', [databaseId]);
+    const [limit] = await query<{ datconnlimit: number }>(p.postgres.adminUrl, 'select datconnlimit from pg_database where datname = $1', [physical]);
+    expect(limit.datconnlimit).to.equal(-1);
+    await write('after the failure');
+    expect(await rows()).to.deep.equal(['before', 'on the instance', 'after the resize', 'after the failure']);
+    const deleting = await request('DELETE', `${D}/compute/${instanceId}`, { token });
+    expect(deleting.status, deleting.text).to.equal(200);
+    await converges('TERMINATED');
+    expect(existsSync(join(computeDir, instanceId))).to.equal(false);
+    expect(processesUsing(join(computeDir, instanceId))).to.deep.equal([]);
   });
 });
