@@ -322,6 +322,25 @@ describe('dedicated compute', function () {
       expect((await p.request('GET', owner.D, { token: owner.token })).body.expandable).to.equal(true);
     });
 
+    it('refuses bad changes with 400, and answers another database’s instance as not found', async function () {
+      const path = `${owner.D}/compute/${id}`;
+      for (const [json, code] of [
+        [{ instanceSize: 'huge' }, 'unknown_instance_size'],
+        [{ instanceName: '' }, 'validation_failed'],
+        [{ instanceName: '.dot' }, 'invalid_instance_name'],
+        [{ instanceSize: 3 }, 'validation_failed'],
+        [{ size: 'small' }, 'validation_failed'],
+      ] as const) {
+        expectApiError(await p.request('PUT', path, { token: owner.token, json }), 400, code);
+      }
+      expect((await instance(id)).instanceName).to.equal('bigger');
+      const stranger = await developerWithReadyDatabase(p);
+      expectApiError(await p.request('GET', `${stranger.D}/compute/${id}`, { token: stranger.token }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('PUT', `${stranger.D}/compute/${id}`, { token: stranger.token, json: { instanceName: 'mine' } }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('DELETE', `${stranger.D}/compute/${id}`, { token: stranger.token }), 404, 'compute_instance_not_found');
+      expectApiError(await p.request('GET', path, { token: stranger.token }), 404, 'workspace_not_found');
+    });
+
     it('lists instances alive in a window, TERMINATED ones included', async function () {
       const all = await p.request('GET', `${owner.D}/compute`, { token: owner.token });
       expect(all.status).to.equal(200);

@@ -1,3 +1,4 @@
+import type { Transaction } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
   ConflictError,
@@ -192,7 +193,7 @@ export class SqlComputeStore implements ComputeStore {
     return claimedId !== null;
   }
 
-  private async persist(connection: ReturnType<MikroORM['em']['getConnection']>, ctx: unknown, task: ComputeTask, outcome: ComputeOutcome): Promise<void> {
+  private async persist(connection: ReturnType<MikroORM['em']['getConnection']>, ctx: Transaction | undefined, task: ComputeTask, outcome: ComputeOutcome): Promise<void> {
     const status = outcome.status ?? task.instance.status;
     const server = outcome.server === undefined ? task.server : outcome.server;
     const pendingDrop = outcome.pendingDrop === undefined ? (task.pendingDrop ? { copy: task.pendingDrop, after: task.dropAfter } : null) : outcome.pendingDrop;
@@ -213,14 +214,14 @@ export class SqlComputeStore implements ComputeStore {
         task.instance.id,
       ],
       'run',
-      ctx as never,
+      ctx,
     );
     if (outcome.databaseServer !== undefined) {
-      await connection.execute(`update databases set server_host = ?, server_port = ? where id = ?`, [outcome.databaseServer?.host ?? null, outcome.databaseServer?.port ?? null, task.database.id], 'run', ctx as never);
+      await connection.execute(`update databases set server_host = ?, server_port = ? where id = ?`, [outcome.databaseServer?.host ?? null, outcome.databaseServer?.port ?? null, task.database.id], 'run', ctx);
     }
-    await connection.execute(`update databases set moving_since = null where id = ? and moving_since is not null`, [task.database.id], 'run', ctx as never);
+    await connection.execute(`update databases set moving_since = null where id = ? and moving_since is not null`, [task.database.id], 'run', ctx);
     if (status === 'TERMINATED') {
-      await connection.execute(`update databases set instance_id = null where id = ? and instance_id = ?`, [task.database.id, task.instance.id], 'run', ctx as never);
+      await connection.execute(`update databases set instance_id = null where id = ? and instance_id = ?`, [task.database.id, task.instance.id], 'run', ctx);
     }
   }
 
