@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { stringifyInSlices } from './json-slices.js';
+import { LongPageTurns, stringifyInSlices } from './json-slices.js';
 
 describe('stringifyInSlices', function () {
   it('writes what JSON.stringify writes, whatever the length against the slice', async function () {
@@ -21,5 +21,42 @@ describe('stringifyInSlices', function () {
     setImmediate(() => order.push('other work'));
     await stringifyInSlices([1, 2], 2).then(() => order.push('one slice'));
     expect(order).to.deep.equal(['one slice']);
+  });
+});
+
+describe('LongPageTurns', function () {
+  it('runs one piece of work at a time, first come first served, and a failure passes the turn on', async function () {
+    const turns = new LongPageTurns();
+    const events: string[] = [];
+    let running = 0;
+    const gates = new Map<string, () => void>();
+    const work = (name: string, fail = false) =>
+      turns.take(async () => {
+        running += 1;
+        events.push(`${name} starts (${running} running)`);
+        await new Promise<void>((resolve) => gates.set(name, resolve));
+        running -= 1;
+        events.push(`${name} ends`);
+        if (fail) throw new Error(`${name} failed`);
+        return name;
+      });
+    const a = work('a');
+    const b = work('b', true);
+    const c = work('c');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).to.deep.equal(['a starts (1 running)']);
+    gates.get('a')!();
+    expect(await a).to.equal('a');
+    await new Promise((resolve) => setImmediate(resolve));
+    gates.get('b')!();
+    const failed = await b.then(() => null, (error: Error) => error.message);
+    expect(failed).to.equal('b failed');
+    await new Promise((resolve) => setImmediate(resolve));
+    gates.get('c')!();
+    expect(await c).to.equal('c');
+    expect(events).to.deep.equal(['a starts (1 running)', 'a ends', 'b starts (1 running)', 'b ends', 'c starts (1 running)', 'c ends']);
+    // With nobody waiting, the next one starts at once.
+    const d = turns.take(async () => 'd');
+    expect(await d).to.equal('d');
   });
 });

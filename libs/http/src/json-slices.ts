@@ -15,3 +15,25 @@ export async function stringifyInSlices(items: readonly unknown[], sliceItems = 
   }
   return `[${parts.join(',')}]`;
 }
+
+/**
+ * Requests for long pages take turns: one runs at a time in this process (first come, first
+ * served), the others wait doing nothing, so requests for small answers share the machine with
+ * one long page's work rather than with all of them at once.
+ */
+export class LongPageTurns {
+  private busy = false;
+  private readonly waiting: (() => void)[] = [];
+
+  async take<T>(work: () => Promise<T>): Promise<T> {
+    if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.busy = true;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy = false;
+    }
+  }
+}

@@ -16,7 +16,7 @@ import { checkAnswer, declaredResponses, type Answer } from './responses.js';
 import { isRouteResult, type RequestInput, type Route } from './route.js';
 import { assertJsonDepth } from './json-depth.js';
 import { clientAddressOf, trustedProxyList } from './client-address.js';
-import { JSON_SLICE_ITEMS, stringifyInSlices } from './json-slices.js';
+import { JSON_SLICE_ITEMS, LongPageTurns, stringifyInSlices } from './json-slices.js';
 
 export interface OperationOptions<TScope> {
   /** Opens the per-request scope (for example repositories over a forked EntityManager). */
@@ -38,7 +38,8 @@ const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
 export function operationHandler<TScope>(route: Route<TScope>, options: OperationOptions<TScope>, parse: Middleware) {
   const declared = declaredResponses(route);
   const proxies = options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined;
-  const handler = async (ctx: Context) => {
+  const handler = (ctx: Context) => (asksForLongPage(ctx) ? LONG_PAGES.take(() => serveRoute(ctx)) : serveRoute(ctx));
+  const serveRoute = async (ctx: Context) => {
     let result: unknown;
     try {
       result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse, proxies));
@@ -66,6 +67,15 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
   };
   Object.defineProperty(handler, 'name', { value: route.operationId });
   return handler;
+}
+
+/** This process's requests for long pages, served one at a time. */
+const LONG_PAGES = new LongPageTurns();
+
+/** A request that asks for a page longer than a slice. */
+function asksForLongPage(ctx: Context): boolean {
+  const limit = Number(ctx.query.limit);
+  return Number.isFinite(limit) && limit > JSON_SLICE_ITEMS;
 }
 
 /** Authenticates as the route says, before the body is read: an anonymous caller's body is never parsed. */
