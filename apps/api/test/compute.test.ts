@@ -258,6 +258,20 @@ describe('dedicated compute', function () {
         await sendCancel(credentialUrl, keyed.processID, keyed.secretKey);
         expect(await sleeping).to.equal('57014');
       });
+      // Query insights sample the instance's server: its statements are counted, and the source says where it runs.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const windowStart = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+      await withCredential(credentialUrl, async (client) => {
+        for (let i = 0; i < 40; i++) await client.query(`select ${i} as n`);
+      });
+      const insights = `/workspaces/${owner.slug}/databases/${owner.database.id}/insights/query-performance`;
+      const end = new Date(windowStart.getTime() + 3_600_000).toISOString();
+      const observed = await eventually(async () => {
+        const answer = await p.request('GET', `${insights}?${new URLSearchParams({ start: windowStart.toISOString(), end, granularity: '1h' })}`, { token: owner.token });
+        expect(answer.status, answer.text).to.equal(200);
+        return (answer.body.points[0].observerQueriesPerSecond ?? 0) * 3600 >= 40 ? answer.body : undefined;
+      }, 15_000, 'the instance’s statements in the insights');
+      expect(observed.source).to.equal('dedicated');
       // The API's data plane reaches the database there too: tenants before and after the move.
       const after = await createTenant(p, owner.token, owner.D, { name: 'After the move' });
       const tenants = await p.request('GET', `${owner.D}/tenants`, { token: owner.token });

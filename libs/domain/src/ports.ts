@@ -103,7 +103,7 @@ export interface ClusterDirectory {
   /** The cluster for a served region; UnavailableError for one the platform does not serve. */
   forRegion(region: Region): ClusterDriver;
   /** The server that holds the database now: its region's cluster, or its dedicated instance's server. */
-  forDatabase(database: Database): ClusterDriver;
+  forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver;
 }
 
 /** Wakes whatever moves databases toward their desired state; drops a deleted one now. */

@@ -23,7 +23,7 @@ const PointSchema = record({
   ),
 });
 const QueryPerformanceSchema = record({
-  source: text({ min: 1, max: 64, description: 'Where the database runs: `shared` (its region’s shared cluster)' }),
+  source: text({ min: 1, max: 64, description: 'Where the database runs now: `shared` (its region’s shared cluster) or `dedicated` (its compute instance’s server)' }),
   granularity: oneOf(Object.keys(GRANULARITIES) as Granularity[]),
   points: arrayOf(PointSchema, 'Every bucket of the window, oldest first'),
 });

@@ -220,7 +220,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     private readonly instanceAdminUrl: (instanceId: string) => string | null = () => null,
   ) {}
 
-  forDatabase(database: Database): ClusterDriver {
+  forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver {
     return this.driverForDatabase(database);
   }
 
@@ -252,7 +252,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     return this.driverAt(this.urls[region], this.urls[region]);
   }
 
-  private driverForDatabase(database: Database): PgClusterDriver {
+  private driverForDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): PgClusterDriver {
     if (!database.server || !database.instanceId) return this.driverFor(database.region);
     const url = this.instanceAdminUrl(database.instanceId);
     if (!url) throw new UnavailableError('database_unavailable', 'The database’s compute instance is not reachable from here; try again shortly');

@@ -1,34 +1,38 @@
 import { expect } from 'chai';
-import type { ClusterActivity, ClusterDirectory, ClusterDriver, ObserverMinute, ObserverStore, Region } from '@platform/domain';
+import type { ClusterActivity, ClusterDirectory, ClusterDriver, ObservedDatabase, ObserverMinute, ObserverStore, Region } from '@platform/domain';
 import { ObserverSampler } from './observer-sampler.js';
 
 const REGION: Region = 'AWS_US_WEST_2';
 
-/** A cluster whose activity the test sets before each sample. */
-function clusterReporting(activity: () => ClusterActivity | Error): ClusterDirectory {
+function reporting(activity: () => ClusterActivity | Error): ClusterDriver {
+  return {
+    activity: async () => {
+      const now = activity();
+      if (now instanceof Error) throw now;
+      return now;
+    },
+  } as unknown as ClusterDriver;
+}
+
+/** A cluster, and a compute instance's server, whose activity the test sets before each sample. */
+function clusterReporting(activity: () => ClusterActivity | Error, instanceActivity: () => ClusterActivity | Error = () => new Error('no instance')): ClusterDirectory {
+  const cluster = reporting(activity);
+  const instance = reporting(instanceActivity);
   return {
     regions: () => [REGION],
-    forRegion: () =>
-      ({
-        activity: async () => {
-          const now = activity();
-          if (now instanceof Error) throw now;
-          return now;
-        },
-      }) as unknown as ClusterDriver,
-    forDatabase: () => {
-      throw new Error('the sampler reads clusters by region');
-    },
+    forRegion: () => cluster,
+    forDatabase: (database) => (database.server ? instance : cluster),
   };
 }
 
 class MemoryObserverStore implements ObserverStore {
   readonly rows: ObserverMinute[] = [];
+  readonly databases = new Map<string, ObservedDatabase>([
+    ['db_a', { id: 'a', region: REGION, instanceId: null, server: null }],
+    ['db_b', { id: 'b', region: REGION, instanceId: null, server: null }],
+  ]);
   async liveDatabases() {
-    return new Map([
-      ['db_a', { id: 'a', region: REGION }],
-      ['db_b', { id: 'b', region: REGION }],
-    ]);
+    return this.databases;
   }
   async add(rows: ObserverMinute[]) {
     this.rows.push(...rows);
@@ -38,6 +42,7 @@ class MemoryObserverStore implements ObserverStore {
 describe('ObserverSampler', () => {
   const minute = new Date('2026-11-22T12:00:00Z');
   let activity: ClusterActivity | Error;
+  let instanceActivity: ClusterActivity | Error;
   let leader: boolean;
   let store: MemoryObserverStore;
   let sampler: ObserverSampler;
@@ -47,8 +52,9 @@ describe('ObserverSampler', () => {
     leader = true;
     store = new MemoryObserverStore();
     activity = { statements: new Map([['db_a', 10]]), backends: new Map(), localProcesses: false };
+    instanceActivity = new Error('no instance');
     sampler = new ObserverSampler({
-      clusters: clusterReporting(() => activity),
+      clusters: clusterReporting(() => activity, () => instanceActivity),
       store,
       intervalMs: 1000,
       isLeader: async () => leader,
@@ -100,9 +106,23 @@ describe('ObserverSampler', () => {
     await sampler.sampleNow();
     activity = new Error('connection refused');
     await sampler.sampleNow();
-    expect(warnings).to.include('could not sample a cluster');
+    expect(warnings).to.include('could not sample a database server');
     activity = { statements: new Map([['db_a', 50]]), backends: new Map(), localProcesses: false };
     await sampler.sampleNow();
     expect(store.rows).to.deep.equal([]);
+  });
+
+  it('samples a database on a compute instance on the instance’s server, not on the cluster it left', async () => {
+    store.databases.set('db_b', { id: 'b', region: REGION, instanceId: 'i-1', server: { host: '127.0.0.1', port: 6001 } });
+    instanceActivity = { statements: new Map([['db_b', 100]]), backends: new Map(), localProcesses: false };
+    await sampler.sampleNow();
+    // The cluster still lists the old copy's statements: they are not the database's any more.
+    activity = { statements: new Map([['db_a', 12], ['db_b', 999]]), backends: new Map(), localProcesses: false };
+    instanceActivity = { statements: new Map([['db_b', 107]]), backends: new Map(), localProcesses: false };
+    await sampler.sampleNow();
+    expect(store.rows).to.deep.equal([
+      { databaseId: 'a', minute, statements: 2, cpuMs: null },
+      { databaseId: 'b', minute, statements: 7, cpuMs: null },
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import type { ClusterDirectory, ClusterDriver, ObserverMinute, ObserverStore, Region } from '@platform/domain';
+import type { ClusterDirectory, ClusterDriver, ObservedDatabase, ObserverMinute, ObserverStore } from '@platform/domain';
 import { processCpuMs } from './process-cpu.js';
 
 export interface ObserverSamplerOptions {
@@ -9,6 +9,13 @@ export interface ObserverSamplerOptions {
   isLeader: () => Promise<boolean>;
   log: { warn(details: object, message: string): void };
   now?: () => Date;
+}
+
+/** A server the observer samples, and the databases it holds (physical name to id). */
+interface SampledServer {
+  key: string;
+  driver: ClusterDriver;
+  databases: Map<string, string>;
 }
 
 interface Baseline {
@@ -27,7 +34,8 @@ interface Baseline {
  * only sets the baseline.
  */
 export class ObserverSampler {
-  private readonly baselines = new Map<Region, Baseline>();
+  /** By server: a region (its cluster's first) or `instance:<id>`. */
+  private readonly baselines = new Map<string, Baseline>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
 
@@ -58,57 +66,87 @@ export class ObserverSampler {
     }
     const now = this.options.now?.() ?? new Date();
     const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
-    const databases = await this.options.store.liveDatabases();
-    // Regions served by one cluster share its driver: each cluster is sampled once, for all of them.
-    const clusters = new Map<ClusterDriver, Region[]>();
+    const rows: ObserverMinute[] = [];
+    const sampled = new Set<string>();
+    for (const server of this.servers(await this.options.store.liveDatabases())) {
+      sampled.add(server.key);
+      rows.push(...(await this.sampleServer(server, minute)));
+    }
+    // A server no longer sampled (an instance gone) leaves no baseline behind.
+    for (const key of this.baselines.keys()) if (!sampled.has(key)) this.baselines.delete(key);
+    await this.options.store.add(rows);
+  }
+
+  /**
+   * The servers to sample and the databases each holds: each region's cluster once (regions that
+   * share one share its driver), with the databases served there; each compute instance's server,
+   * with its database.
+   */
+  private servers(databases: Map<string, ObservedDatabase>): SampledServer[] {
+    const byDriver = new Map<ClusterDriver, SampledServer>();
     for (const region of this.options.clusters.regions()) {
       const driver = this.options.clusters.forRegion(region);
-      clusters.set(driver, [...(clusters.get(driver) ?? []), region]);
-    }
-    const rows: ObserverMinute[] = [];
-    for (const [driver, regions] of clusters) {
       // A cluster's baseline is kept under the first region it serves.
-      const region = regions[0];
-      let activity;
-      try {
-        activity = await driver.activity();
-      } catch (error) {
-        this.baselines.delete(region);
-        this.options.log.warn({ err: error, region }, 'could not sample a cluster');
-        continue;
-      }
-      const cpu = new Map<number, number>();
-      if (activity.localProcesses) {
-        for (const pids of activity.backends.values()) {
-          for (const pid of pids) {
-            const used = processCpuMs(pid);
-            if (used !== null) cpu.set(pid, used);
-          }
-        }
-      }
-      const before = this.baselines.get(region);
-      this.baselines.set(region, { statements: activity.statements, cpu });
-      if (!before) continue;
+      if (!byDriver.has(driver)) byDriver.set(driver, { key: region, driver, databases: new Map() });
+      const server = byDriver.get(driver)!;
       for (const [physicalName, database] of databases) {
-        if (!regions.includes(database.region)) continue;
-        let statements: number | null = null;
-        if (activity.statements && before.statements) {
-          // Fewer than before: the statistics were reset (or entries evicted); count none.
-          statements = Math.max(0, (activity.statements.get(physicalName) ?? 0) - (before.statements.get(physicalName) ?? 0));
-        }
-        let cpuMs: number | null = null;
-        if (activity.localProcesses) {
-          cpuMs = 0;
-          for (const pid of activity.backends.get(physicalName) ?? []) {
-            const used = cpu.get(pid);
-            if (used === undefined) continue;
-            const previously = before.cpu.get(pid);
-            cpuMs += previously === undefined || previously > used ? used : used - previously;
-          }
-        }
-        rows.push({ databaseId: database.id, minute, statements, cpuMs });
+        if (database.region === region && !database.server) server.databases.set(physicalName, database.id);
       }
     }
-    await this.options.store.add(rows);
+    const servers = [...byDriver.values()];
+    for (const [physicalName, database] of databases) {
+      if (!database.server || !database.instanceId) continue;
+      try {
+        const driver = this.options.clusters.forDatabase(database);
+        servers.push({ key: `instance:${database.instanceId}`, driver, databases: new Map([[physicalName, database.id]]) });
+      } catch (error) {
+        this.options.log.warn({ err: error, databaseId: database.id }, 'cannot reach a compute instance to sample it');
+      }
+    }
+    return servers;
+  }
+
+  /** What one server did since its last sample, per database; nothing the first time (the baseline). */
+  private async sampleServer(server: SampledServer, minute: Date): Promise<ObserverMinute[]> {
+    let activity;
+    try {
+      activity = await server.driver.activity();
+    } catch (error) {
+      this.baselines.delete(server.key);
+      this.options.log.warn({ err: error, server: server.key }, 'could not sample a database server');
+      return [];
+    }
+    const cpu = new Map<number, number>();
+    if (activity.localProcesses) {
+      for (const pids of activity.backends.values()) {
+        for (const pid of pids) {
+          const used = processCpuMs(pid);
+          if (used !== null) cpu.set(pid, used);
+        }
+      }
+    }
+    const before = this.baselines.get(server.key);
+    this.baselines.set(server.key, { statements: activity.statements, cpu });
+    if (!before) return [];
+    const rows: ObserverMinute[] = [];
+    for (const [physicalName, databaseId] of server.databases) {
+      let statements: number | null = null;
+      if (activity.statements && before.statements) {
+        // Fewer than before: the statistics were reset (or entries evicted); count none.
+        statements = Math.max(0, (activity.statements.get(physicalName) ?? 0) - (before.statements.get(physicalName) ?? 0));
+      }
+      let cpuMs: number | null = null;
+      if (activity.localProcesses) {
+        cpuMs = 0;
+        for (const pid of activity.backends.get(physicalName) ?? []) {
+          const used = cpu.get(pid);
+          if (used === undefined) continue;
+          const previously = before.cpu.get(pid);
+          cpuMs += previously === undefined || previously > used ? used : used - previously;
+        }
+      }
+      rows.push({ databaseId, minute, statements, cpuMs });
+    }
+    return rows;
   }
 }

@@ -23,10 +23,18 @@ export interface ObserverMinute {
   cpuMs: number | null;
 }
 
+/** A database the observer samples: on its region's cluster, or on its instance's server. */
+export interface ObservedDatabase {
+  id: string;
+  region: Region;
+  instanceId: string | null;
+  server: { host: string; port: number } | null;
+}
+
 /** The control plane's side of the observer. */
 export interface ObserverStore {
-  /** Live databases by physical name, per region. */
-  liveDatabases(): Promise<Map<string, { id: string; region: Region }>>;
+  /** Live databases by physical name, with their region, and their compute instance when they are served there. */
+  liveDatabases(): Promise<Map<string, ObservedDatabase>>;
   /** Adds each row to its database's minute. */
   add(rows: ObserverMinute[]): Promise<void>;
 }

@@ -145,7 +145,8 @@ export async function queryPerformance(
   const granularitySeconds = GRANULARITIES[query.granularity];
   const buckets = await deps.insights.buckets({ databaseId, tenantId: query.tenantId, start: query.start, end: query.end, granularitySeconds });
   return {
-    source: 'shared',
+    // Where it runs now; figures of earlier minutes were measured where it ran then.
+    source: database.server ? 'dedicated' : 'shared',
     granularity: query.granularity,
     points: buckets.map(({ start, queries, latency, statements, cpuMs }) => {
       const seconds = (Math.min(query.end.getTime(), start.getTime() + granularitySeconds * 1000) - start.getTime()) / 1000;

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ObserverMinute, ObserverStore, Region } from '@platform/domain';
+import type { ObservedDatabase, ObserverMinute, ObserverStore, Region } from '@platform/domain';
 
 /** The observer's rows in the control plane: each sample adds to its database's minute. */
 export class SqlObserverStore implements ObserverStore {
@@ -9,12 +9,22 @@ export class SqlObserverStore implements ObserverStore {
     return this.orm.em.getConnection().execute<T[]>(sql, params, 'all');
   }
 
-  async liveDatabases(): Promise<Map<string, { id: string; region: Region }>> {
-    const rows = await this.execute<{ id: string; physical_name: string; region: Region }>(
-      `select id, physical_name, region from databases where deleted is null and status = 'READY'`,
+  async liveDatabases(): Promise<Map<string, ObservedDatabase>> {
+    const rows = await this.execute<{ id: string; physical_name: string; region: Region; instance_id: string | null; server_host: string | null; server_port: number | null }>(
+      `select id, physical_name, region, instance_id, server_host, server_port from databases where deleted is null and status = 'READY'`,
       [],
     );
-    return new Map(rows.map((row) => [row.physical_name, { id: row.id, region: row.region }]));
+    return new Map(
+      rows.map((row) => [
+        row.physical_name,
+        {
+          id: row.id,
+          region: row.region,
+          instanceId: row.instance_id,
+          server: row.server_host && row.server_port ? { host: row.server_host, port: row.server_port } : null,
+        },
+      ]),
+    );
   }
 
   async add(rows: ObserverMinute[]): Promise<void> {
