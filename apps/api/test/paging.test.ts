@@ -122,6 +122,12 @@ describe('paged lists', function () {
     expect(new Set(workspaces.flat()).size).to.equal(3);
     expect((await p.request('GET', `${W}/members?limit=1`, { token: owner.token })).headers.get('link')).to.equal(null);
     expectApiError(await p.request('GET', `${W}/databases?cursor=${Buffer.from('v2:abc:x').toString('base64url')}`, { token: owner.token }), 400, 'invalid_cursor');
+    // Databases page in SQL after the database the cursor names: one of another workspace, or none, is refused.
+    const stranger = await developerWithWorkspace(p);
+    const theirs = await createDatabase(p, stranger.token, stranger.slug, uniqueDatabaseName('theirs'));
+    for (const id of [theirs.id as string, '00000000-0000-4000-8000-000000000000']) {
+      expectApiError(await p.request('GET', `${W}/databases?cursor=${Buffer.from(`v1:${id}`).toString('base64url')}`, { token: owner.token }), 400, 'invalid_cursor');
+    }
   });
 
   it('compresses a big list when asked', async function () {

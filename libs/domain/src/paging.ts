@@ -76,3 +76,19 @@ export function pageByKey<T>(all: readonly T[], request: PageRequest, keyOf: (it
   const last = items.length > 0 ? keyOf(items[items.length - 1]) : null;
   return { items, nextAfterId: more && last ? last.id : null, ...(more && last ? { nextAfterAt: last.at } : {}) };
 }
+
+/**
+ * A page of items in (created, id) order starting after the item `request.afterId` names (400
+ * invalid_cursor when none has it): what a keyset query answers, for lists held in memory (fakes
+ * of the repositories that page in SQL).
+ */
+export function pageAfterId<T extends { id: string; created: Date }>(all: readonly T[], request: PageRequest): Page<T> {
+  const sorted = [...all].sort((a, b) => compareKeys(byCreated(a), byCreated(b)));
+  let start = 0;
+  if (request.afterId !== null) {
+    const at = sorted.findIndex((item) => item.id === request.afterId);
+    if (at < 0) throw invalidCursor();
+    start = at + 1;
+  }
+  return pageOf(sorted.slice(start, start + request.limit + 1), request);
+}

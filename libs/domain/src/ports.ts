@@ -2,6 +2,7 @@ import type { ClusterActivity } from './insights/observer.js';
 import type { CredentialRepository } from './credential-ports.js';
 import type { DatabaseStatus } from './database-status.js';
 import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
+import type { Page, PageRequest } from './paging.js';
 import type { Region } from './regions.js';
 
 export interface DeveloperRepository {
@@ -59,6 +60,12 @@ export interface DatabaseRepository {
   /** Persists a new database in REQUESTED; ConflictError when the name is taken in the workspace. */
   create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
   listLive(workspace: Workspace): Promise<Database[]>;
+  /**
+   * A page of the workspace's live databases in (created, id) order, after the database the
+   * request's cursor names (a keyset query: as cheap on the last page as on the first). 400
+   * invalid_cursor for a cursor that names no database of the workspace.
+   */
+  listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>>;
   findLiveByName(workspace: Workspace, name: string): Promise<Database | null>;
   /** A live database of the workspace by its id (the insights path names databases by id). */
   findLiveById(workspace: Workspace, id: string): Promise<Database | null>;

@@ -1,8 +1,7 @@
-import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase, byCreated } from '@platform/domain';
-import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, record } from '@platform/http';
+import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase } from '@platform/domain';
+import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, record } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
 import { defineManagementRoute, PAGED } from './management-scope.js';
-import { pagedList } from './paged-list.js';
 import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, workspacePathParams } from './path-params.js';
 import { databaseNameField } from './request-fields.js';
 
@@ -49,7 +48,7 @@ export const databaseRoutes = [
     success: { status: 200, description: 'A page of databases, oldest first', schema: arrayOf(DatabaseSchema), headers: PAGE_LINK_HEADER },
     errors: [404],
     handler: async (input) =>
-      pagedList(await listDatabases(input.scope, input.caller, input.params.workspaceSlug), input, byCreated, (database) => presentDatabase(database, input.scope)),
+      pagedAnswer(await listDatabases(input.scope, input.caller, input.params.workspaceSlug, pageRequest(input.query)), (database) => presentDatabase(database, input.scope), input),
   }),
   defineManagementRoute({
     method: 'GET',

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { pageAfterId, type Page, type PageRequest } from '../paging.js';
 import { physicalDatabaseName, type Database, type DeveloperPrincipal, type Workspace } from '../model.js';
 import type { ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import { REGIONS, type Region } from '../regions.js';
@@ -66,6 +67,10 @@ class InMemoryDatabases implements DatabaseRepository {
 
   async listLive(workspace: Workspace): Promise<Database[]> {
     return this.rows.filter((d) => !d.deleted && d.workspace.id === workspace.id);
+  }
+
+  async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
+    return pageAfterId(await this.listLive(workspace), page);
   }
 
   async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {
@@ -204,7 +209,7 @@ describe('database use cases', () => {
       const gone = await createDatabase(deps, alice, 'acme', { name: 'gone', region: 'AWS_US_WEST_2' });
       await createDatabase(deps, bob, 'beta', { name: 'other', region: 'AWS_US_WEST_2' });
       await deleteDatabase(deps, alice, 'acme', 'gone');
-      const listed = await listDatabases(deps, alice, 'acme');
+      const listed = (await listDatabases(deps, alice, 'acme')).items;
       expect(listed.map((d) => d.id)).to.deep.equal([orders.id]);
       expect(listed.map((d) => d.id)).not.to.include(gone.id);
     });

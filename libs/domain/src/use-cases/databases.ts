@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertDatabaseName } from '../database-name.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { firstPage, type Page, type PageRequest } from '../paging.js';
 import type { Database, Principal, Workspace } from '../model.js';
 import type { ClusterDirectory, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import type { Region } from '../regions.js';
@@ -36,9 +37,10 @@ export async function createDatabase(
   return database;
 }
 
-export async function listDatabases(deps: DatabaseDeps, caller: Principal, workspaceSlug: string) {
+/** A page of the workspace's live databases, oldest first. */
+export async function listDatabases(deps: DatabaseDeps, caller: Principal, workspaceSlug: string, page: PageRequest = firstPage()): Promise<Page<Database>> {
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
-  return deps.databases.listLive(workspace);
+  return deps.databases.listLivePage(workspace, page);
 }
 
 export async function getDatabase(

@@ -6,7 +6,7 @@
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
 import { FakeThrottle } from './throttle-fake.test-support.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { byCreated, pageByKey } from '../paging.js';
+import { byCreated, pageAfterId, pageByKey, type Page, type PageRequest } from '../paging.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
 import type { ClientSecrets } from './clients.js';
@@ -74,6 +74,10 @@ export class FakeDatabases implements DatabaseRepository, DatabaseLocator {
 
   async listLive(workspace: Workspace): Promise<Database[]> {
     return this.rows.filter((row) => !row.deleted && row.workspace.id === workspace.id);
+  }
+
+  async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
+    return pageAfterId(await this.listLive(workspace), page);
   }
 
   async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {

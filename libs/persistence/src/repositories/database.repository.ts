@@ -1,7 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ConflictError,
+  invalidCursor,
+  pageOf,
   physicalDatabaseName,
+  type Page,
+  type PageRequest,
   type Database,
   type DatabaseRepository,
   type Region,
@@ -49,6 +53,33 @@ export class MikroDatabaseRepository implements DatabaseRepository {
       { orderBy: { created: 'asc', id: 'asc' } },
     );
     return rows.map((row) => toDatabase(row, workspace));
+  }
+
+  async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
+    const connection = this.em.getConnection();
+    if (page.afterId !== null) {
+      // The cursor's row stays when its database is deleted (rows are only marked), so a page
+      // continues after it; a cursor naming no database of this workspace is not one this list gave.
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(page.afterId);
+      const found = uuid ? await connection.execute(`select 1 from databases where id = ? and workspace_id = ?`, [page.afterId, workspace.id]) : [];
+      if (found.length === 0) throw invalidCursor();
+    }
+    // Keyset: the index on (workspace_id, created, id) finds the page's first row at once, and
+    // the database's own microseconds order rows made in the same millisecond.
+    const ids = await connection.execute<{ id: string }[]>(
+      `select id from databases
+        where workspace_id = ? and deleted is null
+          and (?::uuid is null or (created, id) > (select created, id from databases where id = ?::uuid))
+        order by created, id limit ?`,
+      [workspace.id, page.afterId, page.afterId, page.limit + 1],
+    );
+    const rows = await this.em.find(DatabaseEntity, { id: { $in: ids.map((row) => row.id) } });
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const ordered = ids.map(({ id }) => byId.get(id)).filter((row) => row !== undefined);
+    return pageOf(
+      ordered.map((row) => toDatabase(row, workspace)),
+      page,
+    );
   }
 
   async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {
