@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { ClusterDirectory, ComputeDriver, ComputeOutcome, ComputeReconciler as ComputeNudge, ComputeServer, ComputeStore, ComputeTask, Region, ServerAddress } from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
+import { NudgedLoop } from './nudged-loop.js';
 
 export interface ComputeReconcilerOptions {
   store: ComputeStore;
@@ -41,44 +42,26 @@ function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> 
  * plane has forgotten.
  */
 export class ComputeReconciler implements ComputeNudge {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly loop: NudgedLoop;
 
-  constructor(private readonly options: ComputeReconcilerOptions) {}
-
-  start(): void {
-    this.stopped = false;
-    this.nudge();
+  constructor(private readonly options: ComputeReconcilerOptions) {
+    this.loop = new NudgedLoop(() => this.pass(), options.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  private get stopped(): boolean {
+    return this.loop.isStopped;
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   nudge(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = this.pass().finally(() => {
-      this.running = null;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.nudge();
-      } else {
-        this.timer = setTimeout(() => this.nudge(), this.options.intervalMs);
-        this.timer.unref();
-      }
-    });
+    this.loop.nudge();
   }
 
   private async pass(): Promise<void> {

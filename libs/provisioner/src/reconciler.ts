@@ -1,4 +1,5 @@
 import type { ClusterDirectory, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
+import { NudgedLoop } from './nudged-loop.js';
 
 export interface ReconcilerOptions {
   store: ProvisioningStore;
@@ -18,45 +19,23 @@ export interface ReconcilerOptions {
  * picks up again, and a re-run of a step finds its work already done.
  */
 export class Reconciler implements Provisioner {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly loop: NudgedLoop;
 
-  constructor(private readonly options: ReconcilerOptions) {}
-
-  start(): void {
-    this.stopped = false;
-    this.nudge();
+  constructor(private readonly options: ReconcilerOptions) {
+    const workers = () => Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain());
+    this.loop = new NudgedLoop(() => Promise.all(workers()).then(() => undefined), options.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   nudge(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const workers = Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain());
-    this.running = Promise.all(workers).then(() => undefined).finally(() => {
-      this.running = null;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.nudge();
-      } else {
-        this.timer = setTimeout(() => this.nudge(), this.options.intervalMs);
-        this.timer.unref();
-      }
-    });
+    this.loop.nudge();
   }
 
   /** Drops a deleted database now; a failure is logged and left to the retrying loop. */
@@ -73,7 +52,7 @@ export class Reconciler implements Provisioner {
    * does not block the others next pass), and an unreachable control plane is not hammered.
    */
   private async drain(): Promise<void> {
-    while (!this.stopped) {
+    while (!this.loop.isStopped) {
       try {
         if (!(await this.options.store.claim((task) => this.perform(task)))) return;
       } catch (error) {
