@@ -188,6 +188,23 @@ describe('dedicated compute', function () {
     });
   });
 
+  describe('moving back soon after moving', function () {
+    it('leaves no role on the cluster of a credential deleted while the database was away', async function () {
+      const quick = await developerWithReadyDatabase(p);
+      const made = await p.request('POST', `${quick.D}/credentials`, { token: quick.token });
+      expect(made.status, made.text).to.equal(201);
+      const role = made.body.id as string;
+      const created = await p.request('POST', `${quick.D}/compute`, { token: quick.token, json: { instanceName: 'brief', instanceSize: 'small' } });
+      const path = `${quick.D}/compute/${created.body.instanceId}`;
+      await eventually(async () => ((await p.request('GET', path, { token: quick.token })).body.status === 'READY' ? true : undefined), 90_000, 'READY');
+      // Within the old copy's grace period, which still holds the role on the cluster.
+      expect((await p.request('DELETE', `${quick.D}/credentials/${role}`, { token: quick.token })).status).to.equal(204);
+      expect((await p.request('DELETE', path, { token: quick.token })).status).to.equal(200);
+      await eventually(async () => ((await p.request('GET', path, { token: quick.token })).body.status === 'TERMINATED' ? true : undefined), 90_000, 'TERMINATED');
+      expect(await query(p.postgres.adminUrl, 'select 1 from pg_roles where rolname = $1', [role])).to.deep.equal([]);
+    });
+  });
+
   describe('deleting a database', function () {
     it('terminates its instance: the server stops and its files go', async function () {
       const doomed = await developerWithReadyDatabase(p);

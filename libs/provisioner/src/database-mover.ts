@@ -45,6 +45,22 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
+/** The database's own roles and its service role. */
+function ownRoles(physicalName: string): string[] {
+  return [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)];
+}
+
+/** The roles of the database's credentials on a server: members of its roles named cred_. */
+async function credentialRolesOf(client: pg.Client, physicalName: string): Promise<string[]> {
+  const found = await client.query<{ rolname: string }>(
+    `select distinct member.rolname from pg_auth_members m
+       join pg_roles grp on grp.oid = m.roleid join pg_roles member on member.oid = m.member
+      where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')`,
+    [ownRoles(physicalName)],
+  );
+  return found.rows.map((row) => row.rolname);
+}
+
 /** Runs a client tool with the password in its environment (never on its command line). */
 function run(tool: string, args: string[], url: string): Promise<void> {
   const parsed = new URL(url);
@@ -89,11 +105,19 @@ export class DatabaseMover {
     try {
       // Read once the source is paused and marked moving: no credential comes or goes meanwhile.
       const roles = await withClient(sourceAdminUrl, (source) => this.readRoles(source, physicalName));
-      await withClient(targetAdminUrl, (target) => this.writeRoles(target, roles));
+      await withClient(targetAdminUrl, async (target) => {
+        // An earlier copy on the target (a move back within the old copy's grace, a retried move)
+        // goes first, with the roles of credentials deleted since: they must not log in again there.
+        await target.query(`drop database if exists ${physicalName} with (force)`);
+        const kept = new Set(roles.roles.map((role) => role.rolname));
+        for (const stale of await credentialRolesOf(target, physicalName)) {
+          if (!kept.has(stale)) await target.query(`drop role if exists ${target.escapeIdentifier(stale)}`);
+        }
+        await this.writeRoles(target, roles);
+      });
       const dump = join(work, 'database.dump');
       // Uncompressed: the copy stays on this machine, and compressing would lengthen the pause.
       await run(this.tools.pgDump, ['--format=custom', '--compress=0', `--file=${dump}`], databaseUrl(sourceAdminUrl, physicalName));
-      await withClient(targetAdminUrl, (target) => target.query(`drop database if exists ${physicalName} with (force)`));
       // Two jobs: tables' data and indexes load side by side.
       await run(this.tools.pgRestore, ['--create', '--exit-on-error', `--jobs=${RESTORE_JOBS}`, dump], databaseUrl(targetAdminUrl, 'postgres'));
       // The dump carried the source's paused connection limit.
@@ -127,14 +151,7 @@ export class DatabaseMover {
 
   /** The database's own roles, its service role and its credentials' roles, with their memberships. */
   private async readRoles(source: pg.Client, physicalName: string): Promise<{ roles: RoleRow[]; memberships: MembershipRow[] }> {
-    const own = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)];
-    const credentials = await source.query<{ rolname: string }>(
-      `select distinct member.rolname from pg_auth_members m
-         join pg_roles grp on grp.oid = m.roleid join pg_roles member on member.oid = m.member
-        where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')`,
-      [own],
-    );
-    const names = [...own, ...credentials.rows.map((row) => row.rolname)];
+    const names = [...ownRoles(physicalName), ...(await credentialRolesOf(source, physicalName))];
     const roles = await source.query<RoleRow>(
       `select rolname, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolbypassrls, rolconnlimit, rolpassword, rolvaliduntil::text
          from pg_authid where rolname = any($1) and not rolsuper order by rolname`,
