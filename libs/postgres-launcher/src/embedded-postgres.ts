@@ -30,6 +30,8 @@ export interface EmbeddedPostgresHandle {
   url(database: string): string;
   /** Creates the database unless it exists. */
   ensureDatabase(name: string): Promise<void>;
+  /** Settles when the server has exited, however it ended (stopped here, or by another process). */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
   const server = await launch(binaries, account, dir, options.port, log, options.settings ?? {});
+  const exited = server.exitCode !== null || server.signalCode !== null ? Promise.resolve() : new Promise<void>((done) => server.once('exit', () => done()));
 
   const url = (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
@@ -79,6 +82,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await client.end();
       }
     },
+    exited,
     stop: () => stopServer(server),
   };
 }

@@ -95,6 +95,11 @@ export class LocalComputeDriver implements ComputeDriver {
     writeFileSync(portFile, String(port));
     const server = { address: { host: '127.0.0.1', port }, adminUrl: handle.url('postgres') };
     this.servers.set(instanceId, { handle, server });
+    // A server that ends (stopped by another replica taking the instance over, or crashed) is no
+    // longer this process's: supervision starts it again where it is missing.
+    void handle.exited.then(() => {
+      if (this.servers.get(instanceId)?.handle === handle) this.servers.delete(instanceId);
+    });
     return server;
   }
 
