@@ -16,13 +16,15 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 
 /**
  * A database dropped while a cached path still led to it answers as a missing one; a server out
- * of connections as busy (503) rather than broken (the budget's own waits say so themselves).
+ * of connections as busy (503) rather than broken (the budget's own waits say so themselves). A
+ * database moving between servers refuses sessions with the same code (its connection limit is 0
+ * for the copy), so the message names both.
  */
 function translate(error: unknown): never {
   const { code } = error as { code?: string };
   if (code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
   if (code === '53300') {
-    throw new UnavailableError('database_busy', 'The database is busy; try again shortly', { cause: error });
+    throw new UnavailableError('database_busy', 'The database is busy, or moving to another server; try again shortly', { cause: error });
   }
   throw error;
 }
