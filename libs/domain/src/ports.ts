@@ -59,7 +59,6 @@ export interface WorkspaceRepository {
 export interface DatabaseRepository {
   /** Persists a new database in REQUESTED; ConflictError when the name is taken in the workspace. */
   create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
-  listLive(workspace: Workspace): Promise<Database[]>;
   /**
    * A page of the workspace's live databases in (created, id) order, after the database the
    * request's cursor names (a keyset query: as cheap on the last page as on the first). 400

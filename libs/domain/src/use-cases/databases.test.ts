@@ -65,12 +65,8 @@ class InMemoryDatabases implements DatabaseRepository {
     return database;
   }
 
-  async listLive(workspace: Workspace): Promise<Database[]> {
-    return this.rows.filter((d) => !d.deleted && d.workspace.id === workspace.id);
-  }
-
   async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
-    return pageAfterId(await this.listLive(workspace), page);
+    return pageAfterId(this.rows.filter((d) => !d.deleted && d.workspace.id === workspace.id), page);
   }
 
   async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {

@@ -72,12 +72,8 @@ export class FakeDatabases implements DatabaseRepository, DatabaseLocator {
     return database;
   }
 
-  async listLive(workspace: Workspace): Promise<Database[]> {
-    return this.rows.filter((row) => !row.deleted && row.workspace.id === workspace.id);
-  }
-
   async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
-    return pageAfterId(await this.listLive(workspace), page);
+    return pageAfterId(this.rows.filter((row) => !row.deleted && row.workspace.id === workspace.id), page);
   }
 
   async findLiveByName(workspace: Workspace, name: string): Promise<Database | null> {

@@ -46,15 +46,6 @@ export class MikroDatabaseRepository implements DatabaseRepository {
     return toDatabase(row, input.workspace);
   }
 
-  async listLive(workspace: Workspace): Promise<Database[]> {
-    const rows = await this.em.find(
-      DatabaseEntity,
-      { workspace: workspace.id, deleted: null },
-      { orderBy: { created: 'asc', id: 'asc' } },
-    );
-    return rows.map((row) => toDatabase(row, workspace));
-  }
-
   async listLivePage(workspace: Workspace, page: PageRequest): Promise<Page<Database>> {
     const connection = this.em.getConnection();
     if (page.afterId !== null) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, physicalDatabaseName, type Repositories, type SigningKeyRecord, type WorkspaceMember } from '@platform/domain';
+import { ConflictError, firstPage, NotFoundError, physicalDatabaseName, type Repositories, type SigningKeyRecord, type WorkspaceMember } from '@platform/domain';
 import { openRepositories } from '../request-scope.js';
 import { query, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
@@ -313,7 +313,7 @@ describe('repositories', function () {
       await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
       await expectConflict(repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' }), 'database_name_taken');
       const other = await repos.databases.create({ id: randomUUID(), workspace, name: 'other', region: 'AWS_US_WEST_2' });
-      expect((await repos.databases.listLive(workspace)).map((database) => database.name)).to.have.members(['app', 'other']);
+      expect((await repos.databases.listLivePage(workspace, firstPage())).items.map((database) => database.name)).to.have.members(['app', 'other']);
       expect(other.status).to.equal('REQUESTED');
     });
 
@@ -338,7 +338,7 @@ describe('repositories', function () {
       const fresh = openRepositories(cp.orm);
       expect(await fresh.databases.findLiveByName(workspace, 'app')).to.equal(null);
       expect(await fresh.databases.findLiveById(workspace, old.id)).to.equal(null);
-      expect(await fresh.databases.listLive(workspace)).to.deep.equal([]);
+      expect((await fresh.databases.listLivePage(workspace, firstPage())).items).to.deep.equal([]);
       const again = await fresh.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
       expect((await openRepositories(cp.orm).databases.findLiveByName(workspace, 'app'))?.id).to.equal(again.id);
 
@@ -373,7 +373,7 @@ describe('repositories', function () {
       await repos.databases.create({ id: randomUUID(), workspace: theirs, name: 'c', region: 'AWS_US_WEST_2' });
       await repos.databases.markDeleted(gone);
 
-      const listed = await openRepositories(cp.orm).databases.listLive(mine);
+      const listed = (await openRepositories(cp.orm).databases.listLivePage(mine, firstPage())).items;
       expect(listed.map((database) => database.id)).to.have.members([a.id, b.id]).and.have.length(2);
       expect(listed.every((database) => database.workspace.id === mine.id && database.deleted === null)).to.equal(true);
     });
