@@ -119,7 +119,7 @@ export interface ComputeOutcome {
 export interface ComputeStore {
   /** Locks one instance that needs work, runs `work`, persists its outcome in the same transaction. */
   claim(work: (task: ComputeTask) => Promise<ComputeOutcome>, options?: { instanceId?: string }): Promise<boolean>;
-  /** READY and RESIZING instances: those whose server should run. */
+  /** READY instances, whose server should run (a resize's own step starts the server it stopped). */
   serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]>;
   /**
    * Says, at once (outside the claim's transaction), that the database's data starts moving; the

@@ -225,9 +225,9 @@ export class SqlComputeStore implements ComputeStore {
     }
   }
 
-  /** Live instances that should have a running server: READY ones, and those being resized. */
+  /** READY instances, whose server should run (a resize's own step restarts the server it stopped). */
   async serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]> {
-    const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(`select ${COLUMNS} from compute_instances where status in ('READY', 'RESIZING')`, [], 'all');
+    const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(`select ${COLUMNS} from compute_instances where status = 'READY'`, [], 'all');
     return rows.map((row) => ({ id: row.id, type: json(row.instance_type), server: row.host && row.port ? { host: row.host, port: row.port } : null }));
   }
 
