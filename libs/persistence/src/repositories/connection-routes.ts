@@ -4,9 +4,10 @@ import { CredentialEntity } from '../entities/credential.entity.js';
 import { isMoving } from './mappers.js';
 
 /**
- * The gateway's lookup: one indexed read per login, no cache. Nothing here needs one to be safe (a
- * deleted credential's role is dropped on its cluster, which refuses it whatever the gateway
- * believes), and without one a renamed or deleted database is seen at the next login.
+ * The gateway's lookup: one indexed read per login (two for a database on a compute instance: its
+ * cancel slot), no cache. Nothing here needs one to be safe (a deleted credential's role is dropped
+ * on its server, which refuses it whatever the gateway believes), and without one a renamed,
+ * deleted or moved database is seen at the next login.
  */
 export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
   constructor(private readonly orm: MikroORM) {}
