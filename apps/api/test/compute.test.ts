@@ -5,7 +5,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { developerWithWorkspace, expectApiError } from '@platform/test-fixtures';
-import { eventually, query } from '@platform/testing';
+import { eventually, query, withClient } from '@platform/testing';
 import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import { createTenant, createUser, developerWithReadyDatabase } from './support/fixtures.js';
 
@@ -33,15 +33,8 @@ function plain(url: string): string {
   return parsed.href;
 }
 
-async function withCredential<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: plain(url) });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+function withCredential<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(plain(url), fn);
 }
 
 /** A CancelRequest to the gateway, as a driver sends it on a connection of its own. */

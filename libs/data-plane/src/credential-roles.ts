@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { CREDENTIAL_ROLE_NAME, NotFoundError } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, isUuid, NotFoundError } from '@platform/domain';
 import { databaseRoleNames } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
 import { serviceRoleName } from './service-role.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /** Databases every cluster has that PUBLIC may connect to unless told otherwise. */
 const MAINTENANCE_DATABASES = ['postgres', 'template1'];
@@ -77,7 +76,7 @@ export async function createCredentialRole(
 }
 
 async function bindTenant(database: pg.ClientBase, roleName: string, tenantId: string): Promise<void> {
-  const bound = UUID.test(tenantId)
+  const bound = isUuid(tenantId)
     ? await database.query(
         `insert into platform.credential_tenants (role_name, tenant_id)
          select $1::name, id from public.tenants where id = $2::uuid and deleted is null

@@ -36,3 +36,4 @@ export * from './paging.js';
 export * from './compute/compute-types.js';
 export * from './compute/compute-instances.js';
 export * from './compute/compute.js';
+export * from './uuid.js';

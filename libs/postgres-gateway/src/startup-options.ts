@@ -2,11 +2,10 @@
 // backslash escaping a character (PostgreSQL's pg_split_opts). The gateway takes the tenant out of
 // it and passes everything else on unchanged.
 
-import { TENANT_CONTEXT_SETTING } from '@platform/domain';
+import { isUuid, TENANT_CONTEXT_SETTING } from '@platform/domain';
 
 /** The setting the data plane reads, and the name existing clients of this API family send for it. */
 const TENANT_SETTING_ALIASES = new Set([TENANT_CONTEXT_SETTING, 'nile.tenant_id']);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function splitOptions(options: string): string[] {
   const words: string[] = [];
@@ -71,7 +70,7 @@ export function takeTenant(parameters: ReadonlyMap<string, string>): TenantOptio
   let tenantId = taken.tenantId;
   for (const [name, value] of parameters) {
     if (!isTenantParameter(name)) continue;
-    if (value !== '' && !UUID.test(value)) return { invalid: { name: name.toLowerCase(), value } };
+    if (value !== '' && !isUuid(value)) return { invalid: { name: name.toLowerCase(), value } };
     tenantId = value === '' ? null : value.toLowerCase();
   }
   return { tenantId, rest: taken.rest };
@@ -89,7 +88,7 @@ export function takeTenantOption(options: string | undefined): TenantOption {
   for (let i = 0; i < words.length; ) {
     const setting = settingOf(words, i);
     if (setting && TENANT_SETTING_ALIASES.has(setting.name)) {
-      if (setting.value !== '' && !UUID.test(setting.value)) return { invalid: { name: setting.name, value: setting.value } };
+      if (setting.value !== '' && !isUuid(setting.value)) return { invalid: { name: setting.name, value: setting.value } };
       tenantId = setting.value === '' ? null : setting.value.toLowerCase();
       i += setting.consumed;
     } else {

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { serverSettings, type ComputeDriver, type ComputeServer, type ComputeType } from '@platform/domain';
+import { isUuid, serverSettings, type ComputeDriver, type ComputeServer, type ComputeType } from '@platform/domain';
 import { freePort, isPortFree, startEmbeddedPostgres, stopServerIn, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 
 export interface LocalComputeOptions {
@@ -9,11 +9,9 @@ export interface LocalComputeOptions {
   onLog?: (instanceId: string, line: string) => void;
 }
 
-const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 function assertInstanceId(id: string): void {
   // The id names a folder that is removed recursively: only UUIDs, never a path.
-  if (!INSTANCE_ID.test(id)) throw new Error(`not an instance id: '${id}'`);
+  if (!isUuid(id)) throw new Error(`not an instance id: '${id}'`);
 }
 
 /**
@@ -66,7 +64,7 @@ export class LocalComputeDriver implements ComputeDriver {
 
   async stored(): Promise<string[]> {
     if (!existsSync(this.options.dir)) return [];
-    return readdirSync(this.options.dir).filter((entry) => INSTANCE_ID.test(entry));
+    return readdirSync(this.options.dir).filter(isUuid);
   }
 
   async close(): Promise<void> {

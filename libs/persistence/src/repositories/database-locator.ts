@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Database, DatabaseLocator } from '@platform/domain';
+import { isUuid, type Database, type DatabaseLocator } from '@platform/domain';
 import { DatabaseEntity } from '../entities/database.entity.js';
 import { toDatabase, toWorkspace } from './mappers.js';
 
@@ -21,7 +21,7 @@ export class CachedDatabaseLocator implements DatabaseLocator {
   }
 
   findById(id: string): Promise<Database | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return Promise.resolve(null);
+    if (!isUuid(id)) return Promise.resolve(null);
     return this.cached(`id:${id}`, { id, deleted: null });
   }
 

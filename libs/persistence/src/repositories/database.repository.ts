@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ConflictError,
   invalidCursor,
+  isUuid,
   pageOf,
   physicalDatabaseName,
   type Page,
@@ -51,8 +52,7 @@ export class MikroDatabaseRepository implements DatabaseRepository {
     if (page.afterId !== null) {
       // The cursor's row stays when its database is deleted (rows are only marked), so a page
       // continues after it; a cursor naming no database of this workspace is not one this list gave.
-      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(page.afterId);
-      const found = uuid ? await connection.execute(`select 1 from databases where id = ? and workspace_id = ?`, [page.afterId, workspace.id]) : [];
+      const found = isUuid(page.afterId) ? await connection.execute(`select 1 from databases where id = ? and workspace_id = ?`, [page.afterId, workspace.id]) : [];
       if (found.length === 0) throw invalidCursor();
     }
     // Keyset: the index on (workspace_id, created, id) finds the page's first row at once, and
