@@ -3,8 +3,24 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A free TCP port on loopback, chosen by the kernel. */
-export function freePort(): Promise<number> {
+/**
+ * A free TCP port on loopback, below Linux's ephemeral range (32768 and up by default). A port the
+ * kernel picks comes from that range, where any outgoing connection may take it as its local port
+ * before the caller listens on it (EADDRINUSE: seen in a CI run while npm start opened its own
+ * connections). Falls back to the kernel's choice if no port of the lower range is free.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = LOW_PORTS.first + Math.floor(Math.random() * (LOW_PORTS.last - LOW_PORTS.first + 1));
+    if (await isPortFree(port)) return port;
+  }
+  return kernelPort();
+}
+
+/** Above the well-known services' ports on our machines (the highest, 6379), below the ephemeral range. */
+const LOW_PORTS = { first: 20_000, last: 32_767 };
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
