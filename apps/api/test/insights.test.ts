@@ -93,12 +93,16 @@ describe('query-performance insights', function () {
     }
   });
 
-  it('answers the p99 of the gateway’s merged histograms: the client’s own p99 within 5 ms, moved by the slow queries', async function () {
+  it('answers the p99 of the gateway’s merged histograms: between the server’s 200 ms and the client’s own p99, moved by the slow queries', async function () {
     const fast = (await hourOf(300, fastTenant)).points[0];
     const slow = (await hourOf(205, slowTenant)).points[0];
     const clientSlowP99 = percentile(load.slow, 0.99);
     expect(clientSlowP99, 'the client’s p99 is a slow query').to.be.at.least(200);
-    expect(slow.observerP99LatencyMs).to.be.within(clientSlowP99 - 5, clientSlowP99 + 5);
+    // The gateway times a query from the client's message to the server's answer: never less than
+    // the 200 ms the server slept, never more than the client saw (which adds its own side of the
+    // round trip: over 5 ms on a loaded machine). A bucket's middle is within 1/128 of its values.
+    const bucket = 1 / 128;
+    expect(slow.observerP99LatencyMs).to.be.within(200 * (1 - bucket), clientSlowP99 * (1 + bucket));
     expect(fast.observerP99LatencyMs).to.be.at.most(percentile(load.fast, 0.99) + 5);
     expect(fast.observerP99LatencyMs).to.be.below(50);
     // The server's view is per database: a tenant's buckets have none.
