@@ -281,6 +281,18 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
       create index tenant_users_by_user_created on users.tenant_users (tenant_id, user_created, user_id);
     `,
   },
+  {
+    // Step 9: statistics from the start. A table never analyzed is planned as if it held ten pages
+    // of rows, and autovacuum analyzes one only after 50 rows changed, so a database with a few
+    // tenants and users (most of them) never had any: a member's read of their tenants took 0.31 ms
+    // of SQL (bitmap scans, a materialize) instead of 0.05 ms, and the API served a third of the
+    // reads per second (bench:scale). Analyzed while empty, a table is sized from its pages as it grows.
+    version: 9,
+    sql: `
+      analyze public.tenants, users.users, users.tenant_users, auth.credentials, auth.sessions, auth.identities,
+        platform.credential_tenants;
+    `,
+  },
 ];
 
 export const BUILT_IN_SCHEMA_VERSION = BUILT_IN_SCHEMA_STEPS[BUILT_IN_SCHEMA_STEPS.length - 1].version;
