@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { databaseUrl, maintenanceUrl } from '@platform/config';
-import { freePort, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
+import { freePort, MANY_DATABASES_SETTINGS, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
 
 export { freePort, scratchDir } from '@platform/postgres-launcher';
 
@@ -24,7 +24,7 @@ export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): P
     return { adminUrl, urlFor: (database) => databaseUrl(adminUrl, database), stop: async () => {} };
   }
   const dir = scratchDir('platform-test-pg-');
-  const server = await startEmbeddedPostgres({ dir, port: await freePort() });
+  const server = await startEmbeddedPostgres({ dir, port: await freePort(), settings: MANY_DATABASES_SETTINGS });
   return {
     adminUrl: server.url('postgres'),
     urlFor: (database) => server.url(database),
