@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import type pg from 'pg';
 import { UnavailableError } from '@platform/domain';
 import { eventually, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
@@ -222,6 +223,25 @@ describe('ConnectionBudget', function () {
     client.release(new Error('the caller saw the connection fail'));
     expect(connections.usage(url('broken')).open).to.equal(0);
     expect(await pid(connections, 'broken')).to.not.equal(first);
+  });
+
+  it('answers busy when a server takes longer than connectTimeoutMs to let it in, and counts nothing for it', async function () {
+    // A peer that accepts and never says a word: a server too loaded to finish logins.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const sockets = new Set<Socket>();
+    silent.on('connection', (socket) => sockets.add(socket));
+    try {
+      const connections = budget({ connectTimeoutMs: 200 });
+      const silentUrl = `postgres://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/none`;
+      const error = await rejection(connections.queryable(silentUrl).query('select 1'));
+      expect(error).to.be.instanceOf(UnavailableError);
+      expect(error).to.include({ code: 'database_busy', message: 'The database is busy (no connection within 200 ms); try again shortly' });
+      expect(connections.usage(silentUrl)).to.deep.equal({ open: 0, idle: 0, waiting: 0 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('after close(), answers busy and leaves nothing open', async function () {

@@ -32,7 +32,11 @@ export const CONNECTION_BUDGET_DEFAULTS = {
   activePerCluster: Math.max(8, 4 * availableParallelism()),
   queuePerDatabase: 1000,
   waitMs: 5_000,
-  idleMs: 30_000,
+  // Long enough to hold a working set read in turns: reading 500 databases once each took 30-40 s
+  // (bench:scale), so at 30 s the first ones had closed before the last opened, and every read of a
+  // 500-database spread opened a connection again (a backend start: 30-50 ms of CPU on 2 cores).
+  // The budget still closes the least recently used idle ones first when it needs room.
+  idleMs: 300_000,
   connectTimeoutMs: 10_000,
 } satisfies Required<ConnectionBudgetOptions>;
 
@@ -255,6 +259,8 @@ export class ConnectionBudget {
       line.active -= 1;
       client.end().catch(() => {});
       this.serveWaiting(line.cluster);
+      // A server too loaded to finish a login in time is busy, not broken: 503, to be tried again.
+      if (isConnectTimeout(error)) throw Object.assign(busy(`no connection within ${this.settings.connectTimeoutMs} ms`), { cause: error });
       throw error;
     }
     // In use from now on: opening does not count against activePerCluster, or opening connections
@@ -344,6 +350,12 @@ export class ConnectionBudget {
 function clusterKey(url: string): string {
   const { hostname, port } = new URL(url);
   return `${hostname}:${port || '5432'}`;
+}
+
+/** pg's own words when connectionTimeoutMillis runs out (before or during the login). */
+function isConnectTimeout(error: unknown): boolean {
+  const { message } = error as { message?: unknown };
+  return message === 'timeout expired' || message === 'Connection terminated due to connection timeout';
 }
 
 /** Errors of the connection rather than of the statement: no SQLSTATE, or class 08 / 57P0x. */

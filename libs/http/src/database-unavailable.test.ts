@@ -12,6 +12,7 @@ describe('isDatabaseUnavailable', function () {
     ['a MikroORM DriverException carrying the SQLSTATE', Object.assign(new Error('driver'), { sqlState: '53300' }), true],
     ['a wrapped cause', new Error('outer', { cause: withCode('ECONNRESET') }), true],
     ['a connection dropped mid-query', new Error('Connection terminated unexpectedly'), true],
+    ['a client whose connect timed out', new Error('timeout expired'), true],
     ['a pool that waited too long', new Error('timeout exceeded when trying to connect'), true],
     ['a unique violation', withCode('23505'), false],
     ['a syntax error', withCode('42601'), false],
