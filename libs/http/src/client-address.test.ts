@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { clientAddressOf, trustedProxyList } from './client-address.js';
+import { clientAddressOf, forwardedPrefixOf, trustedProxyList } from './client-address.js';
 
 describe('clientAddressOf', function () {
   const proxies = trustedProxyList(['10.0.0.0/8', '192.0.2.10', '2001:db8::/32']);
@@ -22,4 +22,27 @@ describe('clientAddressOf', function () {
       expect(clientAddressOf(peer, forwardedFor, trusted)).to.equal(client);
     });
   }
+});
+
+describe('forwardedPrefixOf', function () {
+  const proxies = trustedProxyList(['10.0.0.0/8']);
+  const cases: [string, string, string | undefined, string][] = [
+    ['a trusted proxy’s prefix', '10.1.2.3', '/platform/api', '/platform/api'],
+    ['its trailing slash is dropped', '10.1.2.3', '/platform/', '/platform'],
+    ['an untrusted peer’s prefix is ignored', '198.51.100.1', '/platform', ''],
+    ['no header', '10.1.2.3', undefined, ''],
+    ['a prefix that is not a path', '10.1.2.3', 'platform', ''],
+    ['a dot segment', '10.1.2.3', '/a/../b', ''],
+    ['a percent escape', '10.1.2.3', '/a%2f..', ''],
+    ['another host', '10.1.2.3', '//evil.example', ''],
+    ['a header break', '10.1.2.3', '/a\r\nSet-Cookie: x=1', ''],
+  ];
+  for (const [what, peer, header, prefix] of cases) {
+    it(`${what}: '${prefix}'`, function () {
+      expect(forwardedPrefixOf(peer, header, proxies)).to.equal(prefix);
+    });
+  }
+  it('believes no one when no proxy is trusted', function () {
+    expect(forwardedPrefixOf('10.1.2.3', '/platform', undefined)).to.equal('');
+  });
 });

@@ -46,3 +46,17 @@ export function clientAddressOf(peer: string, forwardedFor: string | undefined, 
   }
   return client;
 }
+
+/** A path prefix as a proxy sends it: segments of unreserved characters, no dot segments. */
+const PREFIX = /^(\/(?!\.\.?(\/|$))[A-Za-z0-9._~-]+)+$/;
+
+/**
+ * The path a prefix-stripping proxy took off before passing the request on (X-Forwarded-Prefix, as
+ * Traefik's StripPrefix and Spring read it), believed only from a trusted proxy and only when it is
+ * a plain path; '' otherwise. The addresses this app hands out (Location, Link) get it back in front.
+ */
+export function forwardedPrefixOf(peer: string, forwardedPrefix: string | undefined, proxies: BlockList | undefined): string {
+  if (!proxies || !forwardedPrefix || !isTrusted(proxies, unmapped(peer))) return '';
+  const prefix = forwardedPrefix.trim().replace(/\/+$/, '');
+  return prefix.length <= 200 && PREFIX.test(prefix) ? prefix : '';
+}

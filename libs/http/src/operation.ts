@@ -15,7 +15,7 @@ import type { RequestState } from './request-context.js';
 import { checkAnswer, declaredResponses, type Answer } from './responses.js';
 import { isRouteResult, type RequestInput, type Route } from './route.js';
 import { assertJsonDepth } from './json-depth.js';
-import { clientAddressOf, trustedProxyList } from './client-address.js';
+import { clientAddressOf, forwardedPrefixOf, trustedProxyList } from './client-address.js';
 import { JSON_SLICE_ITEMS, LongPageTurns, stringifyInSlices } from './json-slices.js';
 
 export interface OperationOptions<TScope> {
@@ -48,7 +48,7 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
       if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body }, error);
       throw error;
     }
-    writeAnswer(ctx, route, result);
+    writeAnswer(ctx, route, result, forwardedPrefixOf(ctx.socket.remoteAddress ?? '', ctx.get('x-forwarded-prefix') || undefined, proxies));
     if (options.validateResponses) {
       try {
         checkAnswer(route.operationId, declared, answerOf(ctx));
@@ -152,12 +152,22 @@ function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {
   return result as T;
 }
 
-function writeAnswer(ctx: Context, route: Route<any>, result: unknown): void {
+/** Writes a handler's result; `prefix` (a trusted proxy's X-Forwarded-Prefix) goes in front of the paths it hands out. */
+function writeAnswer(ctx: Context, route: Route<any>, result: unknown, prefix: string): void {
   const { status, body, headers } = isRouteResult(result) ? result : { status: undefined, body: result, headers: undefined };
-  for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, value);
+  for (const [name, value] of Object.entries(headers ?? {})) ctx.set(name, prefix ? withPrefix(name, value, prefix) : value);
   // Without this Koa would answer a body-less 303 or 200 with its status text as text/plain.
   ctx.body = body === undefined ? null : body;
   ctx.status = status ?? route.success.status;
+}
+
+/** A Location or Link that names a path on this server (`/...`, `</...>`), with the proxy's prefix in front. */
+function withPrefix<T extends string | string[]>(name: string, value: T, prefix: string): T | string {
+  if (typeof value !== 'string') return value;
+  const header = name.toLowerCase();
+  if (header === 'location' && /^\/(?!\/)/.test(value)) return prefix + value;
+  if (header === 'link') return value.replace(/^<\/(?!\/)/, `<${prefix}/`);
+  return value;
 }
 
 function answerOf(ctx: Context): Answer {
