@@ -4,9 +4,11 @@
 // 10,000 tenants and 100,000 users by bulk load (the shape: every user in one tenant, the first
 // tenant with 10,000 members), and two users who sign in are created through the API, one then
 // linked to 500 tenants, one to 3. Then, same run:
+//   at rest   how busy the machine is with every database idle
 //   reads     a member's GET D/tenants (user tokens, one member per database, made through the API)
 //             round-robin over 1, 50, 100 and 500 databases at 50 and 200 concurrent requests
-//             (autocannon), sampling the API's PostgreSQL sessions meanwhile
+//             (autocannon), sampling the API's PostgreSQL sessions meanwhile; each database is
+//             read once first (timed: the cost of opening its connection), so runs measure reuse
 //   pages     GET D/tenants?limit=1000 on big, and GET T/users?limit=1000 of its 10,000-member tenant
 //   unrelated a member's GET D/tenants of another database alone, then while 4 clients page through
 //             big's tenants with a developer token
@@ -211,6 +213,35 @@ async function pageThrough(apiUrl: string, token: string, until: Promise<unknown
   return pages;
 }
 
+/** Reads each database once, 8 at a time, so that its connection is open before a run measures; answers the seconds it took. */
+async function readEachOnce(apiUrl: string, reads: Read[]): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < reads.length; i = next++) {
+        const response = await fetch(`${apiUrl}${reads[i].path}`, { headers: { authorization: `Bearer ${reads[i].token}` } });
+        if (response.status !== 200) throw new Error(`first read of ${reads[i].path}: ${response.status} ${await response.text()}`);
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+/** The share of the machine's CPU time (all cores) spent busy over `ms`, from /proc/stat. */
+async function machineBusy(ms: number): Promise<number> {
+  const read = () => {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    const idle = ticks[3] + ticks[4];
+    return { idle, total: ticks.reduce((a, b) => a + b, 0) };
+  };
+  const before = read();
+  await sleep(ms);
+  const after = read();
+  return 1 - (after.idle - before.idle) / (after.total - before.total);
+}
+
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'))!;
   return Number(line.split(/\s+/)[1]) / 1024;
@@ -265,12 +296,20 @@ try {
   started = performance.now();
   const members = await membersOf(request, token, Math.max(...SPREADS));
   console.log(`a member who signs in, in each of ${members.length} databases, through the API: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  // What the platform costs the machine at rest with this many databases (the autovacuum
+  // launcher's visits, mostly), after the idle connections of the set-up have closed.
+  await sleep(CONNECTION_BUDGET_DEFAULTS.idleMs + 5_000);
+  const idleBusy = await machineBusy(20_000);
+  console.log(`machine busy at rest with ${DATABASES} databases: ${(idleBusy * 100).toFixed(1)}% of its CPU time (20 s)`);
   const sessions = teardown.add(new pg.Client({ connectionString: postgres.adminUrl }), (client) => client.end());
   await sessions.connect();
   const reads = new Map<string, { result: Result; sessions: number; opened: number }>();
   for (const concurrency of CONCURRENCY) {
     for (const spread of SPREADS) {
       const spreadReads = members.slice(0, spread);
+      // Steady state: every database of the spread read once (its connection open), then warm-up.
+      const firstReads = await readEachOnce(api.url, spreadReads);
+      if (spread > 1) console.log(`${''.padEnd(52)} first read of each of ${spread} databases: ${firstReads.toFixed(1)} s (${(spread / firstReads).toFixed(0)} per second)`);
       await load(api.url, token, concurrency, WARMUP_SECONDS, spreadReads);
       await sleep(STATS_SETTLE_MS);
       const openedBefore = await sessionsOpened(sessions);
@@ -346,6 +385,7 @@ try {
   goals.push({ what: `API RSS with ${DATABASES} databases read < ${GOALS.rssMb} MB`, detail: `${rss.toFixed(0)} MB`, met: rss < GOALS.rssMb });
 
   console.log(`\n## Scale benchmark: ${DATABASES} databases, ${SECONDS} s per run after ${WARMUP_SECONDS} s of warm-up, autocannon over loopback, 2 cores shared\n`);
+  console.log(`Machine busy at rest with ${DATABASES} databases: ${(idleBusy * 100).toFixed(1)}% of its CPU time.\n`);
   console.log('| run | req/s | p50 ms | p99 ms | non-2xx | errors |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const { label, result } of measured) {
