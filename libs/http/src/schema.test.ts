@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { create, is, string, validate, type Struct } from 'superstruct';
-import { arrayOf, bool, dateTime, int, nullable, oneOf, optional, queryBoolean, record, text, toJsonSchema, uuid } from './schema.js';
+import { arrayOf, bool, dateTime, int, nullable, oneOf, optional, queryBoolean, queryInteger, record, text, toJsonSchema, uuid } from './schema.js';
 
 function accepts(struct: Struct<any, any>, value: unknown): boolean {
   return is(value, struct);
@@ -169,6 +169,18 @@ describe('http schema builders', () => {
       expect(create('true', struct)).to.equal(true);
       expect(create('false', struct)).to.equal(false);
       for (const value of ['TRUE', '1', 'yes', '', 'true ', ['true']]) expect(() => create(value, struct), String(value)).to.throw();
+    });
+
+    it('uuid lower-cases what it accepts on the way in', () => {
+      expect(create('0B7E3C1A-5F0E-4C7E-9D7A-1B2C3D4E5F60', uuid())).to.equal('0b7e3c1a-5f0e-4c7e-9d7a-1b2c3d4e5f60');
+      expect(() => create(42, uuid())).to.throw('Expected a string, but received: 42');
+    });
+
+    it('queryInteger takes digits only, within its bounds, and leaves an absent optional one out', () => {
+      const struct = record({ limit: optional(queryInteger({ min: 1, max: 1000 })) });
+      expect(create({ limit: '12' }, struct)).to.deep.equal({ limit: 12 });
+      expect(create({}, struct)).to.deep.equal({});
+      for (const limit of ['1e3', '-1', '0', '1001', '', ' 5', '5.0', ['5']]) expect(() => create({ limit }, struct), String(limit)).to.throw();
     });
 
     it('uuid with refuseNil refuses the all-zero UUID only', () => {
