@@ -136,6 +136,7 @@ function loadConnectionBudget(env: NodeJS.ProcessEnv): Required<ConnectionBudget
     connectionsPerCluster: readInteger(env, 'DATA_PLANE_CONNECTION_BUDGET', defaults.connectionsPerCluster, { min: 1, max: 10_000 }),
     connectionsPerDatabase: readInteger(env, 'DATA_PLANE_POOL_SIZE', defaults.connectionsPerDatabase, { min: 1, max: 100 }),
     activePerCluster: readInteger(env, 'DATA_PLANE_ACTIVE_PER_CLUSTER', defaults.activePerCluster, { min: 1, max: 1_000_000 }),
+    openingPerCluster: readInteger(env, 'DATA_PLANE_OPENING_PER_CLUSTER', defaults.openingPerCluster, { min: 1, max: 10_000 }),
     queuePerDatabase: readInteger(env, 'DATA_PLANE_QUEUE', defaults.queuePerDatabase, { min: 0, max: 100_000 }),
     waitMs: readInteger(env, 'DATA_PLANE_WAIT_MS', defaults.waitMs, { min: 1, max: 60_000 }),
     idleMs: readInteger(env, 'DATA_PLANE_IDLE_MS', defaults.idleMs, { min: 100, max: 3_600_000 }),

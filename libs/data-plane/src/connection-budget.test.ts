@@ -225,23 +225,69 @@ describe('ConnectionBudget', function () {
     expect(await pid(connections, 'broken')).to.not.equal(first);
   });
 
+  /** A peer that accepts connections and never says a word: a server too loaded to finish logins. */
+  async function silentPeer() {
+    const sockets: Socket[] = [];
+    const peer = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    const base = `postgres://nobody:secret@127.0.0.1:${(peer.address() as AddressInfo).port}`;
+    return {
+      sockets,
+      url: (database: string) => `${base}/${database}`,
+      /** Drops every connection accepted so far: their logins fail. */
+      hangUp: () => {
+        for (const socket of sockets) socket.destroy();
+      },
+      close: async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => peer.close(resolve));
+      },
+    };
+  }
+
   it('answers busy when a server takes longer than connectTimeoutMs to let it in, and counts nothing for it', async function () {
-    // A peer that accepts and never says a word: a server too loaded to finish logins.
-    const silent = createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const sockets = new Set<Socket>();
-    silent.on('connection', (socket) => sockets.add(socket));
+    const silent = await silentPeer();
     try {
       const connections = budget({ connectTimeoutMs: 200 });
-      const silentUrl = `postgres://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/none`;
-      const error = await rejection(connections.queryable(silentUrl).query('select 1'));
+      const error = await rejection(connections.queryable(silent.url('none')).query('select 1'));
       expect(error).to.be.instanceOf(UnavailableError);
       expect(error).to.include({ code: 'database_busy', message: 'The database is busy (no connection within 200 ms); try again shortly' });
-      expect(connections.usage(silentUrl)).to.deep.equal({ open: 0, idle: 0, waiting: 0 });
+      expect(connections.usage(silent.url('none'))).to.deep.equal({ open: 0, idle: 0, waiting: 0 });
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
+  });
+
+  it('starts at most openingPerCluster logins at once; the others wait in their queues and start as logins end', async function () {
+    const silent = await silentPeer();
+    try {
+      const connections = budget({ openingPerCluster: 2, connectTimeoutMs: 30_000, waitMs: 30_000 });
+      const asked = [1, 2, 3, 4, 5].map((i) => rejection(connections.queryable(silent.url(`db${i}`)).query('select 1')));
+      const accepted = (n: number) => eventually(async () => (silent.sockets.length === n ? true : undefined), 5_000, `${n} logins under way`);
+      await accepted(2);
+      await sleep(100);
+      expect(silent.sockets.length, 'no third login while two are under way').to.equal(2);
+      expect(connections.usage(silent.url('db1'))).to.deep.equal({ open: 2, idle: 0, waiting: 3 });
+      silent.hangUp();
+      await accepted(4);
+      expect(connections.usage(silent.url('db1'))).to.deep.equal({ open: 2, idle: 0, waiting: 1 });
+      silent.hangUp();
+      await accepted(5);
+      silent.hangUp();
+      const errors = await Promise.all(asked);
+      // Each login failed as the peer hung up on it: a connection error, never a busy answer from the queue.
+      expect(errors.map((error) => (error as Error).message)).to.deep.equal(Array(5).fill('Connection terminated unexpectedly'));
+      expect(connections.usage(silent.url('db1'))).to.deep.equal({ open: 0, idle: 0, waiting: 0 });
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('with one login at a time, answers every database asked at once', async function () {
+    const connections = budget({ openingPerCluster: 1 });
+    const answers = await Promise.all(['one_a', 'one_b', 'one_c'].map((name) => connections.queryable(url(name)).query<{ one: number }>('select 1 as one')));
+    expect(answers.map((answer) => answer.rows)).to.deep.equal([[{ one: 1 }], [{ one: 1 }], [{ one: 1 }]]);
+    expect(await backends('one_')).to.equal(3);
   });
 
   it('after close(), answers busy and leaves nothing open', async function () {

@@ -16,6 +16,13 @@ export interface ConnectionBudgetOptions {
    * database's throughput with no such cap, 0.84x with 8 (bench:scale, 2 cores).
    */
   activePerCluster?: number;
+  /**
+   * Connections to one cluster being opened at once (logins under way), all databases together;
+   * requests that need a new connection wait their turn in their databases' queues. A login is a
+   * backend start, tens of ms of the server's CPU on 2 cores: a cold burst of 200 at once took each
+   * of them past the 10 s connect timeout, where a few at a time finish one after another.
+   */
+  openingPerCluster?: number;
   /** Requests that may wait for one database's connection; one more is answered busy at once. */
   queuePerDatabase?: number;
   /** How long a request waits in its database's queue before it is answered busy. */
@@ -30,6 +37,7 @@ export const CONNECTION_BUDGET_DEFAULTS = {
   connectionsPerCluster: 600,
   connectionsPerDatabase: 4,
   activePerCluster: Math.max(8, 4 * availableParallelism()),
+  openingPerCluster: Math.max(4, 2 * availableParallelism()),
   queuePerDatabase: 1000,
   waitMs: 5_000,
   // Long enough to hold a working set read in turns: reading 500 databases once each took 30-40 s
@@ -79,6 +87,8 @@ interface ClusterBudget {
   open: number;
   /** Checked out, every database together (their `active`, less the connections being opened). */
   active: number;
+  /** Being opened (logins under way), every database together. */
+  opening: number;
   /** Every idle connection of the cluster, least recently used first (a Set keeps insertion order). */
   readonly idle: Set<Connection>;
   /** Databases with requests waiting. */
@@ -162,7 +172,7 @@ export class ConnectionBudget {
       const key = clusterKey(url);
       let cluster = this.clusters.get(key);
       if (!cluster) {
-        cluster = { open: 0, active: 0, idle: new Set(), waiting: new Set() };
+        cluster = { open: 0, active: 0, opening: 0, idle: new Set(), waiting: new Set() };
         this.clusters.set(key, cluster);
       }
       line = { url, cluster, idle: [], active: 0, waiters: [] };
@@ -178,7 +188,7 @@ export class ConnectionBudget {
     if (line.waiters.length === 0 && line.active < this.settings.connectionsPerDatabase && line.cluster.active < this.settings.activePerCluster) {
       const idle = this.takeIdle(line);
       if (idle) return Promise.resolve(idle);
-      if (this.makeRoom(line)) return this.open(line);
+      if (this.mayOpen(line)) return this.open(line);
     }
     if (line.waiters.length >= this.settings.queuePerDatabase) return Promise.reject(busy('too many requests waiting for it'));
     return new Promise<Connection>((resolve, reject) => {
@@ -208,6 +218,11 @@ export class ConnectionBudget {
     return connection;
   }
 
+  /** Whether a login may start now for `line` (room, see makeRoom, made if need be). */
+  private mayOpen(line: DatabaseLine): boolean {
+    return line.cluster.opening < this.settings.openingPerCluster && this.makeRoom(line);
+  }
+
   /**
    * Whether one more connection may open for `line`: there is room in the budget, or the cluster's
    * least recently used idle connection was closed for it. That is done for a database holding no
@@ -229,6 +244,7 @@ export class ConnectionBudget {
   /** Opens a connection for `line`, counted against the budget from now on. */
   private async open(line: DatabaseLine): Promise<Connection> {
     line.cluster.open += 1;
+    line.cluster.opening += 1;
     line.active += 1;
     const client = new pg.Client({
       connectionString: line.url,
@@ -256,6 +272,7 @@ export class ConnectionBudget {
       await client.connect();
     } catch (error) {
       line.cluster.open -= 1;
+      line.cluster.opening -= 1;
       line.active -= 1;
       client.end().catch(() => {});
       this.serveWaiting(line.cluster);
@@ -265,7 +282,10 @@ export class ConnectionBudget {
     }
     // In use from now on: opening does not count against activePerCluster, or opening connections
     // (most of the work when the databases in use outnumber the budget) would run a few at a time.
+    line.cluster.opening -= 1;
     line.cluster.active += 1;
+    // A login slot is free: a request waiting for one may start its own.
+    this.serveWaiting(line.cluster);
     return connection;
   }
 
@@ -305,13 +325,15 @@ export class ConnectionBudget {
    * idle connection, another database's if need be); then each waiting database reuses its own
    * idle connection; then room goes to the waiting database with the fewest. Moving a connection
    * between two databases that both hold some would cost a close and an open per request and buy
-   * nothing the per-database limit does not already bound.
+   * nothing the per-database limit does not already bound. While openingPerCluster logins are
+   * under way, only databases with an idle connection of their own are served.
    */
   private serveWaiting(cluster: ClusterBudget): void {
     while (cluster.waiting.size > 0 && cluster.active < this.settings.activePerCluster) {
+      const mayLogIn = cluster.opening < this.settings.openingPerCluster;
       let next: DatabaseLine | undefined;
       for (const line of cluster.waiting) {
-        if (line.active >= this.settings.connectionsPerDatabase) continue;
+        if (line.active >= this.settings.connectionsPerDatabase || (!mayLogIn && line.idle.length === 0)) continue;
         if (line.active === 0) {
           next = line;
           break;
@@ -321,7 +343,7 @@ export class ConnectionBudget {
       }
       if (!next) return;
       const idle = this.takeIdle(next);
-      if (!idle && !this.makeRoom(next)) return;
+      if (!idle && !this.mayOpen(next)) return;
       const waiter = next.waiters.shift()!;
       if (next.waiters.length === 0) cluster.waiting.delete(next);
       clearTimeout(waiter.timer);
