@@ -264,7 +264,13 @@ describe('dedicated compute', function () {
           () => 'finished',
           (error: { code?: string }) => error.code,
         );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // PostgreSQL ignores a cancel that comes before the statement runs: wait until it does.
+        await withCredential(credentialUrl, (watcher) =>
+          eventually(async () => {
+            const { rowCount } = await watcher.query("select 1 from pg_stat_activity where state = 'active' and query = 'select pg_sleep(30)'");
+            return rowCount === 1 ? true : undefined;
+          }, 10_000, 'the sleep to run on the instance'),
+        );
         await sendCancel(credentialUrl, keyed.processID, keyed.secretKey);
         expect(await sleeping).to.equal('57014');
       });
