@@ -59,4 +59,36 @@ describe('LongPageTurns', function () {
     const d = turns.take(async () => 'd');
     expect(await d).to.equal('d');
   });
+
+  /** Two turns of ~20 ms one after the other; what happened between them, and how long the gap was. */
+  async function twoTurns(othersInFlight: number) {
+    const turns = new LongPageTurns(() => othersInFlight);
+    const events: string[] = [];
+    const times: Record<string, number> = {};
+    const work = (name: string) =>
+      turns.take(async () => {
+        times[`${name} starts`] = performance.now();
+        events.push(`${name} starts`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        times[`${name} ends`] = performance.now();
+        events.push(`${name} ends`);
+        // Whatever else the process has to do gets its chance here.
+        setImmediate(() => events.push('other work'));
+      });
+    await Promise.all([work('a'), work('b')]);
+    const firstTurn = times['a ends'] - times['a starts'];
+    return { events, gap: times['b starts'] - times['a ends'], firstTurn };
+  }
+
+  it('with other requests in flight, starts the next turn only after twice the last turn has passed', async function () {
+    const { events, gap, firstTurn } = await twoTurns(1);
+    expect(events.slice(0, 4)).to.deep.equal(['a starts', 'a ends', 'other work', 'b starts']);
+    // Timers never fire early (to a millisecond or two of the loop’s clock): the pause is at least twice the turn.
+    expect(gap).to.be.at.least(2 * firstTurn - 2);
+  });
+
+  it('with no other request in flight, hands the turn on at once', async function () {
+    const { events } = await twoTurns(0);
+    expect(events.slice(0, 4)).to.deep.equal(['a starts', 'a ends', 'b starts', 'other work']);
+  });
 });

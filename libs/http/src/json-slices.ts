@@ -19,17 +19,40 @@ export async function stringifyInSlices(items: readonly unknown[], sliceItems = 
 /**
  * Requests for long pages take turns: one runs at a time in this process (first come, first
  * served), the others wait doing nothing, so requests for small answers share the machine with
- * one long page's work rather than with all of them at once.
+ * one long page's work rather than with all of them at once. And while other requests are being
+ * served (`othersInFlight`), a turn begins only after a pause of `yieldFactor` times the previous
+ * turn: long pages then take at most 1 / (1 + yieldFactor) of the process's time from short
+ * requests (a third by default), and a client paging alone is never held. No pause is longer
+ * than MAX_PAUSE_MS.
  */
+/** The longest pause between two long pages' turns. */
+const MAX_PAUSE_MS = 250;
+
 export class LongPageTurns {
   private busy = false;
   private readonly waiting: (() => void)[] = [];
+  private lastTurnMs = 0;
+  private lastEnded = 0;
+
+  constructor(
+    private readonly othersInFlight: () => number = () => 0,
+    private readonly yieldFactor = 2,
+  ) {}
 
   async take<T>(work: () => Promise<T>): Promise<T> {
     if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.busy = true;
     try {
-      return await work();
+      // Bounded: a turn that waited long for its database (up to DATA_PLANE_WAIT_MS) was not busy.
+      const pause = this.lastEnded + Math.min(this.yieldFactor * this.lastTurnMs, MAX_PAUSE_MS) - performance.now();
+      if (pause > 0 && this.othersInFlight() > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        this.lastEnded = performance.now();
+        this.lastTurnMs = this.lastEnded - started;
+      }
     } finally {
       const next = this.waiting.shift();
       if (next) next();

@@ -38,7 +38,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
 export function operationHandler<TScope>(route: Route<TScope>, options: OperationOptions<TScope>, parse: Middleware) {
   const declared = declaredResponses(route);
   const proxies = options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined;
-  const handler = (ctx: Context) => (asksForLongPage(ctx) ? LONG_PAGES.take(() => serveRoute(ctx)) : serveRoute(ctx));
+  const handler = (ctx: Context) => (asksForLongPage(ctx) ? LONG_PAGES.take(() => serveRoute(ctx)) : servedBeside(serveRoute(ctx)));
   const serveRoute = async (ctx: Context) => {
     let result: unknown;
     try {
@@ -69,8 +69,21 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
   return handler;
 }
 
-/** This process's requests for long pages, served one at a time. */
-const LONG_PAGES = new LongPageTurns();
+/** This process's requests that are not for long pages, being served now. */
+let shortInFlight = 0;
+
+/** Counts a request among the short ones in flight until it is answered. */
+async function servedBeside(serving: Promise<void>): Promise<void> {
+  shortInFlight += 1;
+  try {
+    await serving;
+  } finally {
+    shortInFlight -= 1;
+  }
+}
+
+/** This process's requests for long pages: served one at a time, yielding to short ones in flight. */
+const LONG_PAGES = new LongPageTurns(() => shortInFlight);
 
 /** A request that asks for a page longer than a slice. */
 function asksForLongPage(ctx: Context): boolean {
