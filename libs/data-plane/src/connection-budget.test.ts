@@ -231,15 +231,16 @@ describe('ConnectionBudget', function () {
     const peer = createServer((socket) => sockets.push(socket));
     await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
     const base = `postgres://nobody:secret@127.0.0.1:${(peer.address() as AddressInfo).port}`;
+    /** Drops every connection accepted so far: their logins fail. */
+    const hangUp = () => {
+      for (const socket of sockets) socket.destroy();
+    };
     return {
       sockets,
       url: (database: string) => `${base}/${database}`,
-      /** Drops every connection accepted so far: their logins fail. */
-      hangUp: () => {
-        for (const socket of sockets) socket.destroy();
-      },
+      hangUp,
       close: async () => {
-        for (const socket of sockets) socket.destroy();
+        hangUp();
         await new Promise((resolve) => peer.close(resolve));
       },
     };
