@@ -233,6 +233,29 @@ describe('MikroProvisioningStore', function () {
     expect(tasks).to.have.length(2);
   });
 
+  it('a claim by id waits for another worker holding that database, then finds it done', async function () {
+    const database = await newDatabase();
+    await openRepositories(cp.orm).databases.markDeleted(database);
+    const release = deferred();
+    const held: ProvisioningTask[] = [];
+    const loop = store.claim(async (task) => {
+      held.push(task);
+      await release.promise;
+    });
+    await eventually(async () => (held.length === 1 ? true : undefined), 10_000, 'the loop to hold the drop');
+    const { tasks, work } = recorder();
+    let byIdEnded = false;
+    const byId = store.claim(work, { databaseId: database.id }).then((claimed) => ((byIdEnded = true), claimed));
+    // Still waiting while the loop holds the row (a skipped lock would have answered false at once).
+    await eventually(async () => ((await query(cp.url, `select 1 from pg_stat_activity where wait_event_type = 'Lock'`)).length > 0 ? true : undefined), 10_000, 'the claim by id to wait');
+    expect(byIdEnded).to.equal(false);
+    release.resolve();
+    expect(await loop).to.equal(true);
+    expect(await byId).to.equal(false);
+    expect(tasks).to.deep.equal([]);
+    expect((await row(database.id)).dropped).to.be.instanceOf(Date);
+  });
+
   it('a failed drop stays pending, and dropping by id retries it at once', async function () {
     const database = await newDatabase();
     await openRepositories(cp.orm).databases.markDeleted(database);

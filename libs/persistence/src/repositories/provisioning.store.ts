@@ -65,7 +65,13 @@ export class MikroProvisioningStore implements ProvisioningStore {
           databaseId ? {} : { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] },
         ],
       },
-      { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { created: 'asc' } },
+      {
+        // The loop skips rows another worker holds. An explicit request waits for it instead: a
+        // DELETE whose drop the loop had just claimed would otherwise answer before the database
+        // was gone. Once that worker commits, the row no longer matches and the claim finds nothing.
+        lockMode: databaseId ? LockMode.PESSIMISTIC_WRITE : LockMode.PESSIMISTIC_PARTIAL_WRITE,
+        orderBy: { created: 'asc' },
+      },
     );
   }
 
