@@ -11,7 +11,7 @@ import {
   type SignInSettings,
   type TokenEndpointSettings,
 } from '@platform/config';
-import { parseKeyRing, SecretBox } from '@platform/auth';
+import { readSecretBox, type SecretBox } from '@platform/auth';
 import { resolve } from 'node:path';
 import { assertCatalog, computeType, DEFAULT_COMPUTE_TYPES, DEFAULT_INSIGHTS_RETENTION, type ComputeType, type InsightsRetention } from '@platform/domain';
 import { CONNECTION_BUDGET_DEFAULTS, type ConnectionBudgetOptions } from '@platform/data-plane';
@@ -50,17 +50,6 @@ export interface ComputeConfig {
   intervalMs: number;
 }
 
-/** The SSO key ring: `id:base64key,...`, the sealing key first (README "Single sign-on"). */
-function readSsoSecrets(env: Env): SecretBox | null {
-  const text = readOptionalString(env, 'SSO_SECRET_KEYS');
-  if (text === undefined) return null;
-  try {
-    return new SecretBox(parseKeyRing(text));
-  } catch (error) {
-    throw new ConfigError('SSO_SECRET_KEYS', (error as Error).message);
-  }
-}
-
 export function loadApiConfig(env: Env): ApiConfig {
   const platform = loadPlatformConfig(env);
   const ownOrigins = [new URL(platform.api.publicApiUrl).origin, new URL(platform.api.publicBaseUrl).origin];
@@ -92,7 +81,8 @@ export function loadApiConfig(env: Env): ApiConfig {
       hourDays: readInteger(env, 'INSIGHTS_HOUR_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.hourDays, { min: 93, max: 3_660 }),
       dayDays: readInteger(env, 'INSIGHTS_DAY_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.dayDays, { min: 400, max: 36_600 }),
     },
-    ssoSecrets: readSsoSecrets(env),
+    // The SSO key ring (README "Single sign-on"); SSO is off without one.
+    ssoSecrets: readSecretBox(env, 'SSO_SECRET_KEYS'),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
     compute: {
       types: readComputeTypes(env),

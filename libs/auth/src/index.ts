@@ -17,7 +17,7 @@ export {
 export { ScryptPasswordHasher } from './password-hasher.js';
 export { addressKey, passwordSignIn, SignInThrottle } from './sign-in-throttle.js';
 export { Sha256ClientSecrets } from './client-secrets.js';
-export { parseKeyRing, SecretBox, type SecretKey } from './sso/secret-box.js';
+export { parseKeyRing, readSecretBox, requireSecretBox, SecretBox, type SecretKey } from './secret-box.js';
 export { refusedAddress } from './sso/outbound-address.js';
 export { ACCEPTED_ID_TOKEN_ALGORITHMS, checkDiscovery, DiscoveryError, fetchDiscovery, issuerOf, vetUrl, type DiscoveryFetchOptions, type OidcDiscovery } from './sso/discovery.js';
 export { OpenIdRelyingParty } from './sso/relying-party.js';

@@ -129,6 +129,18 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * Seals secrets kept at rest (SSO client secrets, signing keys' private halves) under a key ring;
+ * `context` binds a sealed secret to its row, so one copied into another row does not open.
+ */
+export interface SecretSealer {
+  seal(plaintext: string, context: string): string;
+  /** The plaintext; throws when the ring lacks the key it was sealed with, the context differs or it was altered. */
+  open(sealed: string, context: string): string;
+  /** Whether the secret was sealed with a key other than the current one (key rotation). */
+  needsResealing(sealed: string): boolean;
+}
+
 /** A key of the platform's signing key set, as JSON Web Keys. */
 export interface SigningKeyRecord {
   kid: string;

@@ -4,7 +4,8 @@ import { ConflictError, NotFoundError, UnavailableError, ValidationError } from 
 import type { Principal } from '../model.js';
 import type { DatabasePath, TenantPath } from '../paths.js';
 import { accessDatabase, accessTenant, type DataPlaneDeps } from '../use-cases/database-access.js';
-import type { OidcRelyingParty, SecretSealer, SsoRegistration, SsoRegistrationRepository } from './sso-ports.js';
+import type { SecretSealer } from '../ports.js';
+import type { OidcRelyingParty, SsoRegistration, SsoRegistrationRepository } from './sso-ports.js';
 
 export interface SsoDeps extends DataPlaneDeps {
   ssoRegistrations: SsoRegistrationRepository;

@@ -77,14 +77,6 @@ export interface SsoLoginStateStore {
   take(state: string, browserToken: string | undefined): Promise<{ login: PendingSsoLogin; sameBrowser: boolean } | null>;
 }
 
-/** Seals secrets at rest; `context` binds a sealed secret to its row. */
-export interface SecretSealer {
-  seal(plaintext: string, context: string): string;
-  open(sealed: string, context: string): string;
-  /** Whether the secret was sealed with a key other than the current one (key rotation). */
-  needsResealing(sealed: string): boolean;
-}
-
 /** Who the provider says signed in, from a validated ID token. */
 export interface OidcIdentity {
   issuer: string;

@@ -1,4 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConfigError, readOptionalString, type Env } from '@platform/config';
+import type { SecretSealer } from '@platform/domain';
 
 /** One key of the ring: an id that names it in every ciphertext, and 32 bytes of AES-256 key. */
 export interface SecretKey {
@@ -10,13 +12,14 @@ const VERSION = 'v1';
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 /**
- * Seals secrets kept at rest (SSO client secrets) with AES-256-GCM. The first key of the ring
+ * Seals secrets kept at rest (SSO client secrets, the private halves of signing keys) with
+ * AES-256-GCM. The first key of the ring
  * seals; every key of the ring opens what it sealed, so a key is rotated by putting a new one
  * first and keeping the old one until what it sealed is sealed again. A ciphertext names its key
  * and is bound to a context (`aad`: the row it belongs to), so one copied into another row does
  * not open. Format: `v1.<key id>.<iv>.<ciphertext and tag>`, base64url.
  */
-export class SecretBox {
+export class SecretBox implements SecretSealer {
   private readonly byId: Map<string, Buffer>;
 
   constructor(private readonly ring: readonly SecretKey[]) {
@@ -65,7 +68,8 @@ export class SecretBox {
 
 /**
  * Reads a key ring from its configuration text: `id:base64key` entries separated by commas, the
- * sealing key first (SSO_SECRET_KEYS). Throws naming what is wrong, never echoing a key.
+ * sealing key first (SSO_SECRET_KEYS, SIGNING_KEY_SECRET_KEYS). Throws naming what is wrong, never
+ * echoing a key.
  */
 export function parseKeyRing(text: string): SecretKey[] {
   return text
@@ -80,4 +84,22 @@ export function parseKeyRing(text: string): SecretKey[] {
       if (key.length !== 32) throw new Error(`key '${id}' must be 32 bytes of base64 (openssl rand -base64 32)`);
       return { id, key };
     });
+}
+
+/** The key ring in `variable`, or null when it is unset; a ConfigError naming the variable when it is malformed. */
+export function readSecretBox(env: Env, variable: string): SecretBox | null {
+  const text = readOptionalString(env, variable);
+  if (text === undefined) return null;
+  try {
+    return new SecretBox(parseKeyRing(text));
+  } catch (error) {
+    throw new ConfigError(variable, (error as Error).message);
+  }
+}
+
+/** The key ring in `variable`; a ConfigError naming the variable and what it is `for` when it is unset or malformed. */
+export function requireSecretBox(env: Env, variable: string, purpose: string): SecretBox {
+  const box = readSecretBox(env, variable);
+  if (!box) throw new ConfigError(variable, `is required: ${purpose} (id:base64key entries; README, Configuration)`);
+  return box;
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { parseKeyRing, SecretBox } from './secret-box.js';
+import { parseKeyRing, readSecretBox, requireSecretBox, SecretBox } from './secret-box.js';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const failure = (fn: () => unknown): string => {
@@ -71,5 +71,21 @@ describe('parseKeyRing', function () {
     const message = failure(() => parseKeyRing(`k:${short}`));
     expect(message).to.equal("key 'k' must be 32 bytes of base64 (openssl rand -base64 32)");
     expect(message).not.to.include(short);
+  });
+});
+
+describe('readSecretBox and requireSecretBox', function () {
+  const ring = `k1:${randomBytes(32).toString('base64')}`;
+
+  it('read the ring in the variable they are given, the first key sealing', function () {
+    expect(readSecretBox({ SOME_KEYS: ring }, 'SOME_KEYS')?.currentKeyId).to.equal('k1');
+    expect(requireSecretBox({ SOME_KEYS: ring }, 'SOME_KEYS', 'it seals things').currentKeyId).to.equal('k1');
+  });
+
+  it('name the variable when it is malformed, or unset where it is required', function () {
+    expect(readSecretBox({}, 'SOME_KEYS')).to.equal(null);
+    expect(readSecretBox({ SOME_KEYS: '  ' }, 'SOME_KEYS')).to.equal(null);
+    expect(failure(() => readSecretBox({ SOME_KEYS: 'k1:c2hvcnQ=' }, 'SOME_KEYS'))).to.equal("SOME_KEYS: key 'k1' must be 32 bytes of base64 (openssl rand -base64 32)");
+    expect(failure(() => requireSecretBox({}, 'SOME_KEYS', 'it seals things'))).to.match(/^SOME_KEYS: is required: it seals things/);
   });
 });
