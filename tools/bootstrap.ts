@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
-import { KeySet, ScryptPasswordHasher, Sha256ClientSecrets } from '@platform/auth';
-import { loadPlatformConfig, loadSignInSettings, type Env, type PlatformConfig } from '@platform/config';
+import { KeySet, requireSecretBox, ScryptPasswordHasher, Sha256ClientSecrets, SIGNING_KEY_RING_VARIABLE, type KeyLog, type SecretBox } from '@platform/auth';
+import { ConfigError, loadPlatformConfig, loadSignInSettings, type Env, type PlatformConfig } from '@platform/config';
 import {
   API_SCOPES,
   bootstrapDeveloper,
@@ -39,16 +39,17 @@ export async function provideControlPlane(env: Env, settings: EmbeddedSettings):
 const LOCAL_CLIENT_NAME = 'Local command line (npm start)';
 
 /**
- * Migrates, ensures a signing key, the default developer (with a password) and workspace, and
- * a confidential client of that workspace whose secret is new at every start. Mints no token:
- * tokens come from the token service.
+ * Migrates, seals and ensures the signing keys (SIGNING_KEY_SECRET_KEYS), the default developer
+ * (with a password) and workspace, and a confidential client of that workspace whose secret is
+ * new at every start. Mints no token: tokens come from the token service.
  */
 export async function prepareControlPlane(config: PlatformConfig, env: Env) {
+  const sealer = signingKeyRingOrExit(env);
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 2 });
   try {
     const applied = await migrateControlPlane(orm);
-    const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
-    await keys.ensureSigningKey();
+    const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, sealer, log: consoleKeyLog });
+    await keys.prepareForSigning();
     const repos = openRepositories(orm);
     const { developer, workspace } = await bootstrapDeveloper(repos, {
       email: DEFAULT_DEVELOPER.email,
@@ -123,6 +124,23 @@ export function tokenServiceIssuer(env: Env): string {
   if (running) return running.issuer;
   // The control plane's URL is not needed here, but the configuration requires one.
   return loadConfigOrExit({ ...env, DATABASE_URL: env.DATABASE_URL || 'postgres://unused/unused' }).oauth.issuer;
+}
+
+/** What the key set has to say, on the terminal. */
+export const consoleKeyLog: KeyLog = {
+  info: (fields, message) => console.log(`${message} ${JSON.stringify(fields)}`),
+  error: (fields, message) => console.error(`${message} ${JSON.stringify(fields)}`),
+};
+
+/** The ring signing keys are sealed with (SIGNING_KEY_SECRET_KEYS); exits 78 naming it when it is missing or malformed. */
+export function signingKeyRingOrExit(env: Env): SecretBox {
+  try {
+    return requireSecretBox(env, SIGNING_KEY_RING_VARIABLE, 'it seals the private halves of the token-signing keys');
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`configuration error: ${error.message}`);
+    process.exit(78);
+  }
 }
 
 export function loadConfigOrExit(env: Env): PlatformConfig {

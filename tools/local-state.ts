@@ -1,7 +1,7 @@
 // What `npm start` keeps on this machine, in the git-ignored `.data` folder (or the folder above
 // EMBEDDED_PG_DIR when that is set): the embedded PostgreSQL, the local credentials, the
-// development TLS certificates, and the record of the running platform that `npm run token`,
-// `login` and `keys:rotate` read.
+// development TLS certificates, the key rings that seal SSO client secrets and signing keys, and
+// the record of the running platform that `npm run token`, `login` and `keys:rotate` read.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -83,14 +83,37 @@ export function writeLocalCredentials(env: Env, credentials: LocalCredentials): 
 }
 
 /**
- * The SSO key ring `npm start` gives apps/api when SSO_SECRET_KEYS is not set: made once (mode
- * 0600) and reused, since the client secrets sealed with it are unreadable without it.
+ * A key ring `npm start` gives the apps when `variable` is not set: made once in `.data` (mode
+ * 0600) and reused, since what was sealed with it is unreadable without it.
  */
-export function provideSsoSecretKeys(env: Env): Env {
-  if (env.SSO_SECRET_KEYS) return env;
-  const path = join(localStateDir(env), 'sso-secret-keys');
+function provideKeyRing(env: Env, variable: string, fileName: string): Env {
+  if (env[variable]) return env;
+  const path = join(localStateDir(env), fileName);
   if (!existsSync(path)) writePrivate(path, `local1:${randomBytes(32).toString('base64')}`);
-  return { ...env, SSO_SECRET_KEYS: readFileSync(path, 'utf8').trim() };
+  return { ...env, [variable]: readFileSync(path, 'utf8').trim() };
+}
+
+/** SSO_SECRET_KEYS for apps/api, from `.data/sso-secret-keys` unless set. */
+export function provideSsoSecretKeys(env: Env): Env {
+  return provideKeyRing(env, 'SSO_SECRET_KEYS', 'sso-secret-keys');
+}
+
+export function signingKeySecretKeysPath(env: Env): string {
+  return join(localStateDir(env), 'signing-key-secret-keys');
+}
+
+/** SIGNING_KEY_SECRET_KEYS for the apps that sign, from `.data/signing-key-secret-keys` unless set. */
+export function provideSigningKeySecretKeys(env: Env): Env {
+  return provideKeyRing(env, 'SIGNING_KEY_SECRET_KEYS', 'signing-key-secret-keys');
+}
+
+/**
+ * SIGNING_KEY_SECRET_KEYS for a tool (`keys:rotate`): as set, else the ring `npm start` made here,
+ * never a new one: a key sealed with a ring the platform does not have would stop it signing.
+ */
+export function localSigningKeySecretKeys(env: Env): Env {
+  if (env.SIGNING_KEY_SECRET_KEYS || !existsSync(signingKeySecretKeysPath(env))) return env;
+  return provideSigningKeySecretKeys(env);
 }
 
 /** The development certificate authority and the gateway's certificate it signed (see @platform/dev-tls). */

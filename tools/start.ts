@@ -13,7 +13,7 @@ import { AppProcesses } from './app-processes.js';
 import { banner } from './banner.js';
 import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
 import { gatewayAdminUrl, provideAppsHttps, provideGatewayTls } from './gateway-setup.js';
-import { prepareEmbeddedSettings, provideSsoSecretKeys, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
+import { prepareEmbeddedSettings, provideSigningKeySecretKeys, provideSsoSecretKeys, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
 
@@ -85,7 +85,8 @@ async function startPlatform(): Promise<void> {
   const publicUrls = [plainConfig.gateway.publicUrl, ...(https ? [plainConfig.api.publicBaseUrl, plainConfig.oauth.issuer] : [])];
   const tls = await provideGatewayTls(provided.env, publicUrls);
   const served = https ? provideAppsHttps(tls.env, tls) : { env: tls.env, caCert: null };
-  const env = provideSsoSecretKeys(served.env);
+  // The rings that seal SSO client secrets and signing keys at rest: as set, else made once in .data.
+  const env = provideSigningKeySecretKeys(provideSsoSecretKeys(served.env));
   // With certificates for the apps, their public URLs default to https.
   const config = https ? loadConfigOrExit(env) : plainConfig;
   if (served.caCert) trustCertificateAuthority(served.caCert);

@@ -58,7 +58,7 @@ export async function startControlPlane(teardown: Teardown): Promise<{ postgres:
 export function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>): Promise<AppProcess> {
   return startAppProcess('apps/api/src/main.ts', {
     portVariable: 'API_PORT',
-    env: { DATABASE_URL: controlPlane.url, API_HOST: '127.0.0.1', PUBLIC_BASE_URL: audience, OAUTH_ISSUER: issuer, ...env },
+    env: { ...controlPlane.env, API_HOST: '127.0.0.1', PUBLIC_BASE_URL: audience, OAUTH_ISSUER: issuer, ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
     spawned: track,
   });

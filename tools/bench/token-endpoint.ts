@@ -96,7 +96,7 @@ async function startOurs(controlPlane: TestControlPlane): Promise<Server> {
     portVariable: 'OAUTH_PORT',
     readyPath: '/healthz',
     env: (url) => ({
-      DATABASE_URL: controlPlane.url,
+      ...controlPlane.env,
       OAUTH_HOST: '127.0.0.1',
       OAUTH_ISSUER: url,
       PUBLIC_BASE_URL: audience,

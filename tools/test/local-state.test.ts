@@ -4,7 +4,17 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@platform/testing';
-import { dataLocationPath, localStateDir, prepareEmbeddedSettings, runningPlatformPath, startLockPath, takeStartLock } from '../local-state.js';
+import {
+  dataLocationPath,
+  localSigningKeySecretKeys,
+  localStateDir,
+  prepareEmbeddedSettings,
+  provideSigningKeySecretKeys,
+  runningPlatformPath,
+  signingKeySecretKeysPath,
+  startLockPath,
+  takeStartLock,
+} from '../local-state.js';
 
 function runStart(env: NodeJS.ProcessEnv): { status: number | null; stderr: string } {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
@@ -137,5 +147,35 @@ describe('where npm start keeps its state', function () {
       );
       expect(runningPlatformPath({ EMBEDDED_PG_DIR: asked })).to.equal(join(clone, 'running-platform.json'));
     });
+  });
+});
+
+describe('the signing-key ring npm start keeps', function () {
+  let scratch: string;
+
+  beforeEach(function () {
+    scratch = mkdtempSync(join(tmpdir(), 'platform-rings-'));
+  });
+
+  afterEach(function () {
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('is made once beside the credentials (mode 0600) and reused; a ring that is set wins', function () {
+    const env = { EMBEDDED_PG_DIR: join(scratch, 'postgres') };
+    const first = provideSigningKeySecretKeys(env).SIGNING_KEY_SECRET_KEYS;
+    expect(first).to.match(/^local1:[A-Za-z0-9+/]{43}=$/);
+    expect(signingKeySecretKeysPath(env)).to.equal(join(scratch, 'signing-key-secret-keys'));
+    expect(statSync(signingKeySecretKeysPath(env)).mode & 0o777).to.equal(0o600);
+    expect(provideSigningKeySecretKeys(env).SIGNING_KEY_SECRET_KEYS).to.equal(first);
+    expect(provideSigningKeySecretKeys({ ...env, SIGNING_KEY_SECRET_KEYS: 'set:x' }).SIGNING_KEY_SECRET_KEYS).to.equal('set:x');
+  });
+
+  it('is given to a tool only when npm start made it: a tool never makes a ring of its own', function () {
+    const env = { EMBEDDED_PG_DIR: join(scratch, 'postgres') };
+    expect(localSigningKeySecretKeys(env).SIGNING_KEY_SECRET_KEYS).to.equal(undefined);
+    expect(existsSync(signingKeySecretKeysPath(env))).to.equal(false);
+    const made = provideSigningKeySecretKeys(env).SIGNING_KEY_SECRET_KEYS;
+    expect(localSigningKeySecretKeys(env).SIGNING_KEY_SECRET_KEYS).to.equal(made);
   });
 });

@@ -3,7 +3,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPortFree } from '@platform/postgres-launcher';
-import { eventually, httpClient } from '@platform/testing';
+import { eventually, httpClient, query } from '@platform/testing';
 import { gatewayTlsHandshake, platformEnv, startPlatform } from './platform-runner.js';
 
 /**
@@ -103,6 +103,11 @@ describe('npm start', function () {
     // The running platform's addresses (and the control plane's URL, a secret) sit beside it, as private.
     const runningFile = join(prepared.dir, 'running-platform.json');
     expect(statSync(runningFile).mode & 0o777).to.equal(0o600);
+    // The signing keys are sealed at rest with a ring npm start made beside them, as private.
+    expect(statSync(join(prepared.dir, 'signing-key-secret-keys')).mode & 0o777).to.equal(0o600);
+    const { databaseUrl } = JSON.parse(readFileSync(runningFile, 'utf8')) as { databaseUrl: string };
+    const privateHalves = () => query<{ private_jwk: unknown; sealed_private_jwk: string }>(databaseUrl, 'select private_jwk, sealed_private_jwk from signing_keys');
+    for (const row of await privateHalves()) expect(row).to.deep.include({ private_jwk: null }).and.to.have.property('sealed_private_jwk').that.matches(/^v1\.local1\./);
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: toolEnv, encoding: 'utf8' }).trim();
     await afterBlocking();
     expect(fresh).to.not.equal(first.token);
@@ -129,6 +134,11 @@ describe('npm start', function () {
       return keys.length === 2 ? keys.map((key) => key.kid) : undefined;
     }, 40_000, 'the rotated key to be published');
     expect(published).to.include(newKid);
+    // keys:rotate sealed the new key with the same ring.
+    expect((await privateHalves()).map((row) => [row.private_jwk, row.sealed_private_jwk.split('.')[1]])).to.deep.equal([
+      [null, 'local1'],
+      [null, 'local1'],
+    ]);
     expect((await api('GET', '/workspaces/default', { token: first.token })).status).to.equal(200);
 
     // A second start in the same place leaves the running one alone and says why.

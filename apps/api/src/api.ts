@@ -31,8 +31,21 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
-  // family stop working within one poll.
-  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
+  // family stop working within one poll. This API signs too (user tokens, its token endpoint): its
+  // private halves are sealed (plain ones from an older release sealed here), a fresh
+  // installation's first key made, and the key in use opened before it listens.
+  const keys = new KeySet({
+    repository: new MikroSigningKeyRepository(orm.em.fork()),
+    clock: systemClock,
+    sealer: config.signingKeySecrets,
+    log: logger,
+  });
+  try {
+    await keys.prepareForSigning();
+  } catch (error) {
+    await orm.close();
+    throw error;
+  }
   const revocations = new PolledRevocationList(orm, {
     pollMs: config.revocationPollMs,
     retainSeconds: config.developerTokenTtlSeconds + 60,

@@ -11,7 +11,7 @@ import {
   type SignInSettings,
   type TokenEndpointSettings,
 } from '@platform/config';
-import { readSecretBox, type SecretBox } from '@platform/auth';
+import { readSecretBox, requireSecretBox, SIGNING_KEY_RING_VARIABLE, type SecretBox } from '@platform/auth';
 import { resolve } from 'node:path';
 import { assertCatalog, computeType, DEFAULT_COMPUTE_TYPES, DEFAULT_INSIGHTS_RETENTION, type ComputeType, type InsightsRetention } from '@platform/domain';
 import { CONNECTION_BUDGET_DEFAULTS, type ConnectionBudgetOptions } from '@platform/data-plane';
@@ -32,6 +32,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   /** How often the database servers are sampled for insights (one API replica samples). */
   insightsSampleMs: number;
   insightsRetention: InsightsRetention;
+  /** Seals the signing keys' private halves (SIGNING_KEY_SECRET_KEYS): this API signs tokens too. */
+  signingKeySecrets: SecretBox;
   /** Seals SSO client secrets (SSO_SECRET_KEYS); null when none is configured, and SSO cannot be registered. */
   ssoSecrets: SecretBox | null;
   /** Development only: SSO providers on this machine over plain http (SSO_ALLOW_LOOPBACK_HTTP). */
@@ -81,6 +83,7 @@ export function loadApiConfig(env: Env): ApiConfig {
       hourDays: readInteger(env, 'INSIGHTS_HOUR_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.hourDays, { min: 93, max: 3_660 }),
       dayDays: readInteger(env, 'INSIGHTS_DAY_RETENTION_DAYS', DEFAULT_INSIGHTS_RETENTION.dayDays, { min: 400, max: 36_600 }),
     },
+    signingKeySecrets: requireSecretBox(env, SIGNING_KEY_RING_VARIABLE, 'it seals the private halves of the token-signing keys'),
     // The SSO key ring (README "Single sign-on"); SSO is off without one.
     ssoSecrets: readSecretBox(env, 'SSO_SECRET_KEYS'),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',

@@ -13,11 +13,10 @@ export type ApiScope = ManagementScope & { tokenService: TokenServiceScope };
 /**
  * POST /oauth2/token at {base_url}, where the SPEC puts it: the token service's own route over the
  * same control plane, key set and settings, so it answers exactly as apps/oauth does (same grants,
- * errors and tokens; a code issued by one is redeemed at either).
+ * errors and tokens; a code issued by one is redeemed at either). The key set is prepared (a first
+ * key made on a fresh installation) before this is called.
  */
 export async function tokenEndpoint(orm: MikroORM, config: ApiConfig, keys: KeySet, signIn: { hasher: PasswordHasher; throttle: LoginThrottle }, logger: Logger) {
-  // On a fresh installation this API may start before the token service has made the first key.
-  await keys.ensureSigningKey();
   const clients = await watchedClientLookup(orm, {
     databaseUrl: config.databaseUrl,
     ttlMs: config.clientCacheMs,

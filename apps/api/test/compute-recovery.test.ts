@@ -37,7 +37,7 @@ describe('dedicated compute after a crash (kill -9 of the platform mid-step)', f
     computeDir = scratchDir('platform-compute-crash-');
     port = await freePort();
     env = {
-      DATABASE_URL: controlPlane.url,
+      ...controlPlane.env,
       PUBLIC_BASE_URL: TEST_AUDIENCE,
       OAUTH_ISSUER: TEST_ISSUER,
       LOG_LEVEL: 'error',

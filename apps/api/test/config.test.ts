@@ -27,4 +27,14 @@ describe('configuration at start-up', function () {
     expect(status).to.equal(78);
     expect(stderr).to.include('DATA_PLANE_CONNECTION_BUDGET: expected a number from 1 to 10000, got 0');
   });
+
+  it('apps/api needs SIGNING_KEY_SECRET_KEYS (it signs tokens) and names it when unset or malformed', function () {
+    const missing = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x' });
+    expect(missing.status).to.equal(78);
+    expect(missing.stderr).to.include('SIGNING_KEY_SECRET_KEYS: is required: it seals the private halves of the token-signing keys');
+    const short = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x', SIGNING_KEY_SECRET_KEYS: 'k1:c2hvcnQ=' });
+    expect(short.status).to.equal(78);
+    expect(short.stderr).to.include("SIGNING_KEY_SECRET_KEYS: key 'k1' must be 32 bytes of base64 (openssl rand -base64 32)");
+    expect(short.stderr).not.to.include('c2hvcnQ=');
+  });
 });

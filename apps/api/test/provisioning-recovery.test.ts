@@ -37,7 +37,7 @@ describe('provisioning after a crash', function () {
     // The API as its own process, as `npm start` runs it, so that it can really die; restarted on the same port.
     const port = await freePort();
     const env = {
-      DATABASE_URL: controlPlane.url,
+      ...controlPlane.env,
       PUBLIC_BASE_URL: TEST_AUDIENCE,
       OAUTH_ISSUER: TEST_ISSUER,
       LOG_LEVEL: 'error',

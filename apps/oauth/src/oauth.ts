@@ -16,10 +16,22 @@ export type RunningTokenService = Serving;
 export async function startTokenService(config: OAuthConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
 
-  // The control plane, and the key set this service signs with (its first key made here).
+  // The control plane, and the key set this service signs with: private halves sealed (plain ones
+  // from an older release sealed here), its first key made here, the key in use opened before listening.
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8 });
-  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, refreshSeconds: 30 });
-  await keys.ensureSigningKey();
+  const keys = new KeySet({
+    repository: new MikroSigningKeyRepository(orm.em.fork()),
+    clock: systemClock,
+    sealer: config.signingKeySecrets,
+    log: logger,
+    refreshSeconds: 30,
+  });
+  try {
+    await keys.prepareForSigning();
+  } catch (error) {
+    await orm.close();
+    throw error;
+  }
   const clients = await watchedClientLookup(orm, {
     databaseUrl: config.databaseUrl,
     ttlMs: config.clientCacheMs,

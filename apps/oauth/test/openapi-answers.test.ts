@@ -48,7 +48,7 @@ describe('the token service answers only what its OpenAPI document declares', fu
     controlPlane = await createTestControlPlane(postgres, { issuer, audience: 'http://api.test' });
     service = await startTokenService(
       loadOAuthConfig({
-        DATABASE_URL: controlPlane.url,
+        ...controlPlane.env,
         OAUTH_HOST: '127.0.0.1',
         OAUTH_PORT: String(port),
         OAUTH_ISSUER: issuer,

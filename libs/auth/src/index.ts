@@ -1,4 +1,13 @@
-export { KeySet, SIGNING_ALG, SIGNING_KEY_REFRESH_SECONDS, type KeySetOptions, type SigningKey } from './key-set.js';
+export {
+  KeySet,
+  SIGNING_ALG,
+  SIGNING_KEY_REFRESH_SECONDS,
+  SIGNING_KEY_RING_VARIABLE,
+  type KeyLog,
+  type KeySetOptions,
+  type SealingReport,
+  type SigningKey,
+} from './key-set.js';
 export {
   ACCESS_TOKEN_TYPE,
   DEVELOPER_TOKEN_KIND,

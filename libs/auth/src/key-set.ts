@@ -1,6 +1,7 @@
 import { createPrivateKey, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
-import type { Clock, SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
+import { ConfigError } from '@platform/config';
+import { UnavailableError, type Clock, type SecretSealer, type SigningKeyRecord, type SigningKeyRepository, type StoredPrivateKey } from '@platform/domain';
 
 export const SIGNING_ALG = 'ES256';
 /**
@@ -10,10 +11,39 @@ export const SIGNING_ALG = 'ES256';
  */
 export const SIGNING_KEY_REFRESH_SECONDS = 30;
 const UNKNOWN_KID_RELOAD_MS = 5_000;
+/** The variable that holds the ring signing keys are sealed with (README, Configuration). */
+export const SIGNING_KEY_RING_VARIABLE = 'SIGNING_KEY_SECRET_KEYS';
+/**
+ * After the signing key failed to open, callers get the same 503 this long before it is read and
+ * tried again: a token request per millisecond must not become a query and a log line each.
+ */
+const UNREADABLE_RETRY_MS = 5_000;
+
+/** The context a private half is sealed with: it opens only in the row of its own kid. */
+function sealingContext(kid: string): string {
+  return `signing-key:${kid}`;
+}
+
+/** The app's logger, as far as the key set uses it (pino's fits). */
+export interface KeyLog {
+  info(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
 
 export interface KeySetOptions {
   repository: SigningKeyRepository;
   clock: Clock;
+  /**
+   * Seals private halves before they are stored and opens them when they sign (the ring of
+   * SIGNING_KEY_SECRET_KEYS): the control plane alone never holds a key that signs.
+   */
+  sealer: SecretSealer;
+  /**
+   * Where the key set reports what an operator must see: how many private halves it sealed at
+   * start-up, and a half this ring cannot open (at most once per retry interval while the key that
+   * should sign does not open; its callers get 503 `signing_key_unreadable` meanwhile).
+   */
+  log?: KeyLog;
   /** How long a verification key stays cached before the set is read again. */
   refreshSeconds?: number;
   /**
@@ -37,10 +67,18 @@ interface VerificationKey {
   record: SigningKeyRecord;
 }
 
+/** What sealing at start-up did: plain halves sealed, halves sealed again with the ring's first key, halves it could not open. */
+export interface SealingReport {
+  sealed: number;
+  resealed: number;
+  unreadable: { kid: string; reason: string }[];
+}
+
 /**
  * The platform's signing keys, kept in the control plane so tokens survive restarts and every
  * replica verifies what any replica signed. The newest key that has not retired signs; every key
- * that has not expired verifies, which is what lets keys rotate with overlap.
+ * that has not expired verifies, which is what lets keys rotate with overlap. Private halves are
+ * stored sealed with the `sealer`'s first key and opened only here.
  */
 export class KeySet {
   private verifying = new Map<string, VerificationKey>();
@@ -49,6 +87,8 @@ export class KeySet {
   /** When the signing key is read again (epoch ms). */
   private signingRefreshAt = 0;
   private loadingSigning: Promise<void> | null = null;
+  /** The answer while the signing key cannot be opened, and until when (epoch ms) it stands. */
+  private unreadable: { error: UnavailableError; until: number } | null = null;
 
   constructor(private readonly options: KeySetOptions) {}
 
@@ -73,7 +113,7 @@ export class KeySet {
       kid,
       alg: SIGNING_ALG,
       publicJwk,
-      privateJwk,
+      sealedPrivateKey: this.options.sealer.seal(JSON.stringify(privateJwk), sealingContext(kid)),
       created: this.options.clock.now(),
       retires: null,
       expires: null,
@@ -88,8 +128,65 @@ export class KeySet {
     }
     this.signing = null;
     this.signingRefreshAt = 0;
+    this.unreadable = null;
     this.loadedAt = 0;
     return kid;
+  }
+
+  /**
+   * Seals every private half kept in plain text (written by a release from before sealing) or
+   * sealed with another key than the ring's first (a ring rotation), with the first. Halves this
+   * ring cannot open are left as they are and reported. Replicas doing this at once write each
+   * half once: a replacement is conditional on what was read.
+   */
+  async sealPrivateKeys(): Promise<SealingReport> {
+    const { repository, sealer } = this.options;
+    const report: SealingReport = { sealed: 0, resealed: 0, unreadable: [] };
+    for (const { kid, privateKey } of await repository.listPrivateKeys()) {
+      let plaintext: string;
+      if ('plain' in privateKey) {
+        plaintext = JSON.stringify(privateKey.plain);
+      } else {
+        if (!sealer.needsResealing(privateKey.sealed)) continue;
+        try {
+          plaintext = sealer.open(privateKey.sealed, sealingContext(kid));
+        } catch (error) {
+          report.unreadable.push({ kid, reason: (error as Error).message });
+          continue;
+        }
+      }
+      if (await repository.replacePrivateKey(kid, privateKey, sealer.seal(plaintext, sealingContext(kid)))) {
+        if ('plain' in privateKey) report.sealed++;
+        else report.resealed++;
+      }
+    }
+    return report;
+  }
+
+  /**
+   * A signing process's start-up, before it listens: seals every private half not yet sealed with
+   * the ring's first key (an upgrade from a release that kept them in plain text, or a ring
+   * rotation) and logs how many; makes the first key of a new installation; and opens the key that
+   * signs now, so a ring that lacks its key stops the start with a ConfigError naming
+   * SIGNING_KEY_SECRET_KEYS instead of answering 503 to every token request.
+   */
+  async prepareForSigning(): Promise<void> {
+    const log = this.options.log;
+    const report = await this.sealPrivateKeys();
+    for (const { kid, reason } of report.unreadable) {
+      log?.error({ kid, reason }, `a signing key's private half cannot be opened with ${SIGNING_KEY_RING_VARIABLE}`);
+    }
+    if (report.sealed > 0 || report.resealed > 0 || report.unreadable.length > 0) {
+      log?.info({ sealed: report.sealed, resealed: report.resealed, unreadable: report.unreadable.length }, 'signing keys sealed with the first key of the ring');
+    }
+    await this.ensureSigningKey();
+    try {
+      await this.signingKey();
+    } catch (error) {
+      if (!(error instanceof UnavailableError)) throw error;
+      const reason = error.cause instanceof Error ? error.cause.message : 'it does not open';
+      throw new ConfigError(SIGNING_KEY_RING_VARIABLE, `cannot open the signing key in use (${reason}): give every replica the ring the platform's keys are sealed with`);
+    }
   }
 
   /**
@@ -99,6 +196,7 @@ export class KeySet {
    */
   async signingKey(): Promise<SigningKey> {
     const now = this.options.clock.now();
+    if (this.unreadable && now.getTime() < this.unreadable.until) throw this.unreadable.error;
     const due = !this.signing || (this.signing.retires !== null && this.signing.retires <= now) || now.getTime() >= this.signingRefreshAt;
     if (due) {
       this.loadingSigning ??= this.loadSigningKey(now).finally(() => {
@@ -122,16 +220,40 @@ export class KeySet {
       if (record !== newest) refreshAt = Math.min(refreshAt, newest.created.getTime() + delayMs);
     }
     if (this.signing?.kid !== record.kid) {
+      const privateJwk = await this.openPrivateKey(record.kid, record.privateKey, now);
       this.signing = {
         kid: record.kid,
-        key: (await importJWK(record.privateJwk as JWK, SIGNING_ALG)) as CryptoKey,
-        privateKey: createPrivateKey({ key: record.privateJwk as JsonWebKey, format: 'jwk' }),
+        key: (await importJWK(privateJwk as JWK, SIGNING_ALG)) as CryptoKey,
+        privateKey: createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' }),
         retires: record.retires,
       };
     } else if (this.signing) {
       this.signing.retires = record.retires;
     }
     this.signingRefreshAt = refreshAt;
+  }
+
+  /**
+   * A key's private JWK. A plain one (a row an older release wrote during an upgrade) is used and
+   * sealed at once. One this ring cannot open makes signing unavailable rather than an internal
+   * error: the caller gets 503 `signing_key_unreadable`, the app's log the reason.
+   */
+  private async openPrivateKey(kid: string, stored: StoredPrivateKey, now: Date): Promise<Record<string, unknown>> {
+    if ('plain' in stored) {
+      await this.options.repository.replacePrivateKey(kid, stored, this.options.sealer.seal(JSON.stringify(stored.plain), sealingContext(kid)));
+      return stored.plain;
+    }
+    try {
+      const opened = JSON.parse(this.options.sealer.open(stored.sealed, sealingContext(kid))) as Record<string, unknown>;
+      this.unreadable = null;
+      return opened;
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.options.log?.error({ kid, reason }, `the signing key cannot be opened with ${SIGNING_KEY_RING_VARIABLE}; token requests are answered 503 signing_key_unreadable`);
+      const unavailable = new UnavailableError('signing_key_unreadable', 'Tokens cannot be signed right now; try again later', { cause: error });
+      this.unreadable = { error: unavailable, until: now.getTime() + UNREADABLE_RETRY_MS };
+      throw unavailable;
+    }
   }
 
   /**

@@ -1,11 +1,17 @@
 import { expect } from 'chai';
-import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK } from 'jose';
-import { UnauthenticatedError, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
+import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { randomBytes } from 'node:crypto';
+import { UnauthenticatedError, type DeveloperPrincipal, type Principal, type SigningKeyRecord, type SigningKeyRepository, type StoredPrivateKey } from '@platform/domain';
 import { FakeClock, rejection } from '@platform/testing';
 import { ACCESS_TOKEN_TYPE, JwtAccessTokens, JwtTokenVerifier, issueDeveloperToken } from './tokens.js';
-import { KeySet, SIGNING_ALG } from './key-set.js';
+import { ConfigError } from '@platform/config';
+import { KeySet, SIGNING_ALG, type KeyLog } from './key-set.js';
+import { SecretBox } from './secret-box.js';
 
-type StoredKey = SigningKeyRecord & { privateJwk: Record<string, unknown> };
+type StoredKey = SigningKeyRecord & { privateKey: StoredPrivateKey };
+
+/** The ring the key sets of these tests seal with. */
+const sealer = new SecretBox([{ id: 'test', key: randomBytes(32) }]);
 
 /** The port in memory, with the semantics the interface documents; returns copies, like a database. */
 class InMemorySigningKeys implements SigningKeyRepository {
@@ -16,7 +22,7 @@ class InMemorySigningKeys implements SigningKeyRepository {
     this.listCalls++;
     return this.newestFirst()
       .filter((row) => !row.expires || row.expires > now)
-      .map(({ privateJwk: _private, ...record }) => structuredClone(record));
+      .map(({ privateKey: _private, ...record }) => structuredClone(record));
   }
 
   findSigningCalls = 0;
@@ -27,8 +33,19 @@ class InMemorySigningKeys implements SigningKeyRepository {
     return row ? structuredClone(row) : null;
   }
 
-  async insert(record: StoredKey): Promise<void> {
-    this.rows.push(structuredClone(record));
+  async insert({ sealedPrivateKey, ...record }: SigningKeyRecord & { sealedPrivateKey: string }): Promise<void> {
+    this.rows.push(structuredClone({ ...record, privateKey: { sealed: sealedPrivateKey } }));
+  }
+
+  async listPrivateKeys(): Promise<{ kid: string; privateKey: StoredPrivateKey }[]> {
+    return this.rows.map((row) => structuredClone({ kid: row.kid, privateKey: row.privateKey }));
+  }
+
+  async replacePrivateKey(kid: string, from: StoredPrivateKey, sealed: string): Promise<boolean> {
+    const row = this.rows.find((r) => r.kid === kid);
+    if (!row || JSON.stringify(row.privateKey) !== JSON.stringify(from)) return false;
+    row.privateKey = { sealed };
+    return true;
   }
 
   async retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void> {
@@ -106,7 +123,7 @@ describe('developer tokens', () => {
   beforeEach(async () => {
     repository = new InMemorySigningKeys();
     clock = new FakeClock(START);
-    keySet = new KeySet({ repository, clock });
+    keySet = new KeySet({ repository, clock, sealer });
     await keySet.ensureSigningKey();
     verifier = new JwtTokenVerifier(keySet, settings());
   });
@@ -148,7 +165,7 @@ describe('developer tokens', () => {
     });
 
     it('fails without a signing key', async () => {
-      const empty = new KeySet({ repository: new InMemorySigningKeys(), clock });
+      const empty = new KeySet({ repository: new InMemorySigningKeys(), clock, sealer });
       const error = await rejection(issueDeveloperToken(empty, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 }));
       expect((error as Error).message).to.match(/No signing key/);
     });
@@ -269,7 +286,7 @@ describe('developer tokens', () => {
     it('creates one signing key on a new installation and no more after', async () => {
       expect(repository.rows).to.have.length(1);
       await keySet.ensureSigningKey();
-      await new KeySet({ repository, clock }).ensureSigningKey();
+      await new KeySet({ repository, clock, sealer }).ensureSigningKey();
       expect(repository.rows).to.have.length(1);
       expect(repository.rows[0]).to.include({ alg: 'ES256', retires: null, expires: null });
     });
@@ -294,7 +311,7 @@ describe('developer tokens', () => {
       await verifier.verify((await issue()).token);
       const oldKid = repository.rows[0].kid;
       clock.advance(60000);
-      const otherReplica = new KeySet({ repository, clock });
+      const otherReplica = new KeySet({ repository, clock, sealer });
       const newKid = await otherReplica.rotate();
       const sign = () => issueDeveloperToken(otherReplica, settings(), { developerId: 'dev-9', clientId: 'c', scopes: [], ttlSeconds: 60 });
       // Within the publish delay the old key keeps signing: no replica can have loaded the new one yet.
@@ -318,7 +335,7 @@ describe('developer tokens', () => {
       // The key is cached: the set itself must notice the expiry.
       await expectInvalidToken(verifier.verify(old));
       // A fresh process reads the set without the expired key.
-      await expectInvalidToken(new JwtTokenVerifier(new KeySet({ repository, clock }), settings()).verify(old));
+      await expectInvalidToken(new JwtTokenVerifier(new KeySet({ repository, clock, sealer }), settings()).verify(old));
       // The current key still verifies.
       expect(developer(await verifier.verify(token)).developerId).to.equal('dev-1');
     });
@@ -327,7 +344,7 @@ describe('developer tokens', () => {
       const oldKid = repository.rows[0].kid;
       const old = await signWithKid(oldKid);
       repository.schedule(oldKid, { expires: new Date(START - 1000) });
-      const fresh = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
+      const fresh = new JwtTokenVerifier(new KeySet({ repository, clock, sealer }), settings());
       await expectInvalidToken(fresh.verify(old));
     });
 
@@ -342,7 +359,7 @@ describe('developer tokens', () => {
       expect((await keySet.signingKey()).kid).to.equal(newKid);
       expect(developer(await verifier.verify(oldToken)).developerId).to.equal('dev-1');
       // Retired at +10 s; published for a signer's refresh, the longest token lifetime and a minute of slack, then not.
-      const published = async () => (await new KeySet({ repository, clock }).publicJwks()).keys.map((key) => key.kid);
+      const published = async () => (await new KeySet({ repository, clock, sealer }).publicJwks()).keys.map((key) => key.kid);
       clock.advance((30 + 600 + 60 - 2) * 1000);
       expect(await published()).to.have.members([newKid, oldKid]);
       clock.advance(2000);
@@ -351,9 +368,9 @@ describe('developer tokens', () => {
 
     it('a replica that cached the old key signs with it at most SIGNING_KEY_REFRESH_SECONDS past its retirement, and those tokens verify until they expire', async () => {
       clock.advance(60000);
-      const replica = new KeySet({ repository, clock, refreshSeconds: 300 });
+      const replica = new KeySet({ repository, clock, sealer, refreshSeconds: 300 });
       const oldKid = (await replica.signingKey()).kid;
-      const newKid = await new KeySet({ repository, clock }).rotate({ maxTokenSeconds: 3600 });
+      const newKid = await new KeySet({ repository, clock, sealer }).rotate({ maxTokenSeconds: 3600 });
       const signLate = (developerId: string) => issueDeveloperToken(replica, settings(), { developerId, clientId: 'c', scopes: [], ttlSeconds: 3600 });
       clock.advance(29000); // retired 10 s after the rotation; the replica has not looked since
       const late = await signLate('dev-late');
@@ -361,7 +378,7 @@ describe('developer tokens', () => {
       clock.advance(2000);
       expect(decodeProtectedHeader((await signLate('dev-next')).token).kid).to.equal(newKid);
       clock.advance((3600 - 5) * 1000); // the late token is seconds from its exp
-      const verifierElsewhere = new JwtTokenVerifier(new KeySet({ repository, clock }), settings());
+      const verifierElsewhere = new JwtTokenVerifier(new KeySet({ repository, clock, sealer }), settings());
       expect(developer(await verifierElsewhere.verify(late.token)).developerId).to.equal('dev-late');
     });
 
@@ -401,7 +418,7 @@ describe('developer tokens', () => {
 
     it('reads the signing key once per refresh interval, however many tokens it signs, and concurrent signers share the read', async () => {
       clock.advance(60000); // past the first key's publication
-      const keys = new KeySet({ repository, clock, refreshSeconds: 30 });
+      const keys = new KeySet({ repository, clock, sealer, refreshSeconds: 30 });
       const before = repository.findSigningCalls;
       await Promise.all(Array.from({ length: 20 }, () => issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 })));
       expect(repository.findSigningCalls - before).to.equal(1);
@@ -418,7 +435,7 @@ describe('developer tokens', () => {
       clock.advance(1000);
       const secondKid = await keySet.rotate();
       repository.schedule(secondKid, { retires: new Date(START) });
-      const fresh = new KeySet({ repository, clock });
+      const fresh = new KeySet({ repository, clock, sealer });
       expect((await fresh.signingKey()).kid).to.equal(firstKid);
     });
 
@@ -435,8 +452,8 @@ describe('developer tokens', () => {
         expect(key.x).to.be.a('string');
         expect(key.y).to.be.a('string');
       }
-      // The repository does keep the private half, which is what the check above is about.
-      expect(repository.rows[0].privateJwk).to.have.property('d');
+      // The repository keeps the private half, sealed: what the check above is about.
+      expect(repository.rows[0].privateKey).to.have.property('sealed');
     });
 
     it('leaves an expired key out of the published set', async () => {
@@ -464,9 +481,170 @@ describe('developer tokens', () => {
   async function signWithKid(kid: string): Promise<string> {
     const row = repository.rows.find((r) => r.kid === kid);
     if (!row) throw new Error(`no key ${kid}`);
-    const key = await importJWK(row.privateJwk, 'ES256');
+    if (!('sealed' in row.privateKey)) throw new Error(`key ${kid} is not sealed`);
+    const key = await importJWK(JSON.parse(sealer.open(row.privateKey.sealed, `signing-key:${kid}`)) as JWK, 'ES256');
     return new SignJWT(claims({ sub: 'dev-old', exp: Math.floor(clock.now().getTime() / 1000) + 3600 }))
       .setProtectedHeader({ alg: 'ES256', kid, typ: ACCESS_TOKEN_TYPE })
       .sign(key);
   }
+});
+
+describe('sealed signing keys', () => {
+  const ring = (id: string) => ({ id, key: randomBytes(32) });
+  const oldKey = ring('old');
+  const newKey = ring('new');
+  let repository: InMemorySigningKeys;
+  let clock: FakeClock;
+  const settings = () => ({ issuer: ISSUER, audience: AUDIENCE, clock });
+  const keysWith = (...ringKeys: { id: string; key: Buffer }[]) => new KeySet({ repository, clock, sealer: new SecretBox(ringKeys) });
+  const loggedKeysWith = (log: KeyLog, ...ringKeys: { id: string; key: Buffer }[]) => new KeySet({ repository, clock, sealer: new SecretBox(ringKeys), log });
+  const sign = (keys: KeySet) => issueDeveloperToken(keys, settings(), { developerId: 'd', clientId: 'c', scopes: [], ttlSeconds: 60 });
+  const sealedHalves = () => repository.rows.map((row) => ('sealed' in row.privateKey ? row.privateKey.sealed.split('.')[1] : 'plain'));
+
+  /** A key as a release from before sealing stored it, private JWK in plain text. */
+  async function insertPlainKey(kid: string): Promise<Record<string, unknown>> {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const plain = { ...(await exportJWK(privateKey)), kid, alg: 'ES256' };
+    repository.rows.push({ kid, alg: 'ES256', publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }, privateKey: { plain }, created: clock.now(), retires: null, expires: null });
+    return plain;
+  }
+
+  beforeEach(() => {
+    repository = new InMemorySigningKeys();
+    clock = new FakeClock(START);
+  });
+
+  it('stores no private material: the private half is sealed with the first key of the ring, and tokens sign and verify', async () => {
+    const keys = keysWith(oldKey);
+    await keys.ensureSigningKey();
+    const stored = JSON.stringify(repository.rows);
+    const { d } = (await keys.signingKey()).privateKey.export({ format: 'jwk' });
+    expect(stored).not.to.include('"d":');
+    expect(stored).not.to.include(d);
+    expect(sealedHalves()).to.deep.equal(['old']);
+    const { token } = await sign(keys);
+    expect(developer(await new JwtTokenVerifier(keysWith(oldKey), settings()).verify(token)).developerId).to.equal('d');
+  });
+
+  it('a sealed half copied into another key\'s row does not open there', async () => {
+    const keys = keysWith(oldKey);
+    await keys.ensureSigningKey();
+    clock.advance(60_000);
+    await keys.rotate();
+    const [first, second] = repository.rows;
+    second.privateKey = structuredClone(first.privateKey);
+    clock.advance(60_000);
+    const error = await rejection(keysWith(oldKey).signingKey());
+    expect(error).to.include({ kind: 'unavailable', code: 'signing_key_unreadable' });
+  });
+
+  it('seals plain halves from before sealing, and re-seals with a new first key; the old key can then go', async () => {
+    const plain = await insertPlainKey('from-before');
+    clock.advance(60_000);
+    await keysWith(oldKey).rotate();
+    expect(sealedHalves()).to.deep.equal(['plain', 'old']);
+
+    const report = await keysWith(oldKey).sealPrivateKeys();
+    expect(report).to.deep.equal({ sealed: 1, resealed: 0, unreadable: [] });
+    expect(JSON.stringify(repository.rows)).not.to.include(String(plain.d));
+    expect(sealedHalves()).to.deep.equal(['old', 'old']);
+
+    // Rotation of the ring, step 1: the new key second changes nothing.
+    expect(await keysWith(oldKey, newKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 0, unreadable: [] });
+    // Step 2: the new key first re-seals everything, once however many replicas do it.
+    expect(await keysWith(newKey, oldKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 2, unreadable: [] });
+    expect(await keysWith(newKey, oldKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 0, unreadable: [] });
+    expect(sealedHalves()).to.deep.equal(['new', 'new']);
+    // Step 3: a ring without the old key signs with what was sealed before.
+    clock.advance(60_000);
+    const { token } = await sign(keysWith(newKey));
+    expect(developer(await new JwtTokenVerifier(keysWith(newKey), settings()).verify(token)).developerId).to.equal('d');
+  });
+
+  it('a ring without the key a half was sealed with reports it and leaves it as it is', async () => {
+    await keysWith(oldKey).ensureSigningKey();
+    const before = structuredClone(repository.rows);
+    const report = await keysWith(newKey).sealPrivateKeys();
+    expect(report.sealed + report.resealed).to.equal(0);
+    expect(report.unreadable).to.deep.equal([{ kid: before[0].kid, reason: "sealed with key 'old', which is not in the ring" }]);
+    expect(repository.rows).to.deep.equal(before);
+  });
+
+  it('signs with a plain half an older release wrote meanwhile, and seals it at once', async () => {
+    await insertPlainKey('written-by-an-older-release');
+    clock.advance(60_000);
+    const keys = keysWith(oldKey);
+    const { token } = await sign(keys);
+    expect(decodeProtectedHeader(token).kid).to.equal('written-by-an-older-release');
+    expect(sealedHalves()).to.deep.equal(['old']);
+  });
+
+  it('a signing key this ring cannot open: 503 signing_key_unreadable, told once per retry interval, never a 500', async () => {
+    await keysWith(oldKey).ensureSigningKey();
+    clock.advance(60_000);
+    const told: string[] = [];
+    const log: KeyLog = { info: () => {}, error: (fields) => told.push(`${(fields as { kid: string }).kid}: ${(fields as { reason: string }).reason}`) };
+    const keys = new KeySet({ repository, clock, sealer: new SecretBox([newKey]), log });
+    const reads = repository.findSigningCalls;
+    for (let i = 0; i < 5; i++) {
+      const error = await rejection(sign(keys));
+      expect(error).to.include({ kind: 'unavailable', code: 'signing_key_unreadable', message: 'Tokens cannot be signed right now; try again later' });
+      expect(error.message).not.to.include('old');
+    }
+    expect(told).to.deep.equal([`${repository.rows[0].kid}: sealed with key 'old', which is not in the ring`]);
+    expect(repository.findSigningCalls - reads).to.equal(1);
+    clock.advance(5_000);
+    await rejection(sign(keys));
+    expect(told).to.have.length(2);
+  });
+
+  describe('prepareForSigning', () => {
+    const logged = () => {
+      const lines: { level: string; fields: object; message: string }[] = [];
+      return {
+        lines,
+        info: (fields: object, message: string) => lines.push({ level: 'info', fields, message }),
+        error: (fields: object, message: string) => lines.push({ level: 'error', fields, message }),
+      };
+    };
+
+    it('seals, logs how many, makes the first key, and logs nothing when there is nothing to do', async () => {
+      await insertPlainKey('from-before');
+      const log = logged();
+      await loggedKeysWith(log, oldKey).prepareForSigning();
+      expect(log.lines).to.deep.equal([{ level: 'info', fields: { sealed: 1, resealed: 0, unreadable: 0 }, message: 'signing keys sealed with the first key of the ring' }]);
+      const again = logged();
+      await loggedKeysWith(again, oldKey).prepareForSigning();
+      expect(again.lines).to.deep.equal([]);
+
+      const fresh = logged();
+      repository = new InMemorySigningKeys();
+      await loggedKeysWith(fresh, oldKey).prepareForSigning();
+      expect(repository.rows).to.have.length(1);
+      expect(fresh.lines).to.deep.equal([]);
+    });
+
+    it('stops the start with a ConfigError naming SIGNING_KEY_SECRET_KEYS when the key in use does not open', async () => {
+      await keysWith(oldKey).ensureSigningKey();
+      const log = logged();
+      const error = await rejection(loggedKeysWith(log, newKey).prepareForSigning());
+      expect(error).to.be.instanceOf(ConfigError);
+      expect(error.message).to.match(/^SIGNING_KEY_SECRET_KEYS: cannot open the signing key in use \(sealed with key 'old', which is not in the ring\)/);
+      // Start-up's report (the key, then the counts), and the failed open of the key in use.
+      expect(log.lines.map((line) => line.level)).to.deep.equal(['error', 'info', 'error']);
+    });
+
+    it('starts when only a key that no longer signs is unreadable, and logs it', async () => {
+      await keysWith(oldKey).ensureSigningKey();
+      const oldKid = repository.rows[0].kid;
+      clock.advance(60_000);
+      // A key the old ring sealed, retired by a rotation under a ring that no longer has that key.
+      await keysWith(newKey).rotate({ maxTokenSeconds: 60 });
+      clock.advance(60_000);
+      const log = logged();
+      await loggedKeysWith(log, newKey).prepareForSigning();
+      expect(log.lines.filter((line) => line.level === 'error').map((line) => line.fields)).to.deep.equal([{ kid: oldKid, reason: "sealed with key 'old', which is not in the ring" }]);
+      expect(log.lines.at(-1)?.fields).to.deep.equal({ sealed: 0, resealed: 0, unreadable: 1 });
+    });
+  });
 });

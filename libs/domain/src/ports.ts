@@ -153,14 +153,28 @@ export interface SigningKeyRecord {
   expires: Date | null;
 }
 
+/**
+ * A signing key's private half as the control plane keeps it: sealed (a SecretSealer's text, the
+ * key's kid as context), or a plain JWK that a release from before sealing wrote and no replica
+ * with a key ring has sealed yet.
+ */
+export type StoredPrivateKey = { sealed: string } | { plain: Record<string, unknown> };
+
 export interface SigningKeyRepository {
   /** Keys that still verify at `now`, newest first. */
   listVerifying(now: Date): Promise<SigningKeyRecord[]>;
   /** The newest key created by `createdBy` that still signs at `now`, with its private half. */
-  findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null>;
-  insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void>;
+  findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateKey: StoredPrivateKey }) | null>;
+  insert(record: SigningKeyRecord & { sealedPrivateKey: string }): Promise<void>;
   /** Every key but `kid` stops signing at `retires` (if not sooner) and verifying at `expires`. */
   retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void>;
+  /** Every key's private half, expired keys' included: what sealing at start-up goes through. */
+  listPrivateKeys(): Promise<{ kid: string; privateKey: StoredPrivateKey }[]>;
+  /**
+   * Keeps `sealed` as the key's private half, and no plain copy, unless the half changed since it
+   * was read as `from` (another replica sealed it first). Whether this call replaced it.
+   */
+  replacePrivateKey(kid: string, from: StoredPrivateKey, sealed: string): Promise<boolean>;
 }
 
 export interface OAuthClientRepository {

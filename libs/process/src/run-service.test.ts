@@ -16,14 +16,17 @@ interface Service {
  * Runs runService in a child process over a fake service, printing `started` once it runs; the
  * service prints `closing` when closed and then (unless `closeHangs`) finishes.
  */
-function runFakeService(settings: { failConfig?: boolean; closeHangs?: boolean; stopDeadlineMs?: number; ipc?: boolean }): Service {
+function runFakeService(settings: { failConfig?: boolean; failStart?: boolean; closeHangs?: boolean; stopDeadlineMs?: number; ipc?: boolean }): Service {
   const script = `
     import { runService } from ${JSON.stringify(RUN_SERVICE)};
     class FakeConfigError extends Error {}
     await runService(
       'fake',
       () => { if (${Boolean(settings.failConfig)}) throw new FakeConfigError('FAKE_PORT must be a port'); return {}; },
-      async () => ({ close: () => { console.log('closing'); return ${settings.closeHangs ? 'new Promise(() => {})' : 'Promise.resolve()'}; } }),
+      async () => {
+        if (${Boolean(settings.failStart)}) throw new FakeConfigError('FAKE_KEYS cannot open the key in use');
+        return { close: () => { console.log('closing'); return ${settings.closeHangs ? 'new Promise(() => {})' : 'Promise.resolve()'}; } };
+      },
       (error) => error instanceof FakeConfigError,
       { stopDeadlineMs: ${settings.stopDeadlineMs ?? 5_000} },
     );
@@ -62,6 +65,12 @@ describe('runService', function () {
     const service = run({ failConfig: true });
     expect(await service.exited).to.equal(78);
     expect(service.output()).to.equal('fake: configuration error: FAKE_PORT must be a port\n');
+  });
+
+  it('exits 78 with a configuration error found while starting', async function () {
+    const service = run({ failStart: true });
+    expect(await service.exited).to.equal(78);
+    expect(service.output()).to.equal('fake: configuration error: FAKE_KEYS cannot open the key in use\n');
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

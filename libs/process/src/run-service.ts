@@ -6,8 +6,8 @@ export interface RunServiceOptions {
 const STOP_DEADLINE_MS = 8_000;
 
 /**
- * An app's `main`: loads config (a configuration error exits 78 with the message, which names
- * the variable), starts, and on SIGINT, SIGTERM or the loss of a parent that started it over IPC
+ * An app's `main`: loads config (a configuration error, there or while starting, exits 78 with
+ * the message, which names the variable), starts, and on SIGINT, SIGTERM or the loss of a parent that started it over IPC
  * (`npm start`) stops gracefully: within the deadline, and at once on a second request.
  */
 export async function runService<C>(
@@ -25,7 +25,16 @@ export async function runService<C>(
     console.error(`${name}: configuration error: ${(error as Error).message}`);
     process.exit(78);
   }
-  const service = await start(config);
+  let service: { close(): Promise<void> };
+  try {
+    service = await start(config);
+  } catch (error) {
+    // Some settings prove wrong only against what they configure (a key ring that cannot open
+    // the keys in the database): the same exit as a malformed one.
+    if (!isConfigError(error)) throw error;
+    console.error(`${name}: configuration error: ${(error as Error).message}`);
+    process.exit(78);
+  }
   let stopping = false;
   const stop = (reason: string) => {
     if (stopping) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { issueDeveloperToken, KeySet } from '@platform/auth';
+import { issueDeveloperToken, KeySet, parseKeyRing, SecretBox } from '@platform/auth';
 import { API_SCOPES, systemClock, type Clock } from '@platform/domain';
 import { MikroSigningKeyRepository, migrateControlPlane, openOrm, openRepositories, type MikroORM } from '@platform/persistence';
 import { createScratchDatabase, dropScratchDatabase, type TestPostgres } from '@platform/testing';
@@ -8,6 +8,10 @@ export interface TestControlPlane {
   url: string;
   orm: MikroORM;
   keys: KeySet;
+  /** The ring its signing keys are sealed with, as SIGNING_KEY_SECRET_KEYS carries it (`id:base64key`). */
+  signingKeySecretKeys: string;
+  /** What every app on this control plane needs: DATABASE_URL, and SIGNING_KEY_SECRET_KEYS for those that sign. */
+  env: { DATABASE_URL: string; SIGNING_KEY_SECRET_KEYS: string };
   /** A new developer with a token that the API under test accepts. */
   newDeveloper(options?: { ttlSeconds?: number; clock?: Clock; scopes?: readonly string[] }): Promise<{ id: string; email: string; token: string }>;
   close(): Promise<void>;
@@ -21,12 +25,16 @@ export async function createTestControlPlane(
   const database = await createScratchDatabase(server, 'cp');
   const orm = await openOrm({ databaseUrl: database.url, poolSize: 4 });
   await migrateControlPlane(orm);
-  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock });
+  // A ring of its own per control plane: the apps started on it must be handed this one.
+  const signingKeySecretKeys = `test1:${randomBytes(32).toString('base64')}`;
+  const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, sealer: new SecretBox(parseKeyRing(signingKeySecretKeys)) });
   await keys.ensureSigningKey();
   return {
     url: database.url,
     orm,
     keys,
+    signingKeySecretKeys,
+    env: { DATABASE_URL: database.url, SIGNING_KEY_SECRET_KEYS: signingKeySecretKeys },
     async newDeveloper(options = {}) {
       const email = `dev-${randomBytes(6).toString('hex')}@example.test`;
       const developer = await openRepositories(orm).developers.ensure({ email, name: null });

@@ -42,7 +42,7 @@ async function start(): Promise<TestPlatform> {
   const controlPlane = await createTestControlPlane(postgres, { issuer: TEST_ISSUER, audience: TEST_AUDIENCE });
   const gatewayPort = await freePort();
   const env = {
-    DATABASE_URL: controlPlane.url,
+    ...controlPlane.env,
     GATEWAY_PORT: String(gatewayPort),
     API_PORT: '0',
     PUBLIC_BASE_URL: TEST_AUDIENCE,

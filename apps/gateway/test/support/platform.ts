@@ -74,7 +74,7 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
   const gatewayPort = await freePort();
   const superuserUrl = new URL(postgres.adminUrl);
   const env: Record<string, string> = {
-    DATABASE_URL: controlPlane.url,
+    ...controlPlane.env,
     PUBLIC_BASE_URL: AUDIENCE,
     OAUTH_ISSUER: ISSUER,
     LOG_LEVEL: 'error',

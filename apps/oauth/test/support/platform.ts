@@ -54,7 +54,7 @@ export async function startTestTokenService(controlPlane: TestControlPlane, env:
   const issuer = `http://127.0.0.1:${listenOn}`;
   const running = await startTokenService(
     loadOAuthConfig({
-      DATABASE_URL: controlPlane.url,
+      ...controlPlane.env,
       OAUTH_HOST: '127.0.0.1',
       OAUTH_PORT: String(listenOn),
       OAUTH_ISSUER: issuer,
@@ -77,7 +77,7 @@ export function startApiProcess(controlPlane: TestControlPlane, issuer: string):
   return startAppProcess('apps/api/src/main.ts', {
     portVariable: 'API_PORT',
     env: {
-      DATABASE_URL: controlPlane.url,
+      ...controlPlane.env,
       API_HOST: '127.0.0.1',
       PUBLIC_BASE_URL: TEST_AUDIENCE,
       OAUTH_ISSUER: issuer,

@@ -424,7 +424,8 @@ describe('repositories', function () {
         kid,
         alg: 'ES256',
         publicJwk: { kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, kid },
-        privateJwk: { kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, d: `secret-${kid}`, kid },
+        // Opaque to the repository: the KeySet seals, this only stores.
+        sealedPrivateKey: `v1.ring1.iv-${kid}.secret-${kid}`,
         created: dates.created,
         retires: dates.retires ?? null,
         expires: dates.expires ?? null,
@@ -439,12 +440,56 @@ describe('repositories', function () {
       return { kid: record.kid, alg: record.alg, publicJwk: record.publicJwk, created: record.created, retires: record.retires, expires: record.expires };
     }
 
-    it('insert stores the record as given', async function () {
+    it('insert stores the record as given, the private half sealed and no plain one', async function () {
       const record = key('k1', { created: at(-10), retires: at(10), expires: at(20) });
       await keys().insert(record);
       expect(await keys().listVerifying(at(0))).to.deep.equal([publicPart(record)]);
-      const [row] = await query(cp.url, 'select private_jwk from signing_keys where kid = $1', ['k1']);
-      expect(row.private_jwk).to.deep.equal(record.privateJwk);
+      const [row] = await query(cp.url, 'select private_jwk, sealed_private_jwk from signing_keys where kid = $1', ['k1']);
+      expect(row).to.deep.equal({ private_jwk: null, sealed_private_jwk: record.sealedPrivateKey });
+    });
+
+    /** A key as a release from before sealing wrote it: the private JWK in plain text. */
+    async function insertPlain(kid: string, created: Date) {
+      const plain = { kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, d: `plain-${kid}`, kid };
+      await query(cp.url, `insert into signing_keys (kid, alg, public_jwk, private_jwk, created) values ($1, 'ES256', $2, $3, $4)`, [
+        kid,
+        JSON.stringify({ kty: 'EC', kid }),
+        JSON.stringify(plain),
+        created,
+      ]);
+      return plain;
+    }
+
+    it('a plain private half from before sealing is read as such, and replaced by a sealed one once', async function () {
+      const plain = await insertPlain('old', at(-10));
+      await keys().insert(key('new', { created: at(-5), retires: at(-1) }));
+
+      expect((await keys().findSigning(at(0), at(0)))?.privateKey).to.deep.equal({ plain });
+      expect(await keys().listPrivateKeys()).to.deep.equal([
+        { kid: 'old', privateKey: { plain } },
+        { kid: 'new', privateKey: { sealed: 'v1.ring1.iv-new.secret-new' } },
+      ]);
+
+      expect(await keys().replacePrivateKey('old', { plain }, 'v1.ring1.iv-old.sealed-old')).to.equal(true);
+      // A second replica that read the plain half too finds it gone and changes nothing.
+      expect(await keys().replacePrivateKey('old', { plain }, 'v1.ring1.iv-old.other')).to.equal(false);
+      expect(await query(cp.url, 'select private_jwk, sealed_private_jwk from signing_keys where kid = $1', ['old'])).to.deep.equal([
+        { private_jwk: null, sealed_private_jwk: 'v1.ring1.iv-old.sealed-old' },
+      ]);
+
+      // Re-sealing (a new ring key) is conditional on the sealed text read.
+      expect(await keys().replacePrivateKey('new', { sealed: 'v1.ring0.stale' }, 'v1.ring2.x.y')).to.equal(false);
+      expect(await keys().replacePrivateKey('new', { sealed: 'v1.ring1.iv-new.secret-new' }, 'v1.ring2.x.y')).to.equal(true);
+      expect((await keys().listPrivateKeys()).map((entry) => entry.privateKey)).to.deep.equal([{ sealed: 'v1.ring1.iv-old.sealed-old' }, { sealed: 'v1.ring2.x.y' }]);
+    });
+
+    it('a row holds exactly one private half', async function () {
+      await keys().insert(key('k', { created: at(0) }));
+      let refused = 0;
+      for (const sql of [`update signing_keys set private_jwk = '{}'::jsonb`, `update signing_keys set sealed_private_jwk = null`]) {
+        await query(cp.url, sql).catch(() => refused++);
+      }
+      expect(refused).to.equal(2);
     });
 
     it('insert refuses a second key with the same kid', async function () {
@@ -467,7 +512,7 @@ describe('repositories', function () {
       const verifying = await keys().listVerifying(at(0));
       expect(verifying.map((record) => record.kid)).to.deep.equal(['future', 'current', 'retired']);
       for (const record of verifying) {
-        expect(record).not.to.have.property('privateJwk');
+        expect(record).not.to.have.property('privateKey');
         expect(JSON.stringify(record)).not.to.include('secret-');
       }
       expect((await keys().listVerifying(at(-2))).map((record) => record.kid)).to.deep.equal(['future', 'current', 'retired', 'expires-now', 'expired']);
@@ -480,7 +525,8 @@ describe('repositories', function () {
       await keys().insert(current);
 
       const signing = await keys().findSigning(at(0), at(0));
-      expect(signing).to.deep.equal(current);
+      const { sealedPrivateKey, ...rest } = current;
+      expect(signing).to.deep.equal({ ...rest, privateKey: { sealed: sealedPrivateKey } });
     });
 
     it('findSigning skips retired keys, a key that retires exactly at `now` included', async function () {
@@ -519,10 +565,11 @@ describe('repositories', function () {
       const signing = await repository.findSigning(at(0), at(0));
       const verifyingAgain = await repository.listVerifying(at(0));
 
-      expect(signing?.privateJwk).to.deep.equal(record.privateJwk);
+      expect(signing?.privateKey).to.deep.equal({ sealed: record.sealedPrivateKey });
       expect(verifying).to.deep.equal([publicPart(record)]);
       expect(verifyingAgain).to.deep.equal([publicPart(record)]);
-      expect(verifyingAgain[0]).not.to.have.property('privateJwk');
+      expect(verifyingAgain[0]).not.to.have.property('privateKey');
+      expect(JSON.stringify(verifyingAgain)).not.to.include('secret-');
     });
   });
 });

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SigningKeyRecord, SigningKeyRepository } from '@platform/domain';
+import type { SigningKeyRecord, SigningKeyRepository, StoredPrivateKey } from '@platform/domain';
 import { SigningKeyEntity, type SigningKeyRow } from '../entities/signing-key.entity.js';
 
 function toRecord(row: SigningKeyRow): SigningKeyRecord {
@@ -13,6 +13,17 @@ function toRecord(row: SigningKeyRow): SigningKeyRecord {
   };
 }
 
+/** The one private half a row holds (the table's check constraint allows exactly one). */
+function storedPrivateKey(sealed: string | null | undefined, plain: Record<string, unknown> | string | null | undefined): StoredPrivateKey {
+  if (sealed) return { sealed };
+  if (plain) return { plain: typeof plain === 'string' ? (JSON.parse(plain) as Record<string, unknown>) : plain };
+  throw new Error('a signing key row holds no private half');
+}
+
+/**
+ * The signing key set in the control plane. Private halves are stored as the KeySet hands them
+ * over, sealed: this repository never sees a key ring, and never writes a plain private key.
+ */
 export class MikroSigningKeyRepository implements SigningKeyRepository {
   constructor(private readonly em: EntityManager) {}
 
@@ -25,18 +36,19 @@ export class MikroSigningKeyRepository implements SigningKeyRepository {
     return rows.map(toRecord);
   }
 
-  async findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateJwk: Record<string, unknown> }) | null> {
+  async findSigning(now: Date, createdBy: Date): Promise<(SigningKeyRecord & { privateKey: StoredPrivateKey }) | null> {
     const row = await this.em.fork().findOne(
       SigningKeyEntity,
       { $or: [{ retires: null }, { retires: { $gt: now } }], created: { $lte: createdBy } },
-      { orderBy: { created: 'desc' }, populate: ['privateJwk'] },
+      { orderBy: { created: 'desc' }, populate: ['privateJwk', 'sealedPrivateJwk'] },
     );
-    return row ? { ...toRecord(row), privateJwk: row.privateJwk as Record<string, unknown> } : null;
+    return row ? { ...toRecord(row), privateKey: storedPrivateKey(row.sealedPrivateJwk, row.privateJwk) } : null;
   }
 
-  async insert(record: SigningKeyRecord & { privateJwk: Record<string, unknown> }): Promise<void> {
+  async insert(record: SigningKeyRecord & { sealedPrivateKey: string }): Promise<void> {
+    const { sealedPrivateKey, ...rest } = record;
     const em = this.em.fork();
-    em.create(SigningKeyEntity, { ...record });
+    em.create(SigningKeyEntity, { ...rest, sealedPrivateJwk: sealedPrivateKey, privateJwk: null });
     await em.flush();
   }
 
@@ -47,5 +59,29 @@ export class MikroSigningKeyRepository implements SigningKeyRepository {
         where kid <> ?`,
       [retires, retires, expires, expires, kid],
     );
+  }
+
+  async listPrivateKeys(): Promise<{ kid: string; privateKey: StoredPrivateKey }[]> {
+    const rows = await this.em
+      .fork()
+      .execute<{ kid: string; private_jwk: Record<string, unknown> | string | null; sealed_private_jwk: string | null }[]>(
+        `select kid, private_jwk, sealed_private_jwk from signing_keys order by created`,
+        [],
+        'all',
+      );
+    return rows.map((row) => ({ kid: row.kid, privateKey: storedPrivateKey(row.sealed_private_jwk, row.private_jwk) }));
+  }
+
+  async replacePrivateKey(kid: string, from: StoredPrivateKey, sealed: string): Promise<boolean> {
+    // Conditional on what was read: of replicas sealing at once, one write wins and none undoes another's.
+    const [condition, value] = 'sealed' in from ? ['sealed_private_jwk = ?', from.sealed] : ['private_jwk = ?::jsonb', JSON.stringify(from.plain)];
+    const rows = await this.em
+      .fork()
+      .execute<{ kid: string }[]>(
+        `update signing_keys set sealed_private_jwk = ?, private_jwk = null where kid = ? and ${condition} returning kid`,
+        [sealed, kid, value],
+        'all',
+      );
+    return rows.length === 1;
   }
 }
