@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { CREDENTIAL_ROLE_NAME, isUuid, NotFoundError } from '@platform/domain';
-import { databaseRoleNames } from './database-roles.js';
+import { databaseRoleNames, moverRoleName } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
 import { serviceRoleName } from './service-role.js';
 
@@ -124,8 +124,10 @@ export async function dropCredentialRole(
   await admin.query(`drop role if exists ${role}`);
 }
 
-/** Drops a dropped database's own roles (owner, tenant, admin, scoped), after its credentials' roles. */
+/** Drops a dropped database's own roles (owner, tenant, admin, scoped, service, a move's leftover login), after its credentials' roles. */
 export async function dropDatabaseRoles(admin: pg.ClientBase, physicalName: string): Promise<void> {
-  const names = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)].map((name) => admin.escapeIdentifier(name));
+  const names = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName), moverRoleName(physicalName)].map((name) =>
+    admin.escapeIdentifier(name),
+  );
   await admin.query(`drop role if exists ${names.join(', ')}`);
 }
