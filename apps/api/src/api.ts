@@ -27,7 +27,15 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   // Dedicated compute: local PostgreSQL servers; a database on one is reached there.
   const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
-  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls, (instanceId) => computeDriver.adminUrl(instanceId));
+  const clusters = new PgClusterDirectory(
+    config.regions,
+    config.clusterUrls,
+    (instanceId) => computeDriver.adminUrl(instanceId),
+    (repair) => logger.error({ role: repair.role, removed: repair.removed }, 'a role made for a customer held what it may not; revoked'),
+  );
+  // Defence in depth: no role made for customers keeps a power over the cluster, whoever gave it.
+  // A cluster that does not answer now is audited at its databases' next repair instead.
+  await clusters.auditCustomerRoles().catch((error) => logger.warn({ err: error }, 'auditing customer roles failed; the next schema repair audits them'));
   const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token

@@ -7,3 +7,4 @@ export { databaseRoleNames, moverRoleName, MOVER_ROLE_SUFFIX, DATABASE_ROLE_SUFF
 export { scramVerifier } from './scram-verifier.js';
 export { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 export { enableServiceLogin, serviceRoleName, serviceUrl } from './service-role.js';
+export { auditCustomerRoles, type RoleRepair } from './role-audit.js';

@@ -101,7 +101,18 @@ export interface ClusterDriver {
   connectionUrl(physicalName: string): string;
   /** What the cluster is doing now, per database (query insights' observer). */
   activity(): Promise<ClusterActivity>;
+  /**
+   * Defence in depth: takes from the roles made for customers (one database's, or every platform
+   * database's) any attribute or membership they may not hold, and answers what it took.
+   */
+  auditCustomerRoles(physicalName?: string): Promise<CustomerRoleRepair[]>;
   close(): Promise<void>;
+}
+
+/** A role made for a customer that held more than it may, and what was taken from it. */
+export interface CustomerRoleRepair {
+  role: string;
+  removed: string[];
 }
 
 export interface ClusterDirectory {

@@ -1,8 +1,18 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { UnavailableError, type ClusterActivity, type ClusterDirectory, type ClusterDriver, type Database, type LoginRoles, type Region } from '@platform/domain';
+import {
+  UnavailableError,
+  type ClusterActivity,
+  type ClusterDirectory,
+  type ClusterDriver,
+  type CustomerRoleRepair,
+  type Database,
+  type LoginRoles,
+  type Region,
+} from '@platform/domain';
 import { isLocalPostgres } from './process-cpu.js';
 import {
+  auditCustomerRoles,
   BUILT_IN_SCHEMA_VERSION,
   createCredentialRole,
   credentialRoleName,
@@ -21,6 +31,9 @@ function assertPhysicalName(name: string): void {
   databaseRoleNames(name);
 }
 
+/** Where a driver reports roles its audit repaired: an error, since something gave a customer's role what the platform never does. */
+export type RoleRepairLog = (repair: CustomerRoleRepair) => void;
+
 /** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
 export class PgClusterDriver implements ClusterDriver {
   private readonly admin: pg.Pool;
@@ -35,6 +48,7 @@ export class PgClusterDriver implements ClusterDriver {
   constructor(
     private readonly adminUrl: string,
     private readonly secretUrl = adminUrl,
+    private readonly onRoleRepaired: RoleRepairLog = () => {},
   ) {
     this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
     this.admin.on('error', () => {});
@@ -68,6 +82,15 @@ export class PgClusterDriver implements ClusterDriver {
   async upgradeBuiltInSchema(physicalName: string): Promise<void> {
     await this.withDatabase(physicalName, installBuiltInSchema);
     await this.withAdmin((admin) => enableServiceLogin(admin, this.secretUrl, physicalName));
+    // Each repair checks the database's roles too.
+    await this.auditCustomerRoles(physicalName);
+  }
+
+  async auditCustomerRoles(physicalName?: string): Promise<CustomerRoleRepair[]> {
+    if (physicalName !== undefined) assertPhysicalName(physicalName);
+    const repairs = await this.withAdmin((admin) => auditCustomerRoles(admin, physicalName ?? null));
+    for (const repair of repairs) this.onRoleRepaired(repair);
+    return repairs;
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {
@@ -218,6 +241,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     private readonly served: readonly Region[],
     private readonly urls: Readonly<Record<Region, string>>,
     private readonly instanceAdminUrl: (instanceId: string) => string | null = () => null,
+    private readonly onRoleRepaired: RoleRepairLog = () => {},
   ) {}
 
   forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver {
@@ -226,6 +250,14 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
 
   regions(): readonly Region[] {
     return this.served;
+  }
+
+  /** Audits the customer roles of every served region's cluster (each cluster once). */
+  async auditCustomerRoles(): Promise<CustomerRoleRepair[]> {
+    const clusters = new Map(this.served.map((region) => [this.urls[region], this.driverFor(region)]));
+    const repairs: CustomerRoleRepair[] = [];
+    for (const driver of clusters.values()) repairs.push(...(await driver.auditCustomerRoles()));
+    return repairs;
   }
 
   forRegion(region: Region): ClusterDriver {
@@ -262,7 +294,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
   private driverAt(url: string, secretUrl: string): PgClusterDriver {
     let driver = this.drivers.get(url);
     if (!driver) {
-      driver = new PgClusterDriver(url, secretUrl);
+      driver = new PgClusterDriver(url, secretUrl, this.onRoleRepaired);
       this.drivers.set(url, driver);
     }
     return driver;

@@ -20,13 +20,13 @@ const RESTORE_JOBS = 2;
 interface RoleRow {
   rolname: string;
   rolinherit: boolean;
-  rolcreaterole: boolean;
-  rolcreatedb: boolean;
   rolcanlogin: boolean;
   rolbypassrls: boolean;
   rolconnlimit: number;
   rolpassword: string | null;
   rolvaliduntil: string | null;
+  /** Settings the role has in every database (`name=value`): a credential's limits among them. */
+  settings: string[] | null;
 }
 
 interface MembershipRow {
@@ -212,7 +212,7 @@ export class DatabaseMover {
         for (const stale of await credentialRolesOf(target, physicalName)) {
           if (!kept.has(stale)) await target.query(`drop role if exists ${target.escapeIdentifier(stale)}`);
         }
-        await this.writeRoles(target, roles);
+        await this.writeRoles(target, physicalName, roles);
       });
       const dump = join(work, 'database.dump');
       // Uncompressed: the copy stays on this machine, and compressing would lengthen the pause.
@@ -273,8 +273,9 @@ export class DatabaseMover {
   private async readRoles(source: pg.Client, physicalName: string): Promise<{ roles: RoleRow[]; memberships: MembershipRow[] }> {
     const names = [...ownRoles(physicalName), ...(await credentialRolesOf(source, physicalName))];
     const roles = await source.query<RoleRow>(
-      `select rolname, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolbypassrls, rolconnlimit, rolpassword, rolvaliduntil::text
-         from pg_authid where rolname = any($1) and not rolsuper order by rolname`,
+      `select a.rolname, a.rolinherit, a.rolcanlogin, a.rolbypassrls, a.rolconnlimit, a.rolpassword, a.rolvaliduntil::text, s.setconfig as settings
+         from pg_authid a left join pg_db_role_setting s on s.setrole = a.oid and s.setdatabase = 0
+        where a.rolname = any($1) order by a.rolname`,
       [names],
     );
     const memberships = await source.query<MembershipRow>(
@@ -286,24 +287,34 @@ export class DatabaseMover {
     return { roles: roles.rows, memberships: memberships.rows };
   }
 
-  private async writeRoles(target: pg.Client, input: { roles: RoleRow[]; memberships: MembershipRow[] }): Promise<void> {
+  private async writeRoles(target: pg.Client, physicalName: string, input: { roles: RoleRow[]; memberships: MembershipRow[] }): Promise<void> {
+    const roles = databaseRoleNames(physicalName);
+    const service = serviceRoleName(physicalName);
     const id = (name: string) => target.escapeIdentifier(name);
     const yes = (flag: boolean, word: string) => (flag ? word : `no${word}`);
     for (const role of input.roles) {
       const exists = await target.query(`select 1 from pg_roles where rolname = $1`, [role.rolname]);
       if (!exists.rowCount) await target.query(`create role ${id(role.rolname)}`);
+      // Whatever the source says, a customer's role gets no power over the cluster here: only the
+      // database's admin and service roles keep the BYPASSRLS they are made with.
+      const mayBypass = role.rolname === roles.admin || role.rolname === service;
       const attributes = [
+        'nosuperuser nocreaterole nocreatedb noreplication',
         yes(role.rolinherit, 'inherit'),
-        yes(role.rolcreaterole, 'createrole'),
-        yes(role.rolcreatedb, 'createdb'),
         yes(role.rolcanlogin, 'login'),
-        yes(role.rolbypassrls, 'bypassrls'),
+        yes(role.rolbypassrls && mayBypass, 'bypassrls'),
         `connection limit ${Number(role.rolconnlimit)}`,
         // The verifier as stored: PostgreSQL takes a SCRAM verifier as the password itself.
         role.rolpassword === null ? 'password null' : `password ${target.escapeLiteral(role.rolpassword)}`,
         role.rolvaliduntil === null ? `valid until 'infinity'` : `valid until ${target.escapeLiteral(role.rolvaliduntil)}`,
       ];
       await target.query(`alter role ${id(role.rolname)} ${attributes.join(' ')}`);
+      await target.query(`alter role ${id(role.rolname)} reset all`);
+      for (const setting of role.settings ?? []) {
+        const [, name, value] = /^([A-Za-z_][A-Za-z0-9_.]*)=(.*)$/s.exec(setting) ?? [];
+        if (name === undefined) throw new Error(`unexpected setting of role ${role.rolname}: ${setting.slice(0, 100)}`);
+        await target.query(`alter role ${id(role.rolname)} set ${name} to ${target.escapeLiteral(value)}`);
+      }
     }
     for (const m of input.memberships) {
       await target.query(
