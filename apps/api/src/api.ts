@@ -27,7 +27,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   // Dedicated compute: local PostgreSQL servers; a database on one is reached there.
   const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
-  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls, (instanceId) => computeDriver.adminUrl(instanceId));
+  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls, (instanceId) => computeDriver.adminUrl(instanceId), config.databaseLimits);
   const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
@@ -139,6 +139,11 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
   reconciler.start();
   computeReconciler.start();
+  // A changed limit reaches databases and credentials made before; a failure leaves them as they were.
+  clusters.applyLimits().then(
+    (changed) => logger.info(changed, 'database and credential limits applied'),
+    (error: unknown) => logger.warn({ err: error }, 'applying database and credential limits failed; the next start tries again'),
+  );
   observer.start();
   const housekeeping = startInsightsHousekeeping({
     retention: new SqlInsightsRetention(orm),

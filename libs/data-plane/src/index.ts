@@ -7,3 +7,10 @@ export { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 export { scramVerifier } from './scram-verifier.js';
 export { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 export { enableServiceLogin, serviceRoleName, serviceUrl } from './service-role.js';
+export {
+  applyDatabaseLimits,
+  DATABASE_LIMIT_DEFAULTS,
+  setDatabaseConnectionLimit,
+  type CredentialSessionLimits,
+  type DatabaseLimits,
+} from './database-limits.js';
