@@ -78,6 +78,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     clusters,
     // Credentials are login roles on the clusters: the same directory creates and drops them.
     loginRoles: clusters,
+    credentialsPerDatabase: config.credentialsPerDatabase,
     provisioner: reconciler,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
     // Each database is reached as its own service role, never as the cluster's superuser; a database

@@ -29,6 +29,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   dataPlane: Required<ConnectionBudgetOptions>;
   /** What each database and each credential's sessions may take of a shared cluster (README "What a credential may take"). */
   databaseLimits: DatabaseLimits;
+  /** Live credentials developers may hold per database (CREDENTIALS_PER_DATABASE). */
+  credentialsPerDatabase: number;
   /** Whether tenant members may create users (README "Users"); off, only developers do. */
   membersCreateUsers: boolean;
   /** How often the database servers are sampled for insights (one API replica samples). */
@@ -88,6 +90,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
     dataPlane,
     databaseLimits: loadDatabaseLimits(env, dataPlane.connectionsPerDatabase),
+    credentialsPerDatabase: readInteger(env, 'CREDENTIALS_PER_DATABASE', 50, { min: 1, max: 10_000 }),
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
     // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.
