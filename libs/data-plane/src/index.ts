@@ -8,3 +8,10 @@ export { scramVerifier } from './scram-verifier.js';
 export { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 export { enableServiceLogin, serviceRoleName, serviceUrl } from './service-role.js';
 export { auditCustomerRoles, type RoleRepair } from './role-audit.js';
+export {
+  applyDatabaseLimits,
+  DATABASE_LIMIT_DEFAULTS,
+  setDatabaseConnectionLimit,
+  type CredentialSessionLimits,
+  type DatabaseLimits,
+} from './database-limits.js';

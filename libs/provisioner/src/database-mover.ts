@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
 import { CREDENTIAL_ROLE_NAME } from '@platform/domain';
-import { databaseRoleNames, moverRoleName, scramVerifier, serviceRoleName } from '@platform/data-plane';
+import { databaseRoleNames, moverRoleName, scramVerifier, serviceRoleName, setDatabaseConnectionLimit } from '@platform/data-plane';
 import { planRestore } from './restore-plan.js';
 
 /** pg_dump and pg_restore of the servers' own major version (tools/pg-client-tools.mjs puts them in place). */
@@ -69,11 +69,11 @@ function isCredentialRole(name: string): boolean {
 }
 
 /** The database's connection limit as it stands (-1: none), to give the copy once it is restored. */
-async function connectionLimitOf(admin: pg.Client, physicalName: string): Promise<number> {
+async function connectionLimitOf(admin: pg.Client, physicalName: string, otherwise: number): Promise<number> {
   const found = await admin.query<{ limit: number }>(`select datconnlimit as limit from pg_catalog.pg_database where datname = $1`, [physicalName]);
   if (!found.rowCount) throw new Error(`database ${physicalName} does not exist on the source`);
   // 0 is a pause an earlier attempt left behind, not the database's own limit.
-  return found.rows[0].limit === 0 ? -1 : Number(found.rows[0].limit);
+  return Number(found.rows[0].limit) === 0 ? otherwise : Number(found.rows[0].limit);
 }
 
 async function superusersOf(admin: pg.Client): Promise<string[]> {
@@ -184,7 +184,11 @@ function run(tool: string, args: string[], url: string): Promise<void> {
  * replica that still routes there is refused (and answers 503) instead of writing to a stale copy.
  */
 export class DatabaseMover {
-  constructor(private readonly tools: ClientTools) {}
+  /** `connectionLimit`: the sessions a database may hold on a shared cluster, which `resume` gives back (-1: none). */
+  constructor(
+    private readonly tools: ClientTools,
+    private readonly connectionLimit = -1,
+  ) {}
 
   /**
    * Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs);
@@ -192,7 +196,7 @@ export class DatabaseMover {
    * of the move: logins wait, credentials are neither created nor dropped until it ends).
    */
   async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string, beforePause: () => Promise<void> = async () => {}): Promise<{ pausedAt: number }> {
-    const connectionLimit = await withClient(sourceAdminUrl, (source) => connectionLimitOf(source, physicalName));
+    const connectionLimit = await withClient(sourceAdminUrl, (source) => connectionLimitOf(source, physicalName, this.connectionLimit));
     await beforePause();
     const pausedAt = Date.now();
     await this.pause(sourceAdminUrl, physicalName);
@@ -229,7 +233,7 @@ export class DatabaseMover {
       // 1. The database and the platform's objects, before anything of the customer's exists.
       await run(this.tools.pgRestore, ['--create', '--exit-on-error', list('platform', plan.platform), dump], databaseUrl(targetAdminUrl, 'postgres'));
       // The dump carried the source's paused connection limit.
-      await withClient(targetAdminUrl, (target) => target.query(`alter database ${physicalName} connection limit ${connectionLimit}`));
+      await withClient(targetAdminUrl, (target) => setDatabaseConnectionLimit(target, physicalName, connectionLimit));
       // 2. The customer's objects, as a login with the database's roles and nothing more. Two jobs:
       // tables' data and indexes load side by side.
       if (plan.customer.length > 0) {
@@ -242,7 +246,7 @@ export class DatabaseMover {
         await run(this.tools.pgRestore, ['--exit-on-error', list('last', plan.last), dump], databaseUrl(targetAdminUrl, physicalName));
       }
     } catch (error) {
-      await this.resume(sourceAdminUrl, physicalName).catch(() => undefined);
+      await this.resume(sourceAdminUrl, physicalName, connectionLimit).catch(() => undefined);
       throw error;
     } finally {
       await withClient(targetAdminUrl, (target) => dropMoverRole(target, targetAdminUrl, physicalName)).catch(() => undefined);
@@ -260,12 +264,12 @@ export class DatabaseMover {
     });
   }
 
-  /** Lets sessions in again (a move that failed, or a database that stays where it is). */
-  async resume(adminUrl: string, physicalName: string): Promise<void> {
+  /** Lets sessions in again (a move that failed, or a database that stays where it is), up to `limit`. */
+  async resume(adminUrl: string, physicalName: string, limit = this.connectionLimit): Promise<void> {
     databaseRoleNames(physicalName);
     await withClient(adminUrl, async (admin) => {
       const found = await admin.query(`select 1 from pg_database where datname = $1`, [physicalName]);
-      if (found.rowCount) await admin.query(`alter database ${physicalName} connection limit -1`);
+      if (found.rowCount) await setDatabaseConnectionLimit(admin, physicalName, limit);
     });
   }
 
