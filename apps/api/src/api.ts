@@ -27,7 +27,16 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
   // Dedicated compute: local PostgreSQL servers; a database on one is reached there.
   const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
-  const clusters = new PgClusterDirectory(config.regions, config.clusterUrls, (instanceId) => computeDriver.adminUrl(instanceId));
+  const clusters = new PgClusterDirectory(
+    config.regions,
+    config.clusterUrls,
+    (instanceId) => computeDriver.adminUrl(instanceId),
+    config.databaseLimits,
+    (repair) => logger.error({ role: repair.role, removed: repair.removed }, 'a role made for a customer held what it may not; revoked'),
+  );
+  // Defence in depth: no role made for customers keeps a power over the cluster, whoever gave it.
+  // A cluster that does not answer now is audited at its databases' next repair instead.
+  await clusters.auditCustomerRoles().catch((error) => logger.warn({ err: error }, 'auditing customer roles failed; the next schema repair audits them'));
   const connections = new ConnectionBudget(config.dataPlane);
 
   // Tokens: verified against the token service's keys; developer tokens of a revoked refresh-token
@@ -72,7 +81,10 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const computeReconciler = new ComputeReconciler({
     store: new SqlComputeStore(orm, systemClock),
     driver: computeDriver,
-    mover: new DatabaseMover({ pgDump: join(config.compute.clientBin, 'pg_dump'), pgRestore: join(config.compute.clientBin, 'pg_restore') }),
+    mover: new DatabaseMover(
+      { pgDump: join(config.compute.clientBin, 'pg_dump'), pgRestore: join(config.compute.clientBin, 'pg_restore') },
+      config.databaseLimits.maxConnections,
+    ),
     clusters,
     clusterAdminUrl: (region) => config.clusterUrls[region],
     intervalMs: config.compute.intervalMs,
@@ -91,6 +103,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     clusters,
     // Credentials are login roles on the clusters: the same directory creates and drops them.
     loginRoles: clusters,
+    credentialsPerDatabase: config.credentialsPerDatabase,
     provisioner: reconciler,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
     // Each database is reached as its own service role, never as the cluster's superuser; a database
@@ -152,6 +165,11 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
   reconciler.start();
   computeReconciler.start();
+  // A changed limit reaches databases and credentials made before; a failure leaves them as they were.
+  clusters.applyLimits().then(
+    (changed) => logger.info(changed, 'database and credential limits applied'),
+    (error: unknown) => logger.warn({ err: error }, 'applying database and credential limits failed; the next start tries again'),
+  );
   observer.start();
   const housekeeping = startInsightsHousekeeping({
     retention: new SqlInsightsRetention(orm),

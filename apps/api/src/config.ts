@@ -14,7 +14,7 @@ import {
 import { readSecretBox, requireSecretBox, SIGNING_KEY_RING_VARIABLE, type SecretBox } from '@platform/auth';
 import { resolve } from 'node:path';
 import { assertCatalog, computeType, DEFAULT_COMPUTE_TYPES, DEFAULT_INSIGHTS_RETENTION, type ComputeType, type InsightsRetention } from '@platform/domain';
-import { CONNECTION_BUDGET_DEFAULTS, type ConnectionBudgetOptions } from '@platform/data-plane';
+import { CONNECTION_BUDGET_DEFAULTS, DATABASE_LIMIT_DEFAULTS, type ConnectionBudgetOptions, type DatabaseLimits } from '@platform/data-plane';
 
 export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpointSettings {
   /** Check every response against its schema (tests, development). */
@@ -27,6 +27,10 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   /** How long a READY database found by path or id is cached (the staleness bound). */
   databaseCacheMs: number;
   dataPlane: Required<ConnectionBudgetOptions>;
+  /** What each database and each credential's sessions may take of a shared cluster (README "What a credential may take"). */
+  databaseLimits: DatabaseLimits;
+  /** Live credentials developers may hold per database (CREDENTIALS_PER_DATABASE). */
+  credentialsPerDatabase: number;
   /** Whether tenant members may create users (README "Users"); off, only developers do. */
   membersCreateUsers: boolean;
   /** How often the database servers are sampled for insights (one API replica samples). */
@@ -65,6 +69,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     }
     if (parsed.origin !== origin) throw new ConfigError('ALLOWED_ORIGINS', `'${origin}' is not an origin (expected ${parsed.origin})`);
   }
+  const dataPlane = loadConnectionBudget(env);
   return {
     ...platform,
     validateResponses: readEnum(env, 'VALIDATE_RESPONSES', 'false', ['true', 'false']) === 'true',
@@ -74,7 +79,9 @@ export function loadApiConfig(env: Env): ApiConfig {
     revocationPollMs: readInteger(env, 'REVOCATION_POLL_MS', 5_000, { min: 100, max: 60_000 }),
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
-    dataPlane: loadConnectionBudget(env),
+    dataPlane,
+    databaseLimits: loadDatabaseLimits(env, dataPlane.connectionsPerDatabase),
+    credentialsPerDatabase: readInteger(env, 'CREDENTIALS_PER_DATABASE', 50, { min: 1, max: 10_000 }),
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
     // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.
@@ -120,6 +127,35 @@ function readComputeTypes(env: Env): ComputeType[] {
 }
 
 /** The API's connections to platform databases (README, "Connections to platform databases"). */
+/**
+ * The per-database and per-credential limits. A database's connection limit counts the API's own
+ * service-role connections (DATA_PLANE_POOL_SIZE per replica) too: it must leave room for at least
+ * one replica's pool and one session of the developer's.
+ */
+function loadDatabaseLimits(env: NodeJS.ProcessEnv, poolSize: number): DatabaseLimits {
+  const defaults = DATABASE_LIMIT_DEFAULTS;
+  const mib = 1024;
+  return {
+    session: {
+      tempFileLimitKiB: readInteger(env, 'CREDENTIAL_TEMP_FILE_LIMIT_MB', defaults.session.tempFileLimitKiB / mib, { min: 1, max: 1024 * 1024 }) * mib,
+      lockTimeoutMs: readInteger(env, 'CREDENTIAL_LOCK_TIMEOUT_MS', defaults.session.lockTimeoutMs, { min: 0, max: 24 * 3_600_000 }),
+      idleInTransactionTimeoutMs: readInteger(env, 'CREDENTIAL_IDLE_IN_TRANSACTION_TIMEOUT_MS', defaults.session.idleInTransactionTimeoutMs, {
+        min: 0,
+        max: 24 * 3_600_000,
+      }),
+    },
+    maxConnections: readDatabaseMaxConnections(env, poolSize),
+  };
+}
+
+function readDatabaseMaxConnections(env: NodeJS.ProcessEnv, poolSize: number): number {
+  const limit = readInteger(env, 'DATABASE_MAX_CONNECTIONS', DATABASE_LIMIT_DEFAULTS.maxConnections, { min: 1, max: 100_000 });
+  if (limit <= poolSize) {
+    throw new ConfigError('DATABASE_MAX_CONNECTIONS', `must exceed DATA_PLANE_POOL_SIZE (${poolSize}): the API's own connections to a database count against it`);
+  }
+  return limit;
+}
+
 function loadConnectionBudget(env: NodeJS.ProcessEnv): Required<ConnectionBudgetOptions> {
   if (env.DATA_PLANE_MAX_POOLS !== undefined) {
     throw new ConfigError('DATA_PLANE_MAX_POOLS', 'is replaced by DATA_PLANE_CONNECTION_BUDGET, a cap on connections per cluster (README)');

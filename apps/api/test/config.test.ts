@@ -37,4 +37,18 @@ describe('configuration at start-up', function () {
     expect(short.stderr).to.include("SIGNING_KEY_SECRET_KEYS: key 'k1' must be 32 bytes of base64 (openssl rand -base64 32)");
     expect(short.stderr).not.to.include('c2hvcnQ=');
   });
+
+  it('apps/api checks the database and credential limits, naming the variable', function () {
+    const base = { DATABASE_URL: 'postgres://127.0.0.1:1/x' };
+    const cases: [Record<string, string>, string][] = [
+      [{ DATABASE_MAX_CONNECTIONS: '4' }, "DATABASE_MAX_CONNECTIONS: must exceed DATA_PLANE_POOL_SIZE (4): the API's own connections to a database count against it"],
+      [{ CREDENTIAL_TEMP_FILE_LIMIT_MB: '0' }, 'CREDENTIAL_TEMP_FILE_LIMIT_MB: expected a number from 1 to 1048576, got 0'],
+      [{ CREDENTIAL_LOCK_TIMEOUT_MS: '30s' }, "CREDENTIAL_LOCK_TIMEOUT_MS: expected a whole number, got '30s'"],
+    ];
+    for (const [env, message] of cases) {
+      const { status, stderr } = runToExit('apps/api/src/main.ts', { ...base, ...env });
+      expect(status, message).to.equal(78);
+      expect(stderr).to.include(message);
+    }
+  });
 });

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName, waitForStatus } from '@platform/test-fixtures';
-import { eventually, query } from '@platform/testing';
+import { eventually, httpClient, query } from '@platform/testing';
+import { startApi } from '../src/api.js';
+import { loadApiConfig } from '../src/config.js';
 import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import { createTenant, createUser, developerWithReadyDatabase, type TestTenant } from './support/fixtures.js';
 
@@ -175,6 +177,40 @@ describe('credentials', function () {
         expect((await p.request('GET', `${D}/credentials`, { token: workspace.token })).body).to.deep.equal([]);
       } finally {
         await query(p.controlPlane.url, 'delete from databases where id = $1', [databaseId]);
+      }
+    });
+  });
+
+  describe('the credential quota (CREDENTIALS_PER_DATABASE)', function () {
+    it('answers 409 credential_quota_exceeded past the quota, creating nothing; concurrent creates at it do not both pass', async function () {
+      // An API of its own, with a quota of 2, over the same control plane and clusters.
+      const api = await startApi(loadApiConfig({ ...p.env, CREDENTIALS_PER_DATABASE: '2' }));
+      try {
+        const request = httpClient(api.url);
+        const { D, token } = await developerWithReadyDatabase(p);
+        const first = await request('POST', `${D}/credentials`, { token });
+        expect(first.status, first.text).to.equal(201);
+        const racing = await Promise.all([request('POST', `${D}/credentials`, { token }), request('POST', `${D}/credentials`, { token, json: { tenantId: undefined } })]);
+        expect(racing.map((response) => response.status).sort()).to.deep.equal([201, 409]);
+        const refused = await request('POST', `${D}/credentials`, { token });
+        expectApiError(refused, 409, 'credential_quota_exceeded');
+        expect(refused.body.message).to.match(/^Database '[^']+' has 2 credentials, its quota is 2; delete one first$/);
+        const live = await request('GET', `${D}/credentials`, { token });
+        expect(live.body.map((credential: { id: string }) => credential.id)).to.have.length(2);
+        // Nothing of the refused ones reached the cluster: only the two recorded roles are members of the database's roles.
+        const physical = await physicalNameOf(p, (await request('GET', D, { token })).body.id);
+        const roles = await query<{ rolname: string }>(
+          p.postgres.adminUrl,
+          `select distinct r.rolname from pg_auth_members m join pg_roles g on g.oid = m.roleid join pg_roles r on r.oid = m.member
+            where g.rolname in ($1 || '_owner', $1 || '_scoped') and r.rolname like 'cred\\_%' order by r.rolname`,
+          [physical],
+        );
+        expect(roles.map((row) => row.rolname)).to.deep.equal(live.body.map((credential: { id: string }) => credential.id).sort());
+        // A deleted credential frees its place.
+        expect((await request('DELETE', `${D}/credentials/${first.body.id}`, { token })).status).to.equal(204);
+        expect((await request('POST', `${D}/credentials`, { token })).status).to.equal(201);
+      } finally {
+        await api.close();
       }
     });
   });

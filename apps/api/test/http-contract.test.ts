@@ -72,6 +72,8 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/regions',
       '/workspaces/{workspaceSlug}/members',
       '/workspaces/{workspaceSlug}/members/{developerId}',
+      '/workspaces/{workspaceSlug}/invitations',
+      '/workspaces/{workspaceSlug}/invitations/{invitationId}',
       '/workspaces/{workspaceSlug}/databases',
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
       '/workspaces/{workspaceSlug}/compute-types',
@@ -103,6 +105,9 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/providers/{providerName}/link',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/callback',
       '/developers/me',
+      '/developers/me/invitations',
+      '/developers/me/invitations/{invitationId}/accept',
+      '/developers/me/invitations/{invitationId}/decline',
       '/oauth2/token',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;

@@ -192,6 +192,23 @@ describe('SSO provider registrations', function () {
       expect(answer.status, `${configUrl}: ${answer.text}`).to.equal(400);
       expect(answer.body.errorCode, configUrl).to.equal('invalid_config_url');
     }
+    // The refusal says why without naming an address: what a name resolves to is the network's to keep.
+    const named = await p.request('POST', `${T}/auth/oidc/providers/inward`, {
+      token: owner.token,
+      json: { configUrl: `https://localhost:${port}/.well-known/openid-configuration`, clientId: 'c', clientSecret: 's', emailDomains: ['corp.test'], redirectURI: 'https://app.test/sso' },
+    });
+    expect(named.status).to.equal(400);
+    expect(named.body).to.deep.equal({
+      errorCode: 'invalid_config_url',
+      message: "configUrl refused: the provider's address is on this machine or a private network",
+      statusCode: 400,
+    });
+    const literal = await p.request('POST', `${T}/auth/oidc/providers/inward`, {
+      token: owner.token,
+      json: { configUrl: 'https://[fd00::1]/.well-known/openid-configuration', clientId: 'c', clientSecret: 's', emailDomains: ['corp.test'], redirectURI: 'https://app.test/sso' },
+    });
+    expect(literal.body).to.deep.equal(named.body);
+    for (const answer of [named, literal]) expect(answer.text).not.to.match(/127\.0\.0\.1|::1|fd00|\d+\.\d+\.\d+\.\d+/);
     expect(sso.op.requests.length, 'requests the provider received').to.equal(fetchedBefore);
   });
 
@@ -202,7 +219,11 @@ describe('SSO provider registrations', function () {
       token: owner.token,
       json: { configUrl: redirect, clientId: 'c', clientSecret: 's', emailDomains: ['corp.test'], redirectURI: 'https://app.test/sso' },
     });
-    expectApiError(answer, 400, 'invalid_config_url');
+    expect(answer.body).to.deep.equal({
+      errorCode: 'invalid_config_url',
+      message: 'configUrl refused: the provider redirected to an address on this machine or a private network',
+      statusCode: 400,
+    });
     expect(sso.op.requests.slice(before).map((line) => line.split('?')[0])).to.deep.equal(['GET /test-redirect']);
   });
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { issueClientToken, issueDeveloperToken } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName } from '@platform/test-fixtures';
@@ -31,10 +32,13 @@ describe('workspace members', function () {
     return { owner, other, W: `/workspaces/${owner.slug}` };
   }
 
-  async function add(W: string, token: string, email: string, role?: 'owner' | 'member') {
-    const added = await p.request('POST', `${W}/members`, { token, json: role ? { email, role } : { email } });
-    expect(added.status, added.text).to.equal(201);
-    return added.body as Member;
+  /** How a developer joins: an owner's invitation, accepted by its invitee. */
+  async function add(W: string, token: string, invitee: { email: string; token: string }, role?: 'owner' | 'member') {
+    const invited = await p.request('POST', `${W}/invitations`, { token, json: role ? { email: invitee.email, role } : { email: invitee.email } });
+    expect(invited.status, invited.text).to.equal(201);
+    const accepted = await p.request('POST', `/developers/me/invitations/${invited.body.id}/accept`, { token: invitee.token });
+    expect(accepted.status, accepted.text).to.equal(200);
+    return accepted.body.member as Member;
   }
 
   /** developerId -> role, as the owner (or another member) sees it. */
@@ -79,60 +83,169 @@ describe('workspace members', function () {
     it('answers 401 without a token', async function () {
       const { W } = await team();
       expectApiError(await p.request('GET', `${W}/members`), 401, 'unauthorized');
-      expectApiError(await p.request('POST', `${W}/members`, { json: { email: 'x@example.test' } }), 401, 'unauthorized');
+      expectApiError(await p.request('POST', `${W}/invitations`, { json: { email: 'x@example.test' } }), 401, 'unauthorized');
     });
   });
 
-  describe('POST /workspaces/{slug}/members', function () {
-    it('adds an existing developer as a member, who then sees the workspace and its databases', async function () {
+  describe('invitations', function () {
+    const DAY_MS = 24 * 60 * 60 * 1000;
+    const INVITATION_FIELDS = ['created', 'email', 'expires', 'id', 'role'];
+
+    async function invite(W: string, token: string, email: string, role?: 'owner' | 'member') {
+      const invited = await p.request('POST', `${W}/invitations`, { token, json: role ? { email, role } : { email } });
+      expect(invited.status, invited.text).to.equal(201);
+      return invited.body as { id: string; email: string; role: string; created: string; expires: string };
+    }
+
+    const accept = (token: string, id: string) => p.request('POST', `/developers/me/invitations/${id}/accept`, { token });
+    const notFound = (id: string) => ({ errorCode: 'invitation_not_found', message: `Invitation '${id}' not found`, statusCode: 404 });
+    const unknownEmail = () => `nobody-${randomBytes(4).toString('hex')}@example.test`;
+
+    it('answers an invitation of a registered email and of an unknown one alike, and adds nobody until it is accepted', async function () {
+      const { owner, other, W } = await team();
+      const registered = await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email } });
+      const unknown = await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: unknownEmail() } });
+      for (const [answer, email] of [
+        [registered, other.email],
+        [unknown, unknown.body.email],
+      ] as const) {
+        expect(answer.status, answer.text).to.equal(201);
+        expect(Object.keys(answer.body).sort()).to.deep.equal(INVITATION_FIELDS);
+        const created = answer.body.created as string;
+        expect(answer.body).to.deep.equal({ id: answer.body.id, email, role: 'member', created, expires: new Date(Date.parse(created) + 7 * DAY_MS).toISOString() });
+        expect(answer.body.id).to.match(/^[0-9a-f-]{36}$/);
+      }
+      const headerNames = (answer: typeof registered) => [...answer.headers.keys()].sort();
+      expect(headerNames(registered)).to.deep.equal(headerNames(unknown));
+      expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
+      expectApiError(await p.request('GET', W, { token: other.token }), 404, 'workspace_not_found');
+      const pending = await p.request('GET', `${W}/invitations`, { token: owner.token });
+      expect(pending.status).to.equal(200);
+      expect(pending.body).to.deep.equal([registered.body, unknown.body]);
+    });
+
+    it('the invitee sees it (the email matched case-insensitively), accepts, and becomes a member who sees the workspace and its databases', async function () {
       const { owner, other, W } = await team();
       const databaseName = uniqueDatabaseName();
       await createDatabase(p, owner.token, owner.slug, databaseName);
-      expectApiError(await p.request('GET', W, { token: other.token }), 404, 'workspace_not_found');
+      const invitation = await invite(W, owner.token, other.email.toUpperCase());
+      const mine = await p.request('GET', '/developers/me/invitations', { token: other.token });
+      expect(mine.status, mine.text).to.equal(200);
+      expect(mine.body).to.deep.equal([{ ...invitation, workspace: { id: owner.workspace.id, name: owner.workspace.name, slug: owner.slug } }]);
+      expect((await p.request('GET', '/developers/me/invitations', { token: owner.token })).body).to.deep.equal([]);
 
-      const added = await add(W, owner.token, other.email);
-      expect(added).to.have.all.keys('developerId', 'email', 'name', 'role', 'added');
-      expect(added).to.include({ developerId: other.id, email: other.email, name: null, role: 'member' });
-
-      const workspace = await p.request('GET', W, { token: other.token });
-      expect(workspace.status).to.equal(200);
-      expect(workspace.body).to.deep.equal(owner.workspace);
-      const mine = await p.request('GET', '/workspaces', { token: other.token });
-      expect(mine.body.map((w: { slug: string }) => w.slug)).to.deep.equal([owner.slug]);
-      const databases = await p.request('GET', `${W}/databases`, { token: other.token });
-      expect(databases.status).to.equal(200);
-      expect(databases.body.map((d: { name: string }) => d.name)).to.deep.equal([databaseName]);
-      expect((await p.request('GET', `${W}/databases/${databaseName}`, { token: other.token })).status).to.equal(200);
+      const accepted = await accept(other.token, invitation.id);
+      expect(accepted.status, accepted.text).to.equal(200);
+      expect(accepted.body).to.deep.equal({
+        workspace: owner.workspace,
+        member: { developerId: other.id, email: other.email, name: null, role: 'member', added: accepted.body.member.added },
+      });
+      expect((await p.request('GET', W, { token: other.token })).body).to.deep.equal(owner.workspace);
+      expect((await p.request('GET', `${W}/databases`, { token: other.token })).body.map((d: { name: string }) => d.name)).to.deep.equal([databaseName]);
       expect(await roles(W, other.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
+      expect((await p.request('GET', '/developers/me/invitations', { token: other.token })).body).to.deep.equal([]);
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([]);
+      const again = await accept(other.token, invitation.id);
+      expect(again.status).to.equal(404);
+      expect(again.body).to.deep.equal(notFound(invitation.id));
     });
 
-    it('matches the email case-insensitively', async function () {
+    it('gives the invitee the role invited as; an owner by invitation may invite others', async function () {
       const { owner, other, W } = await team();
-      const added = await add(W, owner.token, other.email.toUpperCase());
-      expect(added).to.include({ developerId: other.id, email: other.email });
-    });
-
-    it('adds an owner when asked, who may then add others', async function () {
-      const { owner, other, W } = await team();
-      expect((await add(W, owner.token, other.email, 'owner')).role).to.equal('owner');
+      expect((await add(W, owner.token, other, 'owner')).role).to.equal('owner');
       const third = await p.controlPlane.newDeveloper();
-      expect((await add(W, other.token, third.email)).role).to.equal('member');
+      expect((await add(W, other.token, third)).role).to.equal('member');
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'owner', [third.id]: 'member' });
     });
 
-    it('answers 404 developer_not_found for an email without an account, and adds nobody', async function () {
-      const { owner, W } = await team();
-      const response = await p.request('POST', `${W}/members`, { token: owner.token, json: { email: 'nobody-at-all@example.test' } });
-      expectApiError(response, 404, 'developer_not_found');
+    it('another developer cannot accept or decline it: 404, as for an invitation that does not exist', async function () {
+      const { owner, other, W } = await team();
+      const invitation = await invite(W, owner.token, other.email);
+      const stranger = await p.controlPlane.newDeveloper();
+      for (const action of ['accept', 'decline']) {
+        const taken = await p.request('POST', `/developers/me/invitations/${invitation.id}/${action}`, { token: stranger.token });
+        expect(taken.status).to.equal(404);
+        expect(taken.body).to.deep.equal(notFound(invitation.id));
+      }
+      // The owner who sent it cannot accept it for the invitee either.
+      expect((await accept(owner.token, invitation.id)).body).to.deep.equal(notFound(invitation.id));
+      const missing = '00000000-0000-4000-8000-000000000000';
+      expect((await accept(stranger.token, missing)).body).to.deep.equal(notFound(missing));
+      expect((await p.request('GET', '/developers/me/invitations', { token: stranger.token })).body).to.deep.equal([]);
+      expectApiError(await p.request('GET', W, { token: stranger.token }), 404, 'workspace_not_found');
+      expect((await accept(other.token, invitation.id)).status).to.equal(200);
+    });
+
+    it('an expired invitation can neither be accepted nor seen', async function () {
+      const { owner, other, W } = await team();
+      const invitation = await invite(W, owner.token, other.email);
+      await p.controlPlane.orm.em.fork().execute(`update workspace_invitations set expires = now() - interval '1 second' where id = ?`, [invitation.id]);
+      expect((await p.request('GET', '/developers/me/invitations', { token: other.token })).body).to.deep.equal([]);
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([]);
+      const late = await accept(other.token, invitation.id);
+      expect(late.status).to.equal(404);
+      expect(late.body).to.deep.equal(notFound(invitation.id));
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
     });
 
-    it('answers 409 already_member for a member, and changes no role', async function () {
+    it('a revoked or declined invitation cannot be accepted', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
-      expectApiError(await p.request('POST', `${W}/members`, { token: owner.token, json: { email: other.email, role: 'owner' } }), 409, 'already_member');
-      expectApiError(await p.request('POST', `${W}/members`, { token: owner.token, json: { email: owner.developer.email } }), 409, 'already_member');
+      const revoked = await invite(W, owner.token, other.email);
+      const revoking = await p.request('DELETE', `${W}/invitations/${revoked.id}`, { token: owner.token });
+      expect(revoking.status, revoking.text).to.equal(204);
+      expect(revoking.text).to.equal('');
+      expect((await accept(other.token, revoked.id)).body).to.deep.equal(notFound(revoked.id));
+      const twice = await p.request('DELETE', `${W}/invitations/${revoked.id}`, { token: owner.token });
+      expect(twice.status).to.equal(404);
+      expect(twice.body).to.deep.equal(notFound(revoked.id));
+
+      const declined = await invite(W, owner.token, other.email);
+      const declining = await p.request('POST', `/developers/me/invitations/${declined.id}/decline`, { token: other.token });
+      expect(declining.status, declining.text).to.equal(204);
+      expect((await accept(other.token, declined.id)).body).to.deep.equal(notFound(declined.id));
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([]);
+      expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
+    });
+
+    it('inviting an email again replaces its pending invitation', async function () {
+      const { owner, other, W } = await team();
+      const first = await invite(W, owner.token, other.email);
+      const second = await invite(W, owner.token, other.email.toUpperCase(), 'owner');
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([second]);
+      expect((await accept(other.token, first.id)).body).to.deep.equal(notFound(first.id));
+      expect((await accept(other.token, second.id)).body.member.role).to.equal('owner');
+    });
+
+    it('answers 409 already_member for the email of a member (which every member can read in the member list), and changes no role', async function () {
+      const { owner, other, W } = await team();
+      await add(W, owner.token, other);
+      expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email, role: 'owner' } }), 409, 'already_member');
+      expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: owner.developer.email.toUpperCase() } }), 409, 'already_member');
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
+    });
+
+    it('answers 404 on a revoke of an invitation of another workspace, which keeps it', async function () {
+      const { owner, other, W } = await team();
+      const elsewhere = await developerWithWorkspace(p);
+      const invitation = await invite(`/workspaces/${elsewhere.slug}`, elsewhere.token, other.email);
+      const revoking = await p.request('DELETE', `${W}/invitations/${invitation.id}`, { token: owner.token });
+      expect(revoking.body).to.deep.equal(notFound(invitation.id));
+      expect((await accept(other.token, invitation.id)).status).to.equal(200);
+    });
+
+    it('the invitee’s routes need a developer token that is not bound to a workspace', async function () {
+      const { owner, other, W } = await team();
+      const invitation = await invite(W, owner.token, other.email);
+      const bound = await issueDeveloperToken(
+        p.controlPlane.keys,
+        { issuer: TEST_ISSUER, audience: TEST_AUDIENCE, clock: systemClock },
+        { developerId: other.id, clientId: 'tests', scopes: SCOPES, ttlSeconds: 600, workspaceId: owner.workspace.id },
+      );
+      expectApiError(await p.request('GET', '/developers/me/invitations', { token: bound.token }), 403, 'workspace_bound_token');
+      expectApiError(await accept(bound.token, invitation.id), 403, 'workspace_bound_token');
+      expectApiError(await p.request('GET', '/developers/me/invitations'), 401, 'unauthorized');
+      expectApiError(await accept('', invitation.id), 401, 'unauthorized');
+      expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
     });
 
     const badBodies: [string, unknown, RegExp][] = [
@@ -146,33 +259,48 @@ describe('workspace members', function () {
       ['an array', [{ email: 'a@example.test' }], /body: expected object/],
     ];
     for (const [what, body, message] of badBodies) {
-      it(`refuses ${what} with 400 validation_failed and adds nobody`, async function () {
+      it(`refuses ${what} with 400 validation_failed and invites nobody`, async function () {
         const { owner, other, W } = await team();
         const json = JSON.parse(JSON.stringify(body).replace('a@example.test', other.email));
-        const response = await p.request('POST', `${W}/members`, { token: owner.token, json });
+        const response = await p.request('POST', `${W}/invitations`, { token: owner.token, json });
         expectApiError(response, 400, 'validation_failed');
         expect(response.body.message).to.match(message);
-        expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
+        expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([]);
       });
     }
+
+    it('refuses an invitation id that is not a UUID with 400', async function () {
+      const { other } = await team();
+      expectApiError(await accept(other.token, 'not-a-uuid'), 400, 'validation_failed');
+    });
   });
 
   describe('what a member may do', function () {
     async function withMember() {
       const t = await team();
-      await add(t.W, t.owner.token, t.other.email);
+      await add(t.W, t.owner.token, t.other);
       const third = await p.controlPlane.newDeveloper();
-      await add(t.W, t.owner.token, third.email);
+      await add(t.W, t.owner.token, third);
       return { ...t, member: t.other, third };
     }
 
-    it('a member may list the members but not add, change or remove others (403 owner_required)', async function () {
+    it('a member may list the members but not invite, see invitations, change or remove others (403 owner_required)', async function () {
       const { owner, member, third, W } = await withMember();
       const before = await roles(W, member.token);
       const outsider = await p.controlPlane.newDeveloper();
-      expectApiError(await p.request('POST', `${W}/members`, { token: member.token, json: { email: outsider.email } }), 403, 'owner_required');
-      // Whether an email has an account is the owners' to learn.
-      expectApiError(await p.request('POST', `${W}/members`, { token: member.token, json: { email: 'nobody-at-all@example.test' } }), 403, 'owner_required');
+      const pending = await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: outsider.email } });
+      expect(pending.status).to.equal(201);
+      for (const [method, path, json] of [
+        ['POST', `${W}/invitations`, { email: outsider.email }],
+        ['POST', `${W}/invitations`, { email: 'nobody-at-all@example.test' }],
+        ['GET', `${W}/invitations`, undefined],
+        ['DELETE', `${W}/invitations/${pending.body.id}`, undefined],
+      ] as const) {
+        const response = await p.request(method, path, { token: member.token, json });
+        expect(response.status, `${method} ${path}`).to.equal(403);
+        expect(response.body.errorCode).to.equal('owner_required');
+      }
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([pending.body]);
       expectApiError(await p.request('PATCH', `${W}/members/${third.id}`, { token: member.token, json: { role: 'owner' } }), 403, 'owner_required');
       expectApiError(await p.request('PATCH', `${W}/members/${member.id}`, { token: member.token, json: { role: 'owner' } }), 403, 'owner_required');
       expectApiError(await p.request('PATCH', `${W}/members/${owner.developer.id}`, { token: member.token, json: { role: 'member' } }), 403, 'owner_required');
@@ -196,8 +324,10 @@ describe('workspace members', function () {
       const before = await roles(W, owner.token);
       for (const [method, path, json] of [
         ['GET', `${W}/members`, undefined],
-        ['POST', `${W}/members`, { email: outsider.email }],
-        ['POST', `${W}/members`, { email: 'nobody-at-all@example.test' }],
+        ['POST', `${W}/invitations`, { email: outsider.email }],
+        ['POST', `${W}/invitations`, { email: 'nobody-at-all@example.test' }],
+        ['GET', `${W}/invitations`, undefined],
+        ['DELETE', `${W}/invitations/00000000-0000-4000-8000-000000000000`, undefined],
         ['PATCH', `${W}/members/${member.id}`, { role: 'owner' }],
         ['PATCH', `${W}/members/${outsider.id}`, { role: 'owner' }],
         ['DELETE', `${W}/members/${member.id}`, undefined],
@@ -214,7 +344,7 @@ describe('workspace members', function () {
   describe('PATCH and DELETE /workspaces/{slug}/members/{developerId}', function () {
     it('an owner promotes and demotes a member', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       const promoted = await p.request('PATCH', `${W}/members/${other.id}`, { token: owner.token, json: { role: 'owner' } });
       expect(promoted.status, promoted.text).to.equal(200);
       expect(promoted.body).to.include({ developerId: other.id, email: other.email, role: 'owner' });
@@ -226,7 +356,7 @@ describe('workspace members', function () {
 
     it('accepts a developer id in capitals', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       const promoted = await p.request('PATCH', `${W}/members/${other.id.toUpperCase()}`, { token: owner.token, json: { role: 'owner' } });
       expect(promoted.status, promoted.text).to.equal(200);
       expect(promoted.body.developerId).to.equal(other.id);
@@ -236,7 +366,7 @@ describe('workspace members', function () {
       const { owner, other, W } = await team();
       const databaseName = uniqueDatabaseName();
       await createDatabase(p, owner.token, owner.slug, databaseName);
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       expect((await p.request('GET', `${W}/databases/${databaseName}`, { token: other.token })).status).to.equal(200);
 
       const removed = await p.request('DELETE', `${W}/members/${other.id}`, { token: owner.token });
@@ -251,7 +381,7 @@ describe('workspace members', function () {
 
     it('the last owner can neither leave nor be demoted (409 last_owner)', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       expectApiError(await p.request('DELETE', `${W}/members/${owner.developer.id}`, { token: owner.token }), 409, 'last_owner');
       expectApiError(await p.request('PATCH', `${W}/members/${owner.developer.id}`, { token: owner.token, json: { role: 'member' } }), 409, 'last_owner');
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
@@ -262,7 +392,7 @@ describe('workspace members', function () {
 
     it('an owner may step down or leave once another owner exists', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email, 'owner');
+      await add(W, owner.token, other, 'owner');
       const stepped = await p.request('PATCH', `${W}/members/${owner.developer.id}`, { token: owner.token, json: { role: 'member' } });
       expect(stepped.status, stepped.text).to.equal(200);
       expectApiError(await p.request('DELETE', `${W}/members/${other.id}`, { token: other.token }), 409, 'last_owner');
@@ -290,7 +420,7 @@ describe('workspace members', function () {
     for (const [what, method, developerId, json, message] of badRequests) {
       it(`${method} refuses ${what} with 400 validation_failed and changes nothing`, async function () {
         const { owner, other, W } = await team();
-        await add(W, owner.token, other.email);
+        await add(W, owner.token, other);
         const response = await p.request(method, `${W}/members/${developerId ?? other.id}`, { token: owner.token, json });
         expectApiError(response, 400, 'validation_failed');
         expect(response.body.message).to.match(message);
@@ -302,7 +432,7 @@ describe('workspace members', function () {
   describe('concurrent changes', function () {
     async function twoOwners() {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email, 'owner');
+      await add(W, owner.token, other, 'owner');
       return { a: { id: owner.developer.id, token: owner.token }, b: { id: other.id, token: other.token }, W, slug: owner.slug };
     }
 
@@ -364,7 +494,7 @@ describe('workspace members', function () {
   describe('OAuth clients are the owners’ to change (issue 11, finding 6)', function () {
     it('a plain member may list the clients but not register one, replace a secret or delete one (403 owner_required)', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       const registered = await p.request('POST', `${W}/oauth-clients`, { token: owner.token, json: { name: 'Bot', type: 'confidential' } });
       expect(registered.status, registered.text).to.equal(201);
       const id = registered.body.client_id;
@@ -381,7 +511,7 @@ describe('workspace members', function () {
   describe('OAuth client tokens', function () {
     it('a client of the workspace may list the members but not change them (403 developer_token_required)', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       const registered = await p.request('POST', `${W}/oauth-clients`, { token: owner.token, json: { name: 'Bot', type: 'confidential' } });
       expect(registered.status, registered.text).to.equal(201);
       const { token } = await issueClientToken(
@@ -393,7 +523,9 @@ describe('workspace members', function () {
       expect(await roles(W, token)).to.deep.equal(before);
 
       const third = await p.controlPlane.newDeveloper();
-      expectApiError(await p.request('POST', `${W}/members`, { token, json: { email: third.email } }), 403, 'developer_token_required');
+      expectApiError(await p.request('POST', `${W}/invitations`, { token, json: { email: third.email } }), 403, 'developer_token_required');
+      expectApiError(await p.request('GET', `${W}/invitations`, { token }), 403, 'developer_token_required');
+      expectApiError(await p.request('GET', '/developers/me/invitations', { token }), 403, 'developer_token_required');
       expectApiError(await p.request('PATCH', `${W}/members/${other.id}`, { token, json: { role: 'owner' } }), 403, 'developer_token_required');
       expectApiError(await p.request('DELETE', `${W}/members/${other.id}`, { token }), 403, 'developer_token_required');
       expect(await roles(W, owner.token)).to.deep.equal(before);
@@ -433,7 +565,7 @@ describe('workspace members', function () {
 
     it('loses the workspace when its developer is removed from it', async function () {
       const { owner, other, W } = await team();
-      await add(W, owner.token, other.email);
+      await add(W, owner.token, other);
       const token = await boundToken(other, owner.workspace.id);
       expect((await p.request('GET', '/workspaces', { token })).body).to.have.length(1);
       expect((await p.request('DELETE', `${W}/members/${other.id}`, { token: owner.token })).status).to.equal(204);
@@ -442,14 +574,27 @@ describe('workspace members', function () {
     });
   });
 
-  it('documents the member routes in /openapi.json', async function () {
+  it('no longer adds a member directly: POST on the member list is 405', async function () {
+    const { owner, other, W } = await team();
+    expectApiError(await p.request('POST', `${W}/members`, { token: owner.token, json: { email: other.email } }), 405, 'method_not_allowed');
+    expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner' });
+  });
+
+  it('documents the member and invitation routes in /openapi.json', async function () {
     const { body } = await p.request('GET', '/openapi.json');
     const members = body.paths['/workspaces/{workspaceSlug}/members'];
     const member = body.paths['/workspaces/{workspaceSlug}/members/{developerId}'];
-    expect(members).to.have.all.keys('get', 'post');
+    const invitations = body.paths['/workspaces/{workspaceSlug}/invitations'];
+    expect(members).to.have.all.keys('get');
     expect(member).to.include.all.keys('patch', 'delete');
-    expect(members.post.requestBody.content['application/json'].schema.properties.role.enum).to.deep.equal(['owner', 'member']);
-    expect(members.post.description).to.match(/case-insensitively/);
+    expect(invitations).to.have.all.keys('get', 'post');
+    expect(body.paths['/workspaces/{workspaceSlug}/invitations/{invitationId}']).to.have.all.keys('delete');
+    expect(body.paths['/developers/me/invitations']).to.have.all.keys('get');
+    expect(body.paths['/developers/me/invitations/{invitationId}/accept']).to.have.all.keys('post');
+    expect(body.paths['/developers/me/invitations/{invitationId}/decline']).to.have.all.keys('post');
+    expect(invitations.post.requestBody.content['application/json'].schema.properties.role.enum).to.deep.equal(['owner', 'member']);
+    expect(invitations.post.description).to.match(/case-insensitively/);
+    expect(invitations.post.responses).to.include.all.keys('201', '403', '404', '409');
     expect(member.patch.description).to.match(/last_owner/);
     expect(member.delete.responses).to.include.all.keys('204', '403', '404', '409');
     expect(body.paths['/workspaces'].post.responses).to.have.property('403');

@@ -1,5 +1,6 @@
 import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
 import { SERVICE_ROLE_STEP, SERVICE_ROLE_SUFFIX } from './service-role.js';
+import { READ_ONLY_SHARED_TABLES_STEP, TRUNCATE_GUARD_STEP } from './write-guard-steps.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
 // Both names are spliced into SQL text below: refuse anything that would need quoting.
@@ -292,6 +293,18 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
       analyze public.tenants, users.users, users.tenant_users, auth.credentials, auth.sessions, auth.identities,
         platform.credential_tenants;
     `,
+  },
+  {
+    // Step 10: TRUNCATE, which ignores row-level security, is refused on tenant-aware tables to
+    // tenant-scoped credentials and in a tenant context (write-guard-steps.ts).
+    version: 10,
+    sql: TRUNCATE_GUARD_STEP,
+  },
+  {
+    // Step 11: tenant-scoped credentials read shared tables (no tenant_id) but do not change them,
+    // unless the database's owner grants more (write-guard-steps.ts).
+    version: 11,
+    sql: READ_ONLY_SHARED_TABLES_STEP,
   },
 ];
 

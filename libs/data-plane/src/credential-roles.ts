@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { CREDENTIAL_ROLE_NAME, isUuid, NotFoundError } from '@platform/domain';
-import { databaseRoleNames } from './database-roles.js';
+import { credentialLimitStatements, DATABASE_LIMIT_DEFAULTS, type CredentialSessionLimits } from './database-limits.js';
+import { databaseRoleNames, moverRoleName } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
 import { serviceRoleName } from './service-role.js';
 
@@ -35,13 +36,14 @@ async function assertConnectedTo(database: pg.ClientBase, physicalName: string):
  * `tenant_not_found` NotFoundError when that tenant does not exist or is deleted). `admin` is a
  * superuser connection to any database of the cluster, `database` one to `physicalName`. Also
  * takes CONNECT on the maintenance databases away from PUBLIC, so the role reaches its own only.
+ * The role carries `limits` (default DATABASE_LIMIT_DEFAULTS) from its first session on (ALTER ROLE ... SET).
  * Its SQL names built-ins with their schema and types its parameters, since the database may hold
  * customer functions; connect `database` with the data plane's pinned search path all the same.
  */
 export async function createCredentialRole(
   admin: pg.ClientBase,
   database: pg.ClientBase,
-  input: { physicalName: string; roleName: string; password: string; tenantId: string | null },
+  input: { physicalName: string; roleName: string; password: string; tenantId: string | null; limits?: CredentialSessionLimits },
 ): Promise<void> {
   const roles = databaseRoleNames(input.physicalName);
   assertCredentialRoleName(input.roleName);
@@ -64,6 +66,7 @@ export async function createCredentialRole(
         `create role ${role} login password ${admin.escapeLiteral(scramVerifier(input.password))}
            nosuperuser nocreatedb nocreaterole noreplication nobypassrls inherit connection limit ${CONNECTION_LIMIT}`,
         ...memberships,
+        ...credentialLimitStatements(input.roleName, input.limits ?? DATABASE_LIMIT_DEFAULTS.session),
       ].join(';\n'),
     );
     created = true;
@@ -124,8 +127,10 @@ export async function dropCredentialRole(
   await admin.query(`drop role if exists ${role}`);
 }
 
-/** Drops a dropped database's own roles (owner, tenant, admin, scoped), after its credentials' roles. */
+/** Drops a dropped database's own roles (owner, tenant, admin, scoped, service, a move's leftover login), after its credentials' roles. */
 export async function dropDatabaseRoles(admin: pg.ClientBase, physicalName: string): Promise<void> {
-  const names = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)].map((name) => admin.escapeIdentifier(name));
+  const names = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName), moverRoleName(physicalName)].map((name) =>
+    admin.escapeIdentifier(name),
+  );
   await admin.query(`drop role if exists ${names.join(', ')}`);
 }

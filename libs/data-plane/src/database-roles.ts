@@ -35,3 +35,15 @@ export function databaseRoleNames(physicalName: string): DatabaseRoles {
 export const ROLE_NAME_DECLARATIONS = (Object.keys(DATABASE_ROLE_SUFFIXES) as (keyof DatabaseRoles)[])
   .map((kind) => `${kind}_role name := current_database() || '${DATABASE_ROLE_SUFFIXES[kind]}';`)
   .join('\n');
+
+/**
+ * The login a move restores the customer's objects as (`<database>_mover`, within 63 characters
+ * like the others): it exists only while a move restores, holds the owner role and the roles that
+ * own the customer's objects, and nothing else; no attribute beyond LOGIN.
+ */
+export const MOVER_ROLE_SUFFIX = '_mover';
+
+export function moverRoleName(physicalName: string): string {
+  assertPhysicalName(physicalName);
+  return physicalName + MOVER_ROLE_SUFFIX;
+}

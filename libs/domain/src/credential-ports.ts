@@ -25,6 +25,19 @@ export interface CredentialRepository {
   /** A live credential of that database only. */
   find(databaseId: string, id: string): Promise<Credential | null>;
   markDeleted(databaseId: string, id: string): Promise<void>;
+  /**
+   * Creates credentials of one database one at a time: runs `create` holding the database's
+   * lock in one control-plane transaction, given the number of live credentials developers made
+   * for it (internal ones are not counted); what `record` writes commits with it. Concurrent
+   * calls for one database wait for each other, so a count checked in `create` stays true.
+   */
+  createCounted<T>(databaseId: string, create: (live: number, record: (input: NewCredential) => Promise<Credential>) => Promise<T>): Promise<T>;
+}
+
+export interface NewCredential {
+  id: string;
+  tenantId: string | null;
+  internal: boolean;
 }
 
 /** Login roles on the cluster that holds a database. */

@@ -7,6 +7,7 @@ export * from './regions.js';
 export * from './model.js';
 export * from './ports.js';
 export * from './use-cases/workspaces.js';
+export * from './use-cases/invitations.js';
 export * from './use-cases/databases.js';
 export * from './data-plane.js';
 export * from './sign-in-throttling.js';

@@ -35,6 +35,44 @@ export interface WorkspaceMemberEditor {
   add(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember>;
   setRole(developerId: string, role: WorkspaceRole): Promise<WorkspaceMember>;
   remove(developerId: string): Promise<void>;
+  /**
+   * Deletes and answers this workspace's invitation `id` when it is for `email` (case-insensitively)
+   * and unexpired at `now`; null otherwise. In the same transaction as `add`, so an invitation is
+   * spent exactly when its invitee joins.
+   */
+  takeInvitation(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null>;
+}
+
+/**
+ * An owner's invitation of an email to a workspace, pending until its invitee (the developer
+ * with that email) accepts or declines it, an owner revokes it, or it expires.
+ */
+export interface WorkspaceInvitation {
+  id: string;
+  workspace: Pick<Workspace, 'id' | 'name' | 'slug'>;
+  /** As the owner typed it; matched case-insensitively. */
+  email: string;
+  /** The role the invitee gets on accepting. */
+  role: WorkspaceRole;
+  created: Date;
+  expires: Date;
+}
+
+/** Pending invitations. Every read takes `now`: an expired invitation is found by none of them. */
+export interface WorkspaceInvitationRepository {
+  /**
+   * Invites `email`, replacing a pending (or expired) invitation of the same email to the same
+   * workspace, so an owner who invites again gets a fresh invitation and the old one stops working.
+   */
+  create(input: { workspaceId: string; email: string; role: WorkspaceRole; invitedBy: string; created: Date; expires: Date }): Promise<WorkspaceInvitation>;
+  listForWorkspace(workspaceId: string, now: Date): Promise<WorkspaceInvitation[]>;
+  /** The invitations for an email, case-insensitively, across workspaces. */
+  listForEmail(email: string, now: Date): Promise<WorkspaceInvitation[]>;
+  findForEmail(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null>;
+  /** Deletes the workspace's invitation; false when it has none by that id (or it expired). */
+  revoke(workspaceId: string, id: string, now: Date): Promise<boolean>;
+  /** Deletes the invitation when it is for `email`; false otherwise. */
+  decline(id: string, email: string, now: Date): Promise<boolean>;
 }
 
 export interface WorkspaceRepository {
@@ -101,7 +139,18 @@ export interface ClusterDriver {
   connectionUrl(physicalName: string): string;
   /** What the cluster is doing now, per database (query insights' observer). */
   activity(): Promise<ClusterActivity>;
+  /**
+   * Defence in depth: takes from the roles made for customers (one database's, or every platform
+   * database's) any attribute or membership they may not hold, and answers what it took.
+   */
+  auditCustomerRoles(physicalName?: string): Promise<CustomerRoleRepair[]>;
   close(): Promise<void>;
+}
+
+/** A role made for a customer that held more than it may, and what was taken from it. */
+export interface CustomerRoleRepair {
+  role: string;
+  removed: string[];
 }
 
 export interface ClusterDirectory {
@@ -192,6 +241,7 @@ export interface OAuthClientRepository {
 export interface Repositories {
   developers: DeveloperRepository;
   workspaces: WorkspaceRepository;
+  invitations: WorkspaceInvitationRepository;
   databases: DatabaseRepository;
   clients: OAuthClientRepository;
   credentials: CredentialRepository;

@@ -29,7 +29,9 @@ export const credentialRoutes = [
       `${WHO} Not in the SPEC, which shows only the list. The database must be READY (409 database_not_ready). Without a ` +
       'body (or without `tenantId`) the credential sees every tenant and may create tables the database’s other ' +
       'credentials use; with `tenantId` it sees only that tenant’s rows of tenant-aware tables (404 tenant_not_found for ' +
-      'an unknown tenant). The password (256 random bits) is shown in this response only; PostgreSQL keeps a SCRAM ' +
+      'an unknown tenant). A database holds a limited number of live credentials (the platform’s CREDENTIALS_PER_DATABASE, ' +
+      '50 by default; each is a role on a shared cluster): past it, 409 credential_quota_exceeded and nothing is created; ' +
+      'delete one to make room. The password (256 random bits) is shown in this response only; PostgreSQL keeps a SCRAM ' +
       'verifier and the platform nothing. `connectionUrl` is the database’s dbHost (the platform’s PostgreSQL gateway and the ' +
       'database’s name) with the credential and `sslmode=require`. `regionId` is the region’s position in ' +
       'AWS_US_WEST_2, AWS_EU_CENTRAL_1, AZURE_EASTUS, counted from 1.',

@@ -14,6 +14,8 @@ export const TENANT_PATH = `${DATABASE_PATH}/tenants/{tenantId}`;
 
 export const workspacePathParams = record({ workspaceSlug });
 export const memberPathParams = record({ workspaceSlug, developerId: uuid('The member’s developer id') });
+export const invitationPathParams = record({ workspaceSlug, invitationId: uuid('The invitation id') });
+export const myInvitationPathParams = record({ invitationId: uuid('The invitation id') });
 export const clientPathParams = record({ workspaceSlug, clientId: text({ min: 1, max: CLIENT_ID_MAX_LENGTH }) });
 export const databasePathParams = record({ workspaceSlug, databaseName });
 export const tenantPathParams = record({ workspaceSlug, databaseName, tenantId });

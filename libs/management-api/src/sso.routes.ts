@@ -168,7 +168,8 @@ export const ssoRoutes = [
       '/.well-known/openid-configuration, and it must name the authorization, token and JWKS endpoints, the code flow, PKCE ' +
       'S256 and an ID token algorithm we verify (502 provider_mismatch otherwise; 502 provider_config_error when it cannot ' +
       'be fetched). A configUrl that is not https, or whose name resolves (or redirects) to this machine, a private, ' +
-      'link-local or reserved address, is refused with 400 invalid_config_url before anything is fetched. The provider ' +
+      'link-local or reserved address, is refused with 400 invalid_config_url before anything is fetched (the message ' +
+      'says so without naming the address). The provider ' +
       'must accept the callback URL {base_url}/workspaces/{workspaceSlug}/databases/{databaseName}/tenants/{tenantId}/auth/oidc/callback. ' +
       '503 sso_not_configured when the platform has no SSO_SECRET_KEYS. ' +
       MANAGED,

@@ -5,6 +5,7 @@ import {
   WORKSPACE_ROLES,
   WORKSPACE_SLUG_MAX_LENGTH,
   type Workspace,
+  type WorkspaceInvitation,
   type WorkspaceMember,
 } from '@platform/domain';
 import { dateTime, nullable, oneOf, record, text, uuid } from '@platform/http';
@@ -51,4 +52,42 @@ export function presentMember(member: WorkspaceMember) {
     role: member.role,
     added: member.added.toISOString(),
   };
+}
+
+const invitationFields = {
+  id: uuid('The invitation’s id'),
+  email: text({ max: EMAIL_MAX_LENGTH, description: 'The email invited, as the owner typed it; the developer with this email (case-insensitively) may accept' }),
+  role: WorkspaceRoleSchema,
+  created: dateTime(),
+  expires: dateTime('After this the invitation can no longer be accepted'),
+};
+
+/** What the owners see of an invitation: the same fields whether or not the email has an account. */
+export const InvitationSchema = record(invitationFields, 'A pending invitation to the workspace');
+
+export function presentInvitation(invitation: WorkspaceInvitation) {
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    role: invitation.role,
+    created: invitation.created.toISOString(),
+    expires: invitation.expires.toISOString(),
+  };
+}
+
+/** What the invitee sees: which workspace invites them too. */
+export const ReceivedInvitationSchema = record(
+  {
+    ...invitationFields,
+    workspace: record(
+      { id: uuid(), name: text({ max: WORKSPACE_NAME_MAX_LENGTH }), slug: text({ max: WORKSPACE_SLUG_MAX_LENGTH }) },
+      'The workspace that invites',
+    ),
+  },
+  'A pending invitation for the signed-in developer',
+);
+
+export function presentReceivedInvitation(invitation: WorkspaceInvitation) {
+  const { id, name, slug } = invitation.workspace;
+  return { ...presentInvitation(invitation), workspace: { id, name, slug } };
 }

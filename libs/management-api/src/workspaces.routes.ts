@@ -1,28 +1,39 @@
 import {
+  INVITATION_TTL_DAYS,
   REGIONS,
-  addMember,
   changeMemberRole,
   createWorkspace,
   getWorkspace,
+  inviteMember,
+  listInvitations,
   listMembers,
   listRegions,
   listWorkspaces,
   removeMember,
+  revokeInvitation,
   byCreated,
 } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, respond, arrayOf, oneOf, optional, record } from '@platform/http';
 import { defineManagementRoute, PAGED } from './management-scope.js';
 import { pagedList } from './paged-list.js';
-import { WORKSPACE_PATH, memberPathParams, workspacePathParams } from './path-params.js';
+import { WORKSPACE_PATH, invitationPathParams, memberPathParams, workspacePathParams } from './path-params.js';
 import { emailField, workspaceNameField, workspaceSlugField } from './request-fields.js';
-import { WorkspaceMemberSchema, WorkspaceRoleSchema, WorkspaceSchema, presentMember, presentWorkspace } from './workspace.presenter.js';
+import {
+  InvitationSchema,
+  WorkspaceMemberSchema,
+  WorkspaceRoleSchema,
+  WorkspaceSchema,
+  presentInvitation,
+  presentMember,
+  presentWorkspace,
+} from './workspace.presenter.js';
 
 const CreateWorkspaceRequest = record({
   name: workspaceNameField,
   slug: optional(workspaceSlugField('Used in paths; derived from the name when omitted. Unique across the platform')),
 });
-const AddMemberRequest = record({
-  email: emailField('The email of an existing developer account, matched case-insensitively (accounts are unique regardless of case)'),
+const InviteRequest = record({
+  email: emailField('Who is invited: the developer with this email, matched case-insensitively, now or once they sign up'),
   role: optional(WorkspaceRoleSchema),
 });
 const ChangeRoleRequest = record({ role: WorkspaceRoleSchema });
@@ -106,22 +117,55 @@ export const workspaceRoutes = [
   }),
   defineManagementRoute({
     method: 'POST',
-    path: `${WORKSPACE_PATH}/members`,
-    operationId: 'addMember',
-    summary: 'Add an existing developer to the workspace',
+    path: `${WORKSPACE_PATH}/invitations`,
+    operationId: 'inviteMember',
+    summary: 'Invite an email to the workspace',
     description:
-      `${OWNERS_ONLY} The developer is found by email, case-insensitively; 404 developer_not_found when no account has ` +
-      'that email (nobody is invited or created), 409 already_member when they belong already. `role` defaults to ' +
-      '`member`. The developer reaches the workspace and its databases at once.',
+      `${OWNERS_ONLY} Nobody joins until invited: the developer with this email (case-insensitively, whether they ` +
+      'have an account now or sign up later) sees the invitation at GET /developers/me/invitations and accepts or ' +
+      `declines it. It expires after ${INVITATION_TTL_DAYS} days. The answer is the same for an email with an account ` +
+      'and one without, so it tells nobody which emails are registered. Inviting an email again replaces its pending ' +
+      'invitation (the older one stops working). 409 already_member when a member has this email: the member list ' +
+      'shows that to every member already. `role` (default `member`) is what the invitee gets on accepting.',
     tags: ['workspaces'],
     auth: 'management',
     params: workspacePathParams,
-    body: AddMemberRequest,
-    success: { status: 201, description: 'The new member', schema: WorkspaceMemberSchema },
+    body: InviteRequest,
+    success: { status: 201, description: 'The invitation', schema: InvitationSchema },
     errors: [403, 404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const member = await addMember(scope, caller, params.workspaceSlug, body);
-      return respond({ status: 201, body: presentMember(member) });
+      const invitation = await inviteMember(scope, caller, params.workspaceSlug, body);
+      return respond({ status: 201, body: presentInvitation(invitation) });
+    },
+  }),
+  defineManagementRoute({
+    method: 'GET',
+    path: `${WORKSPACE_PATH}/invitations`,
+    operationId: 'listInvitations',
+    summary: 'List the workspace’s pending invitations',
+    description: `${OWNERS_ONLY} Expired, accepted, declined and revoked invitations are not listed. ${PAGED}`,
+    tags: ['workspaces'],
+    auth: 'management',
+    params: workspacePathParams,
+    query: record(pageQueryFields),
+    success: { status: 200, description: 'A page of pending invitations, earliest first', schema: arrayOf(InvitationSchema), headers: PAGE_LINK_HEADER },
+    errors: [403, 404],
+    handler: async (input) => pagedList(await listInvitations(input.scope, input.caller, input.params.workspaceSlug), input, byCreated, presentInvitation),
+  }),
+  defineManagementRoute({
+    method: 'DELETE',
+    path: `${WORKSPACE_PATH}/invitations/{invitationId}`,
+    operationId: 'revokeInvitation',
+    summary: 'Revoke a pending invitation',
+    description: `${OWNERS_ONLY} It can no longer be accepted. 404 invitation_not_found when the workspace has no pending invitation by that id.`,
+    tags: ['workspaces'],
+    auth: 'management',
+    params: invitationPathParams,
+    success: { status: 204, description: 'Revoked' },
+    errors: [403, 404],
+    handler: async ({ params, caller, scope }) => {
+      await revokeInvitation(scope, caller, params.workspaceSlug, params.invitationId);
+      return undefined;
     },
   }),
   defineManagementRoute({

@@ -3,6 +3,7 @@ import type { Repositories } from '@platform/domain';
 import { MikroCredentialRepository } from './repositories/credential.repository.js';
 import { MikroDatabaseRepository } from './repositories/database.repository.js';
 import { MikroDeveloperRepository } from './repositories/developer.repository.js';
+import { SqlWorkspaceInvitations } from './repositories/invitation.repository.js';
 import { MikroOAuthClientRepository } from './repositories/oauth-client.repository.js';
 import { MikroWorkspaceRepository } from './repositories/workspace.repository.js';
 
@@ -12,6 +13,7 @@ export function openRepositories(orm: MikroORM): Repositories {
   return {
     developers: new MikroDeveloperRepository(em),
     workspaces: new MikroWorkspaceRepository(em),
+    invitations: new SqlWorkspaceInvitations(em),
     databases: new MikroDatabaseRepository(em),
     clients: new MikroOAuthClientRepository(em),
     credentials: new MikroCredentialRepository(em),

@@ -1,11 +1,23 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { UnavailableError, type ClusterActivity, type ClusterDirectory, type ClusterDriver, type Database, type LoginRoles, type Region } from '@platform/domain';
+import {
+  UnavailableError,
+  type ClusterActivity,
+  type ClusterDirectory,
+  type ClusterDriver,
+  type CustomerRoleRepair,
+  type Database,
+  type LoginRoles,
+  type Region,
+} from '@platform/domain';
 import { isLocalPostgres } from './process-cpu.js';
 import {
+  auditCustomerRoles,
+  applyDatabaseLimits,
   BUILT_IN_SCHEMA_VERSION,
   createCredentialRole,
   credentialRoleName,
+  DATABASE_LIMIT_DEFAULTS,
   databaseRoleNames,
   dropCredentialRole,
   dropDatabaseRoles,
@@ -13,6 +25,7 @@ import {
   installBuiltInSchema,
   installedSchemaVersion,
   PINNED_SEARCH_PATH_OPTIONS,
+  type DatabaseLimits,
 } from '@platform/data-plane';
 
 function assertPhysicalName(name: string): void {
@@ -20,6 +33,9 @@ function assertPhysicalName(name: string): void {
   // The data plane's rule: a name short enough to carry the database's role names.
   databaseRoleNames(name);
 }
+
+/** Where a driver reports roles its audit repaired: an error, since something gave a customer's role what the platform never does. */
+export type RoleRepairLog = (repair: CustomerRoleRepair) => void;
 
 /** A PostgreSQL cluster reached with an administrative URL (one that may create databases). */
 export class PgClusterDriver implements ClusterDriver {
@@ -31,10 +47,15 @@ export class PgClusterDriver implements ClusterDriver {
   /**
    * `secretUrl` is what service-role passwords derive from: the region cluster's URL, also for a
    * dedicated server that holds one of its databases (the roles moved there with their verifiers).
+   * `limits`: what each credential's sessions and (on a shared cluster, `shared`) each database may
+   * take; a dedicated server holds one database, whose connections its own size bounds.
    */
   constructor(
     private readonly adminUrl: string,
     private readonly secretUrl = adminUrl,
+    private readonly limits: DatabaseLimits = DATABASE_LIMIT_DEFAULTS,
+    private readonly shared = true,
+    private readonly onRoleRepaired: RoleRepairLog = () => {},
   ) {
     this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
     this.admin.on('error', () => {});
@@ -57,7 +78,10 @@ export class PgClusterDriver implements ClusterDriver {
   async installBuiltInSchema(physicalName: string): Promise<void> {
     // Released steps create objects by unqualified name: the installer alone keeps the default path.
     await this.withDatabase(physicalName, installBuiltInSchema, { pinSearchPath: false });
-    await this.withAdmin((admin) => enableServiceLogin(admin, this.secretUrl, physicalName));
+    await this.withAdmin(async (admin) => {
+      await enableServiceLogin(admin, this.secretUrl, physicalName);
+      await applyDatabaseLimits(admin, this.limits, { only: physicalName, connections: this.shared });
+    });
   }
 
   /**
@@ -67,7 +91,28 @@ export class PgClusterDriver implements ClusterDriver {
    */
   async upgradeBuiltInSchema(physicalName: string): Promise<void> {
     await this.withDatabase(physicalName, installBuiltInSchema);
-    await this.withAdmin((admin) => enableServiceLogin(admin, this.secretUrl, physicalName));
+    await this.withAdmin(async (admin) => {
+      await enableServiceLogin(admin, this.secretUrl, physicalName);
+      await applyDatabaseLimits(admin, this.limits, { only: physicalName, connections: this.shared });
+    });
+    // Each repair checks the database's roles too.
+    await this.auditCustomerRoles(physicalName);
+  }
+
+  async auditCustomerRoles(physicalName?: string): Promise<CustomerRoleRepair[]> {
+    if (physicalName !== undefined) assertPhysicalName(physicalName);
+    const repairs = await this.withAdmin((admin) => auditCustomerRoles(admin, physicalName ?? null));
+    for (const repair of repairs) this.onRoleRepaired(repair);
+    return repairs;
+  }
+
+  /**
+   * Brings every platform database of the cluster and its credentials to the configured limits
+   * (a start-up pass: a changed setting reaches what was made before; paused databases are left
+   * to the mover). Answers how many roles and databases changed.
+   */
+  async applyLimits(): Promise<{ roles: number; databases: number }> {
+    return this.withAdmin((admin) => applyDatabaseLimits(admin, this.limits, { connections: this.shared }));
   }
 
   async verifyDatabase(physicalName: string): Promise<void> {
@@ -96,7 +141,7 @@ export class PgClusterDriver implements ClusterDriver {
   async createLoginRole(physicalName: string, input: { password: string; tenantId: string | null }): Promise<string> {
     const roleName = credentialRoleName();
     await this.withAdminAndDatabase(physicalName, (admin, database) =>
-      createCredentialRole(admin, database, { physicalName, roleName, password: input.password, tenantId: input.tenantId }),
+      createCredentialRole(admin, database, { physicalName, roleName, password: input.password, tenantId: input.tenantId, limits: this.limits.session }),
     );
     return roleName;
   }
@@ -218,7 +263,21 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     private readonly served: readonly Region[],
     private readonly urls: Readonly<Record<Region, string>>,
     private readonly instanceAdminUrl: (instanceId: string) => string | null = () => null,
+    private readonly limits: DatabaseLimits = DATABASE_LIMIT_DEFAULTS,
+    private readonly onRoleRepaired: RoleRepairLog = () => {},
   ) {}
+
+  /** The start-up pass of every served region's cluster (see PgClusterDriver.applyLimits); clusters shared by regions once. */
+  async applyLimits(): Promise<{ roles: number; databases: number }> {
+    const drivers = new Set(this.served.map((region) => this.driverFor(region)));
+    const total = { roles: 0, databases: 0 };
+    for (const driver of drivers) {
+      const changed = await driver.applyLimits();
+      total.roles += changed.roles;
+      total.databases += changed.databases;
+    }
+    return total;
+  }
 
   forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver {
     return this.driverForDatabase(database);
@@ -226,6 +285,14 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
 
   regions(): readonly Region[] {
     return this.served;
+  }
+
+  /** Audits the customer roles of every served region's cluster (each cluster once). */
+  async auditCustomerRoles(): Promise<CustomerRoleRepair[]> {
+    const clusters = new Map(this.served.map((region) => [this.urls[region], this.driverFor(region)]));
+    const repairs: CustomerRoleRepair[] = [];
+    for (const driver of clusters.values()) repairs.push(...(await driver.auditCustomerRoles()));
+    return repairs;
   }
 
   forRegion(region: Region): ClusterDriver {
@@ -249,20 +316,20 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     if (!this.served.includes(region)) {
       throw new UnavailableError('region_not_served', `Region ${region} is not served by this platform`);
     }
-    return this.driverAt(this.urls[region], this.urls[region]);
+    return this.driverAt(this.urls[region], this.urls[region], true);
   }
 
   private driverForDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): PgClusterDriver {
     if (!database.server || !database.instanceId) return this.driverFor(database.region);
     const url = this.instanceAdminUrl(database.instanceId);
     if (!url) throw new UnavailableError('database_unavailable', 'The database’s compute instance is not reachable from here; try again shortly');
-    return this.driverAt(url, this.urls[database.region]);
+    return this.driverAt(url, this.urls[database.region], false);
   }
 
-  private driverAt(url: string, secretUrl: string): PgClusterDriver {
+  private driverAt(url: string, secretUrl: string, shared: boolean): PgClusterDriver {
     let driver = this.drivers.get(url);
     if (!driver) {
-      driver = new PgClusterDriver(url, secretUrl);
+      driver = new PgClusterDriver(url, secretUrl, this.limits, shared, this.onRoleRepaired);
       this.drivers.set(url, driver);
     }
     return driver;

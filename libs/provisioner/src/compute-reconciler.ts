@@ -115,6 +115,7 @@ export class ComputeReconciler implements ComputeNudge {
         const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
         fault('compute_deleting_before_move');
         await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl(), () => this.options.store.markMoving(database.id));
+        await this.options.clusters.forRegion(database.region).auditCustomerRoles(database.physicalName);
         fault('compute_deleting_after_move');
         this.options.log.info(context, 'database moved back to its cluster');
         return { databaseServer: null };
@@ -142,6 +143,7 @@ export class ComputeReconciler implements ComputeNudge {
           const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
           fault('compute_provisioning_before_move');
           const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl, () => this.options.store.markMoving(database.id));
+          await this.options.clusters.forDatabase({ region: database.region, instanceId: instance.id, server: server.address }).auditCustomerRoles(database.physicalName);
           fault('compute_provisioning_after_move');
           this.options.log.info({ ...context, pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');
           return this.served(server, { status: 'READY', failure: null, pendingDrop: { copy: 'cluster', after: new Date(Date.now() + this.options.dropGraceMs) } });

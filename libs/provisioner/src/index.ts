@@ -1,4 +1,4 @@
-export { PgClusterDirectory, PgClusterDriver } from './cluster-driver.js';
+export { PgClusterDirectory, PgClusterDriver, type RoleRepairLog } from './cluster-driver.js';
 export { Reconciler, type ReconcilerOptions } from './reconciler.js';
 export { ObserverSampler, type ObserverSamplerOptions } from './observer-sampler.js';
 export { ComputeReconciler, type ComputeReconcilerOptions } from './compute-reconciler.js';

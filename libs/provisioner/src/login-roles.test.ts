@@ -60,6 +60,29 @@ describe('cluster driver: login roles', function () {
     return rows.map((row) => row.rolname);
   }
 
+  it('gives a database built, and a credential created, the configured limits; an upgrade brings existing ones to new ones', async function () {
+    const limits = { session: { tempFileLimitKiB: 4096, lockTimeoutMs: 2_000, idleInTransactionTimeoutMs: 60_000 }, maxConnections: 40 };
+    await driver.close();
+    driver = new PgClusterDriver(postgres.adminUrl, postgres.adminUrl, limits);
+    const name = await readyDatabase();
+    const role = await driver.createLoginRole(name, { password: newPassword(), tenantId: null });
+    const settingsOf = async () => ({
+      connections: (await query<{ n: number }>(postgres.adminUrl, 'select datconnlimit as n from pg_database where datname = $1', [name]))[0].n,
+      role: (await query<{ setconfig: string[] }>(postgres.adminUrl, 'select setconfig from pg_db_role_setting where setrole = $1::regrole and setdatabase = 0', [role]))[0].setconfig,
+    });
+    expect(await settingsOf()).to.deep.equal({
+      connections: 40,
+      role: ['temp_file_limit=4096', 'lock_timeout=2000', 'idle_in_transaction_session_timeout=60000'],
+    });
+    await driver.close();
+    driver = new PgClusterDriver(postgres.adminUrl, postgres.adminUrl, { ...limits, session: { ...limits.session, lockTimeoutMs: 9_000 }, maxConnections: 50 });
+    await driver.upgradeBuiltInSchema(name);
+    expect(await settingsOf()).to.deep.equal({
+      connections: 50,
+      role: ['temp_file_limit=4096', 'lock_timeout=9000', 'idle_in_transaction_session_timeout=60000'],
+    });
+  });
+
   it('createLoginRole makes a role that logs in with the password; dropLoginRole ends its sessions and drops it', async function () {
     const name = await readyDatabase();
     const password = newPassword();

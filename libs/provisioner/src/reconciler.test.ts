@@ -60,6 +60,7 @@ function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: ()
         listDatabases: (prefix) => driver.listDatabases(prefix),
         connectionUrl: (name) => driver.connectionUrl(name),
         activity: () => driver.activity(),
+        auditCustomerRoles: (name) => driver.auditCustomerRoles(name),
         close: () => driver.close(),
       };
     },

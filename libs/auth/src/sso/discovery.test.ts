@@ -59,16 +59,16 @@ describe('fetchDiscovery', function () {
       expect(await failure(fetchDiscovery(`${p.origin}/.well-known/openid-configuration`, strict))).to.deep.equal({ kind: 'refused_url', message: 'the URL must be https' });
       expect(await failure(fetchDiscovery('https://127.0.0.1/.well-known/openid-configuration', strict))).to.deep.equal({
         kind: 'refused_url',
-        message: '127.0.0.1: 127.0.0.1 is this machine (loopback)',
+        message: "the provider's address is on this machine or a private network",
       });
       const inward = { ...strict, lookup: async () => ['93.184.216.34', '10.0.0.7'] };
       expect(await failure(fetchDiscovery('https://sso.example.test/.well-known/openid-configuration', inward))).to.deep.equal({
         kind: 'refused_url',
-        message: 'sso.example.test: 10.0.0.7 is a private, link-local or reserved address',
+        message: "the provider's address is on this machine or a private network",
       });
       expect(await failure(fetchDiscovery('https://169.254.169.254/latest/meta-data', dev))).to.deep.equal({
         kind: 'refused_url',
-        message: '169.254.169.254: 169.254.169.254 is a private, link-local or reserved address',
+        message: "the provider's address is on this machine or a private network",
       });
       expect((await failure(fetchDiscovery('https://user:pw@sso.example.test/', strict))).message).to.equal('the URL must not carry credentials');
       expect((await failure(fetchDiscovery('http://sso.example.test/', { ...dev, lookup: async () => ['93.184.216.34'] }))).message).to.equal('the URL must be https');
@@ -86,7 +86,7 @@ describe('fetchDiscovery', function () {
     try {
       expect(await failure(fetchDiscovery(`${p.origin}/.well-known/openid-configuration`, dev))).to.deep.equal({
         kind: 'refused_url',
-        message: '169.254.169.254: 169.254.169.254 is a private, link-local or reserved address',
+        message: 'the provider redirected to an address on this machine or a private network',
       });
       expect(p.requests()).to.equal(1);
     } finally {
@@ -128,5 +128,11 @@ describe('fetchDiscovery', function () {
       await missing.close();
       await slow.close();
     }
+  });
+
+  it('words a failed connection without the address the name resolved to', async function () {
+    const closed = { ...dev, lookup: async () => ['127.0.0.1'] };
+    const refused = await failure(fetchDiscovery('http://sso.example.test:9/.well-known/openid-configuration', closed));
+    expect(refused).to.deep.equal({ kind: 'unreachable', message: 'fetching http://sso.example.test:9: the connection was refused' });
   });
 });

@@ -1,5 +1,5 @@
 import { isStorableText } from './storable-text.js';
-import { DiscoveryError, fetchOnce, vetUrl, type DiscoveryFetchOptions, type OutboundAnswer } from './outbound-fetch.js';
+import { DiscoveryError, fetchOnce, INWARD_ADDRESS, vetUrl, type DiscoveryFetchOptions, type OutboundAnswer } from './outbound-fetch.js';
 
 export { DiscoveryError, vetUrl, type DiscoveryFetchOptions } from './outbound-fetch.js';
 
@@ -39,7 +39,7 @@ export async function fetchDiscovery(configUrl: string, options: DiscoveryFetchO
   let next = configUrl;
   let answer: OutboundAnswer | undefined;
   for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop++) {
-    const { url, address } = await vetUrl(next, options);
+    const { url, address } = await vetRedirect(next, hop, options);
     answer = await fetchOnce(url, address, { method: 'GET', headers: { accept: 'application/json' } }, options);
     if (answer.status < 300 || answer.status >= 400 || !answer.location) break;
     try {
@@ -60,6 +60,17 @@ export async function fetchDiscovery(configUrl: string, options: DiscoveryFetchO
   const discovery = checkDiscovery(document, issuerOf(configUrl), options);
   await vetEndpoints(discovery, options);
   return discovery;
+}
+
+/** `vetUrl`, saying so when it was the provider's redirect, not the caller's URL, that was refused. */
+async function vetRedirect(next: string, hop: number, options: DiscoveryFetchOptions): ReturnType<typeof vetUrl> {
+  try {
+    return await vetUrl(next, options);
+  } catch (error) {
+    if (hop === 0 || !(error instanceof DiscoveryError) || error.kind !== 'refused_url') throw error;
+    const reason = error.message === INWARD_ADDRESS ? 'an address on this machine or a private network' : `a URL that is refused (${error.message})`;
+    throw new DiscoveryError('refused_url', `the provider redirected to ${reason}`);
+  }
 }
 
 /**

@@ -57,14 +57,20 @@ function embeddedIpv4(address: string): string | null {
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
-/** Why an outbound fetch must not reach `address`, or null when it may. */
-export function refusedAddress(address: string, options: { allowLoopback: boolean }): string | null {
+/**
+ * Why an outbound fetch must not reach `address` (this machine, or an internal network), or null
+ * when it may. A kind, not a sentence: the caller words the refusal without naming the address,
+ * since answering with what a name resolved to would map the inside of the network for whoever asks.
+ */
+export type RefusedAddress = 'this_machine' | 'internal' | 'not_an_address';
+
+export function refusedAddress(address: string, options: { allowLoopback: boolean }): RefusedAddress | null {
   const plain = embeddedIpv4(address) ?? address.replace(/%.*$/, '');
   const family = isIP(plain);
-  if (family === 0) return `'${address}' is not an IP address`;
+  if (family === 0) return 'not_an_address';
   const type = family === 6 ? 'ipv6' : 'ipv4';
-  if (LOOPBACK.check(plain, type)) return options.allowLoopback ? null : `${address} is this machine (loopback)`;
-  if (INTERNAL.check(plain, type)) return `${address} is a private, link-local or reserved address`;
+  if (LOOPBACK.check(plain, type)) return options.allowLoopback ? null : 'this_machine';
+  if (INTERNAL.check(plain, type)) return 'internal';
   return null;
 }
 

@@ -27,6 +27,29 @@ export interface DiscoveryFetchOptions {
   ca?: string;
 }
 
+/**
+ * The refusal of an address inward, in words that name no address: echoing what a name resolved
+ * to would let anyone who may register a provider map the inside of the network, name by name.
+ * One sentence for this machine and private networks alike, so the answer tells which of the two
+ * a name points to no more than which address.
+ */
+export const INWARD_ADDRESS = "the provider's address is on this machine or a private network";
+
+/**
+ * What went wrong with a connection, without the error's own message: Node's network errors name
+ * the address they connected to (`connect ECONNREFUSED 10.0.0.5:443`), which is what a name resolved to.
+ */
+function connectionFailure(error: Error & { code?: string }): string {
+  const code = error.code ?? '';
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'the connection was reset';
+  if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') return 'the connection timed out';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the address cannot be reached';
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(code) || code === 'HOSTNAME_MISMATCH') return 'the TLS handshake failed (its certificate was not accepted)';
+  if (/^no answer within \d+ ms$/.test(error.message)) return error.message;
+  return 'the connection failed';
+}
+
 async function systemLookup(host: string): Promise<string[]> {
   return (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 }
@@ -56,8 +79,7 @@ export async function vetUrl(text: string, options: DiscoveryFetchOptions): Prom
   }
   if (addresses.length === 0) throw new DiscoveryError('unreachable', `${host} does not resolve`);
   for (const address of addresses) {
-    const reason = refusedAddress(address, { allowLoopback: options.allowLoopbackHttp });
-    if (reason) throw new DiscoveryError('refused_url', `${host}: ${reason}`);
+    if (refusedAddress(address, { allowLoopback: options.allowLoopbackHttp })) throw new DiscoveryError('refused_url', INWARD_ADDRESS);
   }
   if (url.protocol === 'http:' && !allLoopback(addresses)) throw new DiscoveryError('refused_url', 'the URL must be https');
   return { url, address: addresses[0] };
@@ -115,13 +137,13 @@ export function fetchOnce(url: URL, address: string, request: OutboundRequest, o
         response.on('end', () =>
           resolve({ status: response.statusCode ?? 0, headers: response.headers, location: response.headers.location ?? null, body: Buffer.concat(chunks) }),
         );
-        response.on('error', (error) => reject(new DiscoveryError('unreachable', `reading ${url.origin}: ${error.message}`)));
+        response.on('error', (error) => reject(new DiscoveryError('unreachable', `reading ${url.origin}: ${connectionFailure(error)}`)));
       },
     );
     const deadline = setTimeout(() => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     outgoing.on('close', () => clearTimeout(deadline));
     outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    outgoing.on('error', (error) => reject(error instanceof DiscoveryError ? error : new DiscoveryError('unreachable', `fetching ${url.origin}: ${error.message}`)));
+    outgoing.on('error', (error) => reject(error instanceof DiscoveryError ? error : new DiscoveryError('unreachable', `fetching ${url.origin}: ${connectionFailure(error)}`)));
     outgoing.end(request.body);
   });
 }

@@ -1,5 +1,5 @@
 // In-memory fakes of the credential ports, for the use cases that create, list and end credentials.
-import type { Credential, CredentialRepository, LoginRoles } from '../credential-ports.js';
+import type { Credential, CredentialRepository, LoginRoles, NewCredential } from '../credential-ports.js';
 import type { Database } from '../model.js';
 import { NOW } from './fakes.test-support.js';
 
@@ -21,6 +21,22 @@ export class FakeCredentials implements CredentialRepository {
   async find(databaseId: string, id: string): Promise<Credential | null> {
     return this.live(databaseId).find((row) => row.id === id) ?? null;
   }
+
+  /** One at a time, as the real lock makes them. */
+  async createCounted<T>(databaseId: string, create: (live: number, record: (input: NewCredential) => Promise<Credential>) => Promise<T>): Promise<T> {
+    const previous = this.serial;
+    let release = () => {};
+    this.serial = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    try {
+      const live = this.live(databaseId).filter((row) => !row.internal).length;
+      return await create(live, (input) => this.create({ ...input, databaseId }));
+    } finally {
+      release();
+    }
+  }
+
+  private serial: Promise<void> = Promise.resolve();
 
   async markDeleted(databaseId: string, id: string): Promise<void> {
     for (const row of this.rows) if (row.databaseId === databaseId && row.id === id) row.deleted = true;

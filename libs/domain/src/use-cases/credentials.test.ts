@@ -11,13 +11,13 @@ describe('credential use cases', () => {
   let p: ReturnType<typeof fakePlatform>;
   let credentials: FakeCredentials;
   let loginRoles: FakeLoginRoles;
-  let deps: ReturnType<typeof fakePlatform>['deps'] & { credentials: FakeCredentials; loginRoles: FakeLoginRoles };
+  let deps: ReturnType<typeof fakePlatform>['deps'] & { credentials: FakeCredentials; loginRoles: FakeLoginRoles; credentialsPerDatabase: number };
 
   beforeEach(() => {
     p = fakePlatform();
     credentials = new FakeCredentials();
     loginRoles = new FakeLoginRoles();
-    deps = { ...p.deps, credentials, loginRoles };
+    deps = { ...p.deps, credentials, loginRoles, credentialsPerDatabase: 50 };
   });
 
   describe('createCredential', () => {
@@ -47,6 +47,25 @@ describe('credential use cases', () => {
         message: "Tenant 'tenant-9' not found",
       });
       expect(loginRoles.calls).to.deep.equal([]);
+    });
+
+    it('answers 409 credential_quota_exceeded at the quota and creates no role; concurrent creates at it do not both pass', async () => {
+      deps.credentialsPerDatabase = 2;
+      await createCredential(deps, p.alice, MAIN, {});
+      await credentials.create({ id: 'cred_internal', databaseId: p.main.id, tenantId: null, internal: true });
+      const outcomes = await Promise.allSettled([createCredential(deps, p.alice, MAIN, {}), createCredential(deps, p.alice, MAIN, {})]);
+      expect(outcomes.map((outcome) => outcome.status)).to.have.members(['fulfilled', 'rejected']);
+      const quota = {
+        name: 'ConflictError',
+        kind: 'conflict',
+        code: 'credential_quota_exceeded',
+        message: "Database 'main' has 2 credentials, its quota is 2; delete one first",
+      };
+      expect(await failure(createCredential(deps, p.alice, MAIN, {}))).to.deep.equal(quota);
+      expect(loginRoles.calls).to.deep.equal(['create main cred_1', 'create main cred_2']);
+      // The platform's own credentials do not count, and a deleted one frees its place.
+      await deleteCredential(deps, p.alice, MAIN, 'cred_1');
+      expect((await createCredential(deps, p.alice, MAIN, {})).credential.id).to.equal('cred_3');
     });
 
     it('refuses a database that is not READY (409), a stranger (404) and a user token (403)', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { requireManagement } from '../authorization.js';
 import type { Credential, CredentialRepository, LoginRoles } from '../credential-ports.js';
-import { NotFoundError, UnavailableError } from '../errors.js';
+import { ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 import type { Database, Principal } from '../model.js';
 import type { DatabasePath } from '../paths.js';
 import { accessDatabase, type DataPlaneDeps } from './database-access.js';
@@ -11,6 +11,8 @@ import { tenantNotFound } from './membership.js';
 export interface CredentialDeps extends DataPlaneDeps {
   credentials: CredentialRepository;
   loginRoles: LoginRoles;
+  /** Live credentials developers may hold per database (CREDENTIALS_PER_DATABASE); each is a role on a shared cluster. */
+  credentialsPerDatabase: number;
 }
 
 /** The credentials of one database, with the database they log in to. */
@@ -35,7 +37,9 @@ function assertNotMoving(database: Database): void {
  */
 
 /**
- * Creates a login role on the database's cluster, then records it. The password is shown once:
+ * Creates a login role on the database's cluster, then records it, within the database's quota
+ * (409 `credential_quota_exceeded` at it, nothing created): counted, created and recorded under
+ * one lock, so two concurrent creates at the quota cannot both pass. The password is shown once:
  * the cluster keeps only a SCRAM verifier and the control plane nothing of it.
  */
 export async function createCredential(
@@ -51,13 +55,22 @@ export async function createCredential(
   if (tenantId !== null && !(await data.tenants.find(tenantId))) throw tenantNotFound(tenantId);
   // 256 random bits: guessing is hopeless, so no slow hash is needed anywhere on the way.
   const password = randomBytes(32).toString('base64url');
-  const id = await deps.loginRoles.createLoginRole(database, { password, tenantId });
+  let id: string | undefined;
   try {
-    const credential = await deps.credentials.create({ id, databaseId: database.id, tenantId, internal: false });
+    const credential = await deps.credentials.createCounted(database.id, async (live, record) => {
+      if (live >= deps.credentialsPerDatabase) {
+        throw new ConflictError(
+          'credential_quota_exceeded',
+          `Database '${database.name}' has ${live} credentials, its quota is ${deps.credentialsPerDatabase}; delete one first`,
+        );
+      }
+      id = await deps.loginRoles.createLoginRole(database, { password, tenantId });
+      return record({ id, tenantId, internal: false });
+    });
     return { database, credential, password };
   } catch (error) {
     // A role nobody knows of must not keep logging in; the recording error is the one to report.
-    await deps.loginRoles.dropLoginRole(database, id).catch(() => undefined);
+    if (id !== undefined) await deps.loginRoles.dropLoginRole(database, id).catch(() => undefined);
     throw error;
   }
 }

@@ -174,11 +174,11 @@ describe('tenant use cases', () => {
   describe('deleteTenant', () => {
     let credentials: FakeCredentials;
     let loginRoles: FakeLoginRoles;
-    let deps: ReturnType<typeof fakePlatform>['deps'] & { credentials: FakeCredentials; loginRoles: FakeLoginRoles };
+    let deps: ReturnType<typeof fakePlatform>['deps'] & { credentials: FakeCredentials; loginRoles: FakeLoginRoles; credentialsPerDatabase: number };
     beforeEach(() => {
       credentials = new FakeCredentials();
       loginRoles = new FakeLoginRoles();
-      deps = { ...p.deps, credentials, loginRoles };
+      deps = { ...p.deps, credentials, loginRoles, credentialsPerDatabase: 50 };
     });
 
     it('lets a developer or a client of the workspace delete a tenant, which then does not exist', async () => {

@@ -1,10 +1,18 @@
 import { expect } from 'chai';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import type { ClientPrincipal, Developer, DeveloperPrincipal, Workspace } from '../model.js';
-import type { DeveloperRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole } from '../ports.js';
+import type {
+  DeveloperRepository,
+  WorkspaceInvitation,
+  WorkspaceInvitationRepository,
+  WorkspaceMember,
+  WorkspaceMemberEditor,
+  WorkspaceRepository,
+  WorkspaceRole,
+} from '../ports.js';
 import { isValidWorkspaceSlug } from '../workspace-slug.js';
+import { acceptInvitation, declineInvitation, inviteMember, listInvitations, listMyInvitations, revokeInvitation } from './invitations.js';
 import {
-  addMember,
   bootstrapDeveloper,
   changeMemberRole,
   createWorkspace,
@@ -37,6 +45,7 @@ class InMemoryWorkspaces implements WorkspaceRepository {
     return this.workspaces.find((w) => w.id === workspaceId) ?? null;
   }
   private lock: Promise<unknown> = Promise.resolve();
+  readonly invitations = new InMemoryInvitations(this);
 
   constructor(private readonly developers?: InMemoryDevelopers) {}
 
@@ -96,6 +105,12 @@ class InMemoryWorkspaces implements WorkspaceRepository {
         remove: async (developerId) => {
           current.delete(developerId);
         },
+        takeInvitation: async (id, email, now) => {
+          const taken = this.invitations.find(id, email, now);
+          if (!taken || taken.workspace.id !== workspaceId) return null;
+          this.invitations.rows.splice(this.invitations.rows.indexOf(taken), 1);
+          return taken;
+        },
       };
       try {
         const members = await this.listMembers(workspaceId);
@@ -116,8 +131,59 @@ class InMemoryWorkspaces implements WorkspaceRepository {
   }
 }
 
-class InMemoryDevelopers implements Pick<DeveloperRepository, 'findByEmail' | 'ensure'> {
+/** Invitations beside the workspaces they invite to; the editor of `editMembers` takes them. */
+class InMemoryInvitations implements WorkspaceInvitationRepository {
+  readonly rows: WorkspaceInvitation[] = [];
+  private nextId = 1;
+
+  constructor(private readonly workspaces: InMemoryWorkspaces) {}
+
+  async create(input: Parameters<WorkspaceInvitationRepository['create']>[0]): Promise<WorkspaceInvitation> {
+    const { id, name, slug } = (await this.workspaces.findById(input.workspaceId))!;
+    const replaced = this.rows.findIndex((row) => row.workspace.id === id && same(row.email, input.email));
+    if (replaced >= 0) this.rows.splice(replaced, 1);
+    const invitation: WorkspaceInvitation = { id: `inv-${this.nextId++}`, workspace: { id, name, slug }, email: input.email, role: input.role, created: input.created, expires: input.expires };
+    this.rows.push(invitation);
+    return invitation;
+  }
+
+  async listForWorkspace(workspaceId: string, now: Date): Promise<WorkspaceInvitation[]> {
+    return this.rows.filter((row) => row.workspace.id === workspaceId && row.expires > now);
+  }
+
+  async listForEmail(email: string, now: Date): Promise<WorkspaceInvitation[]> {
+    return this.rows.filter((row) => same(row.email, email) && row.expires > now);
+  }
+
+  find(id: string, email: string, now: Date): WorkspaceInvitation | null {
+    return this.rows.find((row) => row.id === id && same(row.email, email) && row.expires > now) ?? null;
+  }
+
+  async findForEmail(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null> {
+    return this.find(id, email, now);
+  }
+
+  async revoke(workspaceId: string, id: string, now: Date): Promise<boolean> {
+    const index = this.rows.findIndex((row) => row.id === id && row.workspace.id === workspaceId && row.expires > now);
+    if (index >= 0) this.rows.splice(index, 1);
+    return index >= 0;
+  }
+
+  async decline(id: string, email: string, now: Date): Promise<boolean> {
+    const found = this.find(id, email, now);
+    if (found) this.rows.splice(this.rows.indexOf(found), 1);
+    return found !== null;
+  }
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+class InMemoryDevelopers implements Pick<DeveloperRepository, 'findByEmail' | 'findById' | 'ensure'> {
   readonly developers: Developer[] = [];
+
+  async findById(id: string): Promise<Developer | null> {
+    return this.developers.find((d) => d.id === id) ?? null;
+  }
 
   async findByEmail(email: string): Promise<Developer | null> {
     return this.developers.find((d) => d.email.toLowerCase() === email.toLowerCase()) ?? null;
@@ -356,7 +422,16 @@ describe('workspace use cases', () => {
   describe('members', () => {
     let developers: InMemoryDevelopers;
     let workspace: Workspace;
-    let deps: { workspaces: InMemoryWorkspaces; developers: InMemoryDevelopers };
+    let deps: { workspaces: InMemoryWorkspaces; developers: InMemoryDevelopers; invitations: InMemoryInvitations; clock: { now: () => Date } };
+    let now: Date;
+    const carol: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-carol', scopes: [] };
+    const as = (developerId: string): DeveloperPrincipal => ({ kind: 'developer', developerId, scopes: [] });
+
+    /** An owner's invitation, accepted by its invitee: how a developer joins. */
+    async function join(email: string, role?: WorkspaceRole) {
+      const invitation = await inviteMember(deps, alice, 'acme', { email, role });
+      return acceptInvitation(deps, as((await developers.findByEmail(email))!.id), invitation.id);
+    }
 
     beforeEach(async () => {
       developers = new InMemoryDevelopers();
@@ -368,7 +443,8 @@ describe('workspace use cases', () => {
         developers.developers.push({ id, email, name: id.slice(4), created: new Date() });
       }
       workspaces = new InMemoryWorkspaces(developers);
-      deps = { workspaces, developers };
+      now = new Date('2026-03-01T00:00:00Z');
+      deps = { workspaces, developers, invitations: workspaces.invitations, clock: { now: () => now } };
       workspace = await createWorkspace(deps, alice, { name: 'Acme', slug: 'acme' });
     });
 
@@ -394,56 +470,101 @@ describe('workspace use cases', () => {
       });
     });
 
-    describe('addMember', () => {
-      it('adds an existing developer by email, case-insensitively, as a member by default', async () => {
-        const added = await addMember(deps, alice, 'acme', { email: 'BOB@example.TEST' });
-        expect(added).to.include({ developerId: 'dev-bob', email: 'Bob@Example.test', role: 'member' });
-        expect(await getWorkspace(deps, bob, 'acme')).to.equal(workspace);
-        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+    describe('invitations', () => {
+      it('invites any email with one answer shape, registered or not, and adds nobody until accepted', async () => {
+        const registered = await inviteMember(deps, alice, 'acme', { email: 'BOB@example.TEST' });
+        const unknown = await inviteMember(deps, alice, 'acme', { email: 'nobody@example.test', role: 'owner' });
+        expect(Object.keys(registered).sort()).to.deep.equal(Object.keys(unknown).sort());
+        expect(registered).to.deep.include({ email: 'BOB@example.TEST', role: 'member', created: now, expires: new Date('2026-03-08T00:00:00Z') });
+        expect(unknown).to.deep.include({ email: 'nobody@example.test', role: 'owner' });
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
+        expect((await listInvitations(deps, alice, 'acme')).map((each) => each.email)).to.deep.equal(['BOB@example.TEST', 'nobody@example.test']);
       });
 
-      it('adds an owner when asked', async () => {
-        expect((await addMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' })).role).to.equal('owner');
+      it('shows the invitee their invitations, case-insensitively, and makes them a member with its role when they accept', async () => {
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@EXAMPLE.test', role: 'owner' });
+        expect((await listMyInvitations(deps, bob)).map((each) => each.id)).to.deep.equal([invitation.id]);
+        expect(await listMyInvitations(deps, carol)).to.deep.equal([]);
+        const accepted = await acceptInvitation(deps, bob, invitation.id);
+        expect(accepted.workspace).to.equal(workspace);
+        expect(accepted.member).to.include({ developerId: 'dev-bob', role: 'owner' });
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'owner' });
+        expect(await listMyInvitations(deps, bob)).to.deep.equal([]);
+        await expectError(acceptInvitation(deps, bob, invitation.id), NotFoundError, 'invitation_not_found');
       });
 
-      it('answers NotFoundError developer_not_found for an email without an account', async () => {
-        await expectError(addMember(deps, alice, 'acme', { email: 'nobody@example.test' }), NotFoundError, 'developer_not_found');
+      it('answers another developer’s invitation as not found, and leaves it for its invitee', async () => {
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await expectError(acceptInvitation(deps, carol, invitation.id), NotFoundError, 'invitation_not_found');
+        await expectError(declineInvitation(deps, carol, invitation.id), NotFoundError, 'invitation_not_found');
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
-      });
-
-      it('answers ConflictError already_member for a member, and changes no role', async () => {
-        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
-        await expectError(addMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' }), ConflictError, 'already_member');
-        await expectError(addMember(deps, alice, 'acme', { email: 'alice@example.test' }), ConflictError, 'already_member');
+        await acceptInvitation(deps, bob, invitation.id);
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
       });
 
-      it('refuses a member (ForbiddenError owner_required) before saying whether the email has an account', async () => {
-        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
-        await expectError(addMember(deps, bob, 'acme', { email: 'carol@example.test' }), ForbiddenError, 'owner_required');
-        await expectError(addMember(deps, bob, 'acme', { email: 'nobody@example.test' }), ForbiddenError, 'owner_required');
-        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
-      });
-
-      it('answers an outsider like a missing workspace', async () => {
-        await expectError(addMember(deps, bob, 'acme', { email: 'bob@example.test' }), NotFoundError, 'workspace_not_found');
-        await expectError(addMember(deps, bob, 'acme', { email: 'nobody@example.test' }), NotFoundError, 'workspace_not_found');
+      it('cannot be accepted once expired, revoked or declined', async () => {
+        const expiring = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        now = new Date(expiring.expires.getTime());
+        await expectError(acceptInvitation(deps, bob, expiring.id), NotFoundError, 'invitation_not_found');
+        expect(await listInvitations(deps, alice, 'acme')).to.deep.equal([]);
+        const revoked = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await revokeInvitation(deps, alice, 'acme', revoked.id);
+        await expectError(acceptInvitation(deps, bob, revoked.id), NotFoundError, 'invitation_not_found');
+        await expectError(revokeInvitation(deps, alice, 'acme', revoked.id), NotFoundError, 'invitation_not_found');
+        const declined = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await declineInvitation(deps, bob, declined.id);
+        await expectError(acceptInvitation(deps, bob, declined.id), NotFoundError, 'invitation_not_found');
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
       });
 
-      it('refuses a client token of the workspace (developer_token_required)', async () => {
+      it('replaces a pending invitation of the same email: the newer one counts', async () => {
+        const first = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        const second = await inviteMember(deps, alice, 'acme', { email: 'Bob@Example.test', role: 'owner' });
+        await expectError(acceptInvitation(deps, bob, first.id), NotFoundError, 'invitation_not_found');
+        expect((await acceptInvitation(deps, bob, second.id)).member.role).to.equal('owner');
+      });
+
+      it('answers ConflictError already_member for a member’s email, and keeps a member’s role when they accept an older invitation', async () => {
+        await expectError(inviteMember(deps, alice, 'acme', { email: 'ALICE@example.test' }), ConflictError, 'already_member');
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' });
+        workspaces.members.get(workspace.id)!.set('dev-bob', { role: 'member', added: now });
+        expect((await acceptInvitation(deps, bob, invitation.id)).member.role).to.equal('member');
+        expect(await listInvitations(deps, alice, 'acme')).to.deep.equal([]);
+      });
+
+      it('lets only owners invite, list and revoke (ForbiddenError owner_required), and answers an outsider like a missing workspace', async () => {
+        await join('bob@example.test');
+        const pending = await inviteMember(deps, alice, 'acme', { email: 'carol@example.test' });
+        for (const attempt of [
+          inviteMember(deps, bob, 'acme', { email: 'carol@example.test' }),
+          inviteMember(deps, bob, 'acme', { email: 'nobody@example.test' }),
+          listInvitations(deps, bob, 'acme'),
+          revokeInvitation(deps, bob, 'acme', pending.id),
+        ]) {
+          await expectError(attempt, ForbiddenError, 'owner_required');
+        }
+        await expectError(inviteMember(deps, carol, 'acme', { email: 'nobody@example.test' }), NotFoundError, 'workspace_not_found');
+        await expectError(revokeInvitation(deps, carol, 'acme', pending.id), NotFoundError, 'workspace_not_found');
+        expect(await listInvitations(deps, alice, 'acme')).to.have.length(1);
+      });
+
+      it('refuses a client token (developer_token_required); a token bound to a workspace cannot answer invitations (workspace_bound_token)', async () => {
         const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
-        await expectError(addMember(deps, client, 'acme', { email: 'bob@example.test' }), ForbiddenError, 'developer_token_required');
+        workspaces.clients.set('cli', workspace.id);
+        await expectError(inviteMember(deps, client, 'acme', { email: 'bob@example.test' }), ForbiddenError, 'developer_token_required');
         await expectError(changeMemberRole(deps, client, 'acme', 'dev-alice', 'member'), ForbiddenError, 'developer_token_required');
         await expectError(removeMember(deps, client, 'acme', 'dev-alice'), ForbiddenError, 'developer_token_required');
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        const bound = boundTo(bob, workspace);
+        await expectError(listMyInvitations(deps, bound), ForbiddenError, 'workspace_bound_token');
+        await expectError(acceptInvitation(deps, bound, invitation.id), ForbiddenError, 'workspace_bound_token');
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
       });
     });
 
     describe('changeMemberRole', () => {
       beforeEach(async () => {
-        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await join('bob@example.test');
       });
 
       it('lets an owner promote a member and demote them again', async () => {
@@ -510,8 +631,8 @@ describe('workspace use cases', () => {
 
     describe('removeMember', () => {
       beforeEach(async () => {
-        await addMember(deps, alice, 'acme', { email: 'bob@example.test' });
-        await addMember(deps, alice, 'acme', { email: 'carol@example.test' });
+        await join('bob@example.test');
+        await join('carol@example.test');
       });
 
       it('lets an owner remove a member, whose workspace then vanishes', async () => {

@@ -85,8 +85,6 @@ export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug:
   return found;
 }
 
-export type WorkspaceMemberDeps = WorkspaceDeps & { developers: Pick<DeveloperRepository, 'findByEmail'> };
-
 /** The workspace's members, for anyone who may see the workspace (its clients included). */
 export async function listMembers(deps: WorkspaceDeps, caller: Principal, slug: string): Promise<WorkspaceMember[]> {
   const workspace = await getWorkspace(deps, caller, slug);
@@ -105,10 +103,12 @@ function callerAmong(members: WorkspaceMember[], developer: DeveloperPrincipal, 
 
 /**
  * Refuses (403 owner_required) a developer who is a plain member of the workspace: some changes
- * (its OAuth clients and their secrets) are its owners' only.
+ * (its OAuth clients and their secrets, its invitations) are its owners' only. Answers the members.
  */
-export async function requireWorkspaceOwner(deps: WorkspaceDeps, developer: DeveloperPrincipal, workspace: Workspace, action: string): Promise<void> {
-  requireOwner(callerAmong(await deps.workspaces.listMembers(workspace.id), developer, workspace.slug), action);
+export async function requireWorkspaceOwner(deps: WorkspaceDeps, developer: DeveloperPrincipal, workspace: Workspace, action: string): Promise<WorkspaceMember[]> {
+  const members = await deps.workspaces.listMembers(workspace.id);
+  requireOwner(callerAmong(members, developer, workspace.slug), action);
+  return members;
 }
 
 function requireOwner(me: WorkspaceMember, action: string): void {
@@ -125,31 +125,6 @@ function assertAnotherOwner(members: WorkspaceMember[], target: WorkspaceMember)
   if (!members.some((member) => member.role === 'owner' && member.developerId !== target.developerId)) {
     throw new ConflictError('last_owner', 'The workspace must keep an owner: make another member owner first');
   }
-}
-
-/**
- * An owner adds an existing developer account, found by email (case-insensitively, as accounts
- * are unique regardless of case). Developers only: a client token cannot change members.
- */
-export async function addMember(
-  deps: WorkspaceMemberDeps,
-  caller: Principal,
-  slug: string,
-  input: { email: string; role?: WorkspaceRole },
-): Promise<WorkspaceMember> {
-  const developer = requireDeveloper(caller);
-  const workspace = await getWorkspace(deps, caller, slug);
-  // Looked up before taking the lock: one connection per request, and the answer is only used
-  // once the caller is known to be an owner.
-  const added = await deps.developers.findByEmail(input.email);
-  return deps.workspaces.editMembers(workspace.id, async (members, editor) => {
-    requireOwner(callerAmong(members, developer, slug), 'add members');
-    if (!added) throw new NotFoundError('developer_not_found', 'No developer account has that email');
-    if (members.some((member) => member.developerId === added.id)) {
-      throw new ConflictError('already_member', `${added.email} is already a member of the workspace`);
-    }
-    return editor.add(added.id, input.role ?? 'member');
-  });
 }
 
 /** An owner changes a member's role (their own included, while another owner remains). */

@@ -14,7 +14,8 @@ import { Migration20261122120000_sso_login_limits } from './Migration20261122120
 import { Migration20261123000000_compute } from './Migration20261123000000_compute.js';
 import { Migration20261123010000_instance_routing } from './Migration20261123010000_instance_routing.js';
 import { Migration20261123020000_list_order } from './Migration20261123020000_list_order.js';
-import { Migration20261124000000_sealed_signing_keys } from './Migration20261124000000_sealed_signing_keys.js';
+import { Migration20261124000000_workspace_invitations } from './Migration20261124000000_workspace_invitations.js';
+import { Migration20261124010000_sealed_signing_keys } from './Migration20261124010000_sealed_signing_keys.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -34,5 +35,6 @@ export const migrationsList = [
   { name: 'Migration20261123000000_compute', class: Migration20261123000000_compute },
   { name: 'Migration20261123010000_instance_routing', class: Migration20261123010000_instance_routing },
   { name: 'Migration20261123020000_list_order', class: Migration20261123020000_list_order },
-  { name: 'Migration20261124000000_sealed_signing_keys', class: Migration20261124000000_sealed_signing_keys },
+  { name: 'Migration20261124000000_workspace_invitations', class: Migration20261124000000_workspace_invitations },
+  { name: 'Migration20261124010000_sealed_signing_keys', class: Migration20261124010000_sealed_signing_keys },
 ];

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Credential, CredentialRepository } from '@platform/domain';
+import { NotFoundError, type Credential, type CredentialRepository, type NewCredential } from '@platform/domain';
 import { CredentialEntity, type CredentialRow } from '../entities/credential.entity.js';
 import { DatabaseEntity } from '../entities/database.entity.js';
 
@@ -34,6 +34,31 @@ export class MikroCredentialRepository implements CredentialRepository {
   async find(databaseId: string, id: string): Promise<Credential | null> {
     const row = await this.em.findOne(CredentialEntity, { id, database: databaseId, deleted: null });
     return row ? toCredential(row, databaseId) : null;
+  }
+
+  /**
+   * The lock is the database's row, `for no key update`: it conflicts with itself and with
+   * updates of the row, not with the key-share locks that inserting credentials takes on it.
+   */
+  async createCounted<T>(databaseId: string, create: (live: number, record: (input: NewCredential) => Promise<Credential>) => Promise<T>): Promise<T> {
+    return this.em.transactional(async (tx) => {
+      const locked = await tx.execute<{ id: string }[]>('select id from databases where id = ? for no key update', [databaseId]);
+      if (locked.length === 0) throw new NotFoundError('database_not_found', 'Database not found');
+      const [{ live }] = await tx.execute<{ live: number }[]>(
+        'select count(*)::int as live from credentials where database_id = ? and deleted is null and not internal',
+        [databaseId],
+      );
+      return create(live, async (input) => {
+        const row = tx.create(CredentialEntity, {
+          id: input.id,
+          database: tx.getReference(DatabaseEntity, databaseId),
+          tenantId: input.tenantId,
+          internal: input.internal,
+        });
+        await tx.flush();
+        return toCredential(row, databaseId);
+      });
+    });
   }
 
   async markDeleted(databaseId: string, id: string): Promise<void> {

@@ -281,6 +281,95 @@ describe('repositories', function () {
     });
   });
 
+  describe('WorkspaceInvitationRepository', function () {
+    const day = 24 * 60 * 60 * 1000;
+    const now = new Date('2026-03-01T12:00:00.000Z');
+    const later = (days: number) => new Date(now.getTime() + days * day);
+
+    async function invitedWorkspace() {
+      const owner = await developer();
+      const workspace = await openRepositories(cp.orm).workspaces.create({ name: 'Team', slug: uniqueSlug(), ownerId: owner.id });
+      return { owner, workspace };
+    }
+
+    it('create answers the invitation with its workspace; the invitee finds it case-insensitively until it expires', async function () {
+      const { owner, workspace } = await invitedWorkspace();
+      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: 'Ada@Example.TEST', role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
+      expect(invitation).to.deep.equal({
+        id: invitation.id,
+        workspace: { id: workspace.id, name: 'Team', slug: workspace.slug },
+        email: 'Ada@Example.TEST',
+        role: 'owner',
+        created: now,
+        expires: later(7),
+      });
+      expect(invitation.id).to.match(/^[0-9a-f-]{36}$/);
+      const fresh = openRepositories(cp.orm).invitations;
+      expect(await fresh.listForEmail('ada@example.test', now)).to.deep.equal([invitation]);
+      expect(await fresh.findForEmail(invitation.id, 'ADA@example.test', now)).to.deep.equal(invitation);
+      expect(await fresh.listForWorkspace(workspace.id, now)).to.deep.equal([invitation]);
+      expect(await fresh.findForEmail(invitation.id, 'someone@example.test', now)).to.equal(null);
+      expect(await fresh.listForEmail('ada@example.test', later(7))).to.deep.equal([]);
+      expect(await fresh.findForEmail(invitation.id, 'ada@example.test', later(7))).to.equal(null);
+      expect(await fresh.listForWorkspace(workspace.id, later(7))).to.deep.equal([]);
+    });
+
+    it('create replaces the pending invitation of the same email, and drops the workspace’s expired ones', async function () {
+      const { owner, workspace } = await invitedWorkspace();
+      const first = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      await repos.invitations.create({ workspaceId: workspace.id, email: 'old@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(1) });
+      const second = await repos.invitations.create({ workspaceId: workspace.id, email: 'ADA@example.test', role: 'owner', invitedBy: owner.id, created: later(2), expires: later(9) });
+      expect(second.id).not.to.equal(first.id);
+      expect(await repos.invitations.findForEmail(first.id, 'ada@example.test', later(2))).to.equal(null);
+      const rows = await query(cp.url, 'select email, role from workspace_invitations where workspace_id = $1', [workspace.id]);
+      expect(rows).to.deep.equal([{ email: 'ADA@example.test', role: 'owner' }]);
+    });
+
+    it('revoke and decline delete a pending invitation once, and only their own', async function () {
+      const { owner, workspace } = await invitedWorkspace();
+      const other = await invitedWorkspace();
+      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      expect(await repos.invitations.revoke(other.workspace.id, invitation.id, now)).to.equal(false);
+      expect(await repos.invitations.decline(invitation.id, 'bob@example.test', now)).to.equal(false);
+      expect(await repos.invitations.revoke(workspace.id, invitation.id, later(7))).to.equal(false);
+      expect(await repos.invitations.revoke(workspace.id, invitation.id, now)).to.equal(true);
+      expect(await repos.invitations.revoke(workspace.id, invitation.id, now)).to.equal(false);
+      const again = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      expect(await repos.invitations.decline(again.id, 'Ada@example.test', now)).to.equal(true);
+      expect(await repos.invitations.decline(again.id, 'ada@example.test', now)).to.equal(false);
+    });
+
+    it('the membership editor takes an invitation in the transaction that adds its invitee', async function () {
+      const { owner, workspace } = await invitedWorkspace();
+      const ada = await developer(`ada-${randomBytes(3).toString('hex')}@example.test`);
+      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: ada.email.toUpperCase(), role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
+      // An edit that fails after taking it keeps the invitation.
+      try {
+        await repos.workspaces.editMembers(workspace.id, async (_, editor) => {
+          expect(await editor.takeInvitation(invitation.id, ada.email, now)).to.deep.equal(invitation);
+          throw new ConflictError('last_owner', 'refused after taking it');
+        });
+      } catch (error) {
+        expect(error).to.be.instanceOf(ConflictError);
+      }
+      const other = await invitedWorkspace();
+      const taken = await openRepositories(cp.orm).workspaces.editMembers(workspace.id, async (_, editor) => {
+        expect(await editor.takeInvitation(invitation.id, 'someone@example.test', now)).to.equal(null);
+        expect(await editor.takeInvitation(invitation.id, ada.email, later(7))).to.equal(null);
+        const found = await editor.takeInvitation(invitation.id, ada.email, now);
+        await editor.add(ada.id, found!.role);
+        return found;
+      });
+      expect(taken).to.deep.equal(invitation);
+      expect(await openRepositories(cp.orm).workspaces.editMembers(other.workspace.id, (_, editor) => editor.takeInvitation(invitation.id, ada.email, now))).to.equal(null);
+      expect(await repos.invitations.listForEmail(ada.email, now)).to.deep.equal([]);
+      expect((await repos.workspaces.listMembers(workspace.id)).map((member) => [member.developerId, member.role])).to.deep.equal([
+        [owner.id, 'owner'],
+        [ada.id, 'owner'],
+      ]);
+    });
+  });
+
   describe('DatabaseRepository', function () {
     async function workspaceOf(ownerId?: string) {
       const owner = ownerId ?? (await developer()).id;

@@ -4,6 +4,7 @@ import {
   ConflictError,
   NotFoundError,
   type Workspace,
+  type WorkspaceInvitation,
   type WorkspaceMember,
   type WorkspaceMemberEditor,
   type WorkspaceRepository,
@@ -12,6 +13,7 @@ import {
 import { DeveloperEntity } from '../entities/developer.entity.js';
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../entities/workspace.entity.js';
 import { isUniqueViolation } from '../errors.js';
+import { takeInvitation } from './invitation.repository.js';
 import { toWorkspace } from './mappers.js';
 
 interface MemberRow {
@@ -146,6 +148,10 @@ class LockedMemberEditor implements WorkspaceMemberEditor {
 
   async remove(developerId: string): Promise<void> {
     await this.tx.execute('delete from workspace_members where workspace_id = ? and developer_id = ?', [this.workspaceId, developerId]);
+  }
+
+  takeInvitation(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null> {
+    return takeInvitation(this.tx, this.workspaceId, id, email, now);
   }
 
   private async find(developerId: string): Promise<WorkspaceMember> {

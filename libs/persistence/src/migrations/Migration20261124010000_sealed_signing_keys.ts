@@ -8,7 +8,7 @@ import { Migration } from '@mikro-orm/migrations';
  * every plain half and clears it. Until then a release from before sealing keeps working, and a
  * row holds exactly one of the two.
  */
-export class Migration20261124000000_sealed_signing_keys extends Migration {
+export class Migration20261124010000_sealed_signing_keys extends Migration {
   override up(): void {
     this.addSql(`alter table signing_keys add column sealed_private_jwk text`);
     this.addSql(`alter table signing_keys alter column private_jwk drop not null`);

@@ -1,0 +1,220 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { eventually, query, withClient } from '@platform/testing';
+import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
+import { developerWithReadyDatabase } from './support/fixtures.js';
+
+/**
+ * A customer's code must gain nothing from the platform's moves. Moving a database restores it on
+ * another server, and PostgreSQL evaluates customer code while it does: constraints and generated
+ * columns as rows are copied in, index expressions and exclusion constraints as indexes are built.
+ * Each way below calls a trap that, run with a superuser's rights, makes the credential a superuser
+ * (and tries lesser escalations whoever runs it); it logs who ran it, where, and whether they were
+ * powerful. Before this was fixed, the restore ran as the target's superuser and the trap worked.
+ */
+const VECTORS_EVALUATED_ON_RESTORE = ['check', 'domain', 'exclusion', 'generated', 'index', 'partial', 'tenant_check'];
+
+/** The credential's URL without sslmode (the test gateway allows plain connections). */
+function plain(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.delete('sslmode');
+  return parsed.href;
+}
+
+function trapSql(credential: string): string[] {
+  const role = credential.replace(/[^a-z0-9_]/g, '');
+  return [
+    // Volatile: it writes. Immutable and boolean wrappers call it where PostgreSQL wants those. Its
+    // evidence is a table it creates, named for the vector, who ran it and the server's port: rows
+    // would not do, since a parallel restore empties each table it made before loading its rows.
+    `create function public.trap_v(x int, vector text) returns int language plpgsql as $f$
+     declare
+       powerful boolean;
+       who text;
+     begin
+       begin
+         execute 'reset role';
+       exception when others then null;
+       end;
+       powerful := (select rolsuper or rolcreaterole or rolbypassrls from pg_catalog.pg_roles where rolname = current_user)
+         or (select rolsuper from pg_catalog.pg_roles where rolname = session_user);
+       who := case when powerful then 'powerful' when current_user::text like '%\\_mover' then 'mover'
+                   when current_user::text like '%\\_owner' then 'owner'
+                   when current_user::text = '${role}' then 'credential' else 'other' end;
+       begin
+         execute pg_catalog.format('create table if not exists public.%I ()', 'trap_seen_' || vector || '_' || who || '_' || pg_catalog.inet_server_port());
+       exception when others then null;
+       end;
+       if powerful then
+         execute 'alter role ${role} superuser';
+       end if;
+       begin
+         execute 'alter role ${role} createrole createdb bypassrls';
+       exception when others then null;
+       end;
+       begin
+         execute 'grant pg_execute_server_program, pg_read_server_files, pg_write_server_files, pg_read_all_data to ${role}';
+       exception when others then null;
+       end;
+       return x;
+     end $f$`,
+    `create function public.trap_i(x int, vector text) returns int language plpgsql immutable as $f$
+     begin return public.trap_v(x, vector); end $f$`,
+    `create function public.trap_b(x int, vector text) returns boolean language plpgsql as $f$
+     begin return public.trap_v(x, vector) is not null; end $f$`,
+    `create function public.trap_t() returns trigger language plpgsql as $f$
+     begin perform public.trap_v(new.x, 'trigger'); return new; end $f$`,
+    `create table public.v_check (x int check (public.trap_b(x, 'check')))`,
+    `create domain public.v_dom as int check (public.trap_b(value, 'domain'))`,
+    `create table public.v_domain (x public.v_dom)`,
+    `create table public.v_generated (x int, y int generated always as (public.trap_i(x, 'generated')) stored)`,
+    `create table public.v_index (x int)`,
+    `create index v_index_expression on public.v_index ((public.trap_i(x, 'index')))`,
+    `create table public.v_partial (x int)`,
+    `create index v_partial_predicate on public.v_partial (x) where public.trap_i(x, 'partial') > 0`,
+    `create table public.v_exclusion (x int, exclude using btree ((public.trap_i(x, 'exclusion')) with =))`,
+    `create table public.v_trigger (x int)`,
+    `create trigger v_trigger_before before insert or update on public.v_trigger for each row execute function public.trap_t()`,
+    `create table public.v_rule (x int)`,
+    `create table public.v_rule_seen (x int)`,
+    `create rule v_rule_also as on insert to public.v_rule do also insert into public.v_rule_seen values (public.trap_i(new.x, 'rule'))`,
+    `create table public.v_default (x int, y int default public.trap_v(1, 'default'))`,
+    `create table public.v_policy (x int)`,
+    `alter table public.v_policy enable row level security, force row level security`,
+    `create policy v_policy_calls on public.v_policy using (public.trap_b(x, 'policy')) with check (public.trap_b(x, 'policy'))`,
+    `create table public.v_tenant_check (tenant_id uuid, x int check (public.trap_b(x, 'tenant_check')))`,
+    ...['v_check', 'v_domain', 'v_generated', 'v_index', 'v_partial', 'v_exclusion', 'v_trigger', 'v_rule', 'v_default', 'v_policy'].map(
+      (table) => `insert into public.${table} (x) values (1)`,
+    ),
+    // A tenant-aware table's rows are copied in before its row-level security is back.
+    `select pg_catalog.set_config('platform.tenant_id', '11111111-1111-4111-8111-111111111111', false)`,
+    `insert into public.v_tenant_check (tenant_id, x) values ('11111111-1111-4111-8111-111111111111', 1)`,
+    `select pg_catalog.set_config('platform.tenant_id', '', false)`,
+  ];
+}
+
+const TABLES = ['v_check', 'v_domain', 'v_generated', 'v_index', 'v_partial', 'v_exclusion', 'v_trigger', 'v_rule', 'v_rule_seen', 'v_default', 'v_policy'];
+
+describe('moves run no customer code with a privileged login', function () {
+  this.timeout(180_000);
+  let p: TestPlatform;
+  let owner: Awaited<ReturnType<typeof developerWithReadyDatabase>>;
+  let credential: { id: string; url: string };
+  let physicalName: string;
+
+  function asCredential<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+    return withClient(plain(credential.url), fn);
+  }
+
+  async function until(path: string, status: string, typeId?: string): Promise<void> {
+    await eventually(
+      async () => {
+        const body = (await p.request('GET', path, { token: owner.token })).body;
+        if (body.status === 'FAILED') throw new Error(`instance FAILED: ${body.failure}`);
+        return body.status === status && (typeId === undefined || body.instanceType.id === typeId) ? true : undefined;
+      },
+      90_000,
+      `instance ${status}`,
+    );
+  }
+
+  /** What the credential has where it is served now, and what the traps logged there. */
+  async function state() {
+    return asCredential(async (client) => {
+      const port = Number((await client.query('show port')).rows[0].port);
+      const attributes = (
+        await client.query(
+          `select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls,
+                  pg_has_role(current_user, 'pg_execute_server_program', 'member') as program,
+                  pg_has_role(current_user, 'pg_read_server_files', 'member') as read_files,
+                  pg_has_role(current_user, 'pg_read_all_data', 'member') as read_all
+             from pg_roles where rolname = current_user`,
+        )
+      ).rows[0];
+      const movers = Number((await client.query(`select count(*) from pg_roles where rolname like '%\\_mover'`)).rows[0].count);
+      const logged = (await client.query<{ name: string }>(`select tablename as name from pg_tables where tablename like 'trap\\_seen\\_%' order by 1`)).rows
+        .map(({ name }) => /^trap_seen_(.+)_(powerful|mover|owner|credential|other)_(\d+)$/.exec(name))
+        .filter((found) => found !== null && Number(found[3]) === port)
+        .map((found) => ({ vector: found![1], who: found![2] }));
+      const counts: Record<string, number> = {};
+      for (const table of TABLES) counts[table] = Number((await client.query(`select count(*) from public.${table}`)).rows[0].count);
+      return { port, attributes, movers, logged, counts };
+    });
+  }
+
+  function expectNothingGained(seen: Awaited<ReturnType<typeof state>>): void {
+    expect(seen.attributes).to.deep.equal({
+      rolsuper: false,
+      rolcreaterole: false,
+      rolcreatedb: false,
+      rolreplication: false,
+      rolbypassrls: false,
+      program: false,
+      read_files: false,
+      read_all: false,
+    });
+    expect(seen.logged.filter((row) => row.who === 'powerful' || row.who === 'other')).to.deep.equal([]);
+    expect(seen.movers, 'no restoring login is left behind').to.equal(0);
+    expect(seen.counts).to.deep.equal(Object.fromEntries(TABLES.map((table) => [table, 1])));
+  }
+
+  before(async function () {
+    p = await platform();
+    owner = await developerWithReadyDatabase(p);
+    physicalName = await physicalNameOf(p, owner.database.id);
+    const created = await p.request('POST', `${owner.D}/credentials`, { token: owner.token });
+    expect(created.status, created.text).to.equal(201);
+    credential = { id: created.body.id, url: created.body.connectionUrl };
+    await asCredential(async (client) => {
+      for (const statement of trapSql(credential.id)) await client.query(statement);
+    });
+  });
+
+  it('refuses materialized views, whose refresh would run their query at restore', async function () {
+    const refused = await asCredential((client) => client.query(`create materialized view public.v_matview as select public.trap_i(1, 'matview') as x`).then(() => null, (error: { code?: string; message: string }) => error));
+    expect(refused).to.include({ code: '42501', message: 'materialized view public.v_matview cannot be created in a platform database' });
+  });
+
+  it('ran each trap once as the credential itself before any move', async function () {
+    const seen = await state();
+    expectNothingGained(seen);
+    expect(new Set(seen.logged.map((row) => row.who))).to.deep.equal(new Set(['credential']));
+  });
+
+  it('moves onto an instance, resizes and moves back: the restores run the traps, as the database’s own restoring login, and the credential gains nothing', async function () {
+    const clusterPort = (await state()).port;
+    const created = await p.request('POST', `${owner.D}/compute`, { token: owner.token, json: { instanceName: 'trap', instanceSize: 'small' } });
+    expect(created.status, created.text).to.equal(201);
+    const path = `${owner.D}/compute/${created.body.instanceId}`;
+    await until(path, 'READY');
+
+    const onInstance = await state();
+    expect(onInstance.port).to.not.equal(clusterPort);
+    expectNothingGained(onInstance);
+    const restoredThere = onInstance.logged.filter((row) => row.who !== 'credential');
+    // The traps did run on the new server, which proves the restore evaluated them; as whom is the point.
+    expect([...new Set(restoredThere.map((row) => row.vector))].sort()).to.include.members(VECTORS_EVALUATED_ON_RESTORE);
+    // Index builds run their expressions as the table's owner, the rest as the restoring login.
+    expect([...new Set(restoredThere.map((row) => row.who))].sort()).to.deep.equal(['mover', 'owner']);
+
+    const resized = await p.request('PUT', path, { token: owner.token, json: { instanceSize: 'medium' } });
+    expect(resized.status, resized.text).to.equal(200);
+    await until(path, 'READY', 'ct_medium');
+    expectNothingGained(await state());
+
+    expect((await p.request('DELETE', path, { token: owner.token })).status).to.equal(200);
+    await until(path, 'TERMINATED');
+    const back = await state();
+    expect(back.port).to.equal(clusterPort);
+    expectNothingGained(back);
+    const restoredBack = back.logged.filter((row) => row.who !== 'credential');
+    expect([...new Set(restoredBack.map((row) => row.vector))].sort()).to.include.members(VECTORS_EVALUATED_ON_RESTORE);
+    expect([...new Set(restoredBack.map((row) => row.who))].sort()).to.deep.equal(['mover', 'owner']);
+
+    // Seen from the cluster's superuser too: the credential is an ordinary login there.
+    expect(
+      await query(p.postgres.adminUrl, `select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls from pg_roles where rolname = $1`, [credential.id]),
+    ).to.deep.equal([{ rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false }]);
+    expect(await query(p.postgres.adminUrl, `select rolname from pg_roles where rolname = $1`, [`${physicalName}_mover`])).to.deep.equal([]);
+  });
+});
