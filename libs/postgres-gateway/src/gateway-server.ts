@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
+import { SERVER_TLS_POLICY } from '@platform/config';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
 import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
 import { QueryCounters } from './query-counters.js';
@@ -47,7 +48,7 @@ export class PostgresGateway {
         const server = await options.routes.findInstanceBySlot(index).catch(() => null);
         return server ? { ...server, index } : undefined;
       },
-      tls: options.tls ? tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }) : null,
+      tls: options.tls ? tls.createSecureContext({ ...SERVER_TLS_POLICY, cert: options.tls.cert, key: options.tls.key }) : null,
       allowPlain: options.allowPlain,
       counters: this.counters,
       handshakeTimeoutMs: options.handshakeTimeoutMs,
