@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER } from '@platform/postgres-gateway';
 import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
@@ -16,6 +17,10 @@ export interface GatewayConfig extends PlatformConfig {
   handshakeTimeoutMs: number;
   clientStallMs: number;
   maxConnections: number;
+  /** Logins in progress from one client address; more are refused (53300). */
+  maxLoginsPerAddress: number;
+  /** Logins in progress of one user name that hold a backend (past the client's first SCRAM message); more are refused (53300). */
+  maxLoginsPerUser: number;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -53,5 +58,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     handshakeTimeoutMs: readInteger(env, 'GATEWAY_HANDSHAKE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
     clientStallMs: readInteger(env, 'GATEWAY_CLIENT_STALL_MS', 60_000, { min: 100, max: 3_600_000 }),
     maxConnections: readInteger(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
+    maxLoginsPerAddress: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_ADDRESS', DEFAULT_MAX_LOGINS_PER_ADDRESS, { min: 1, max: 1_000_000 }),
+    maxLoginsPerUser: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_USER', DEFAULT_MAX_LOGINS_PER_USER, { min: 1, max: 10_000 }),
   };
 }

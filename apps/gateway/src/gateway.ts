@@ -43,6 +43,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     clientStallMs: config.clientStallMs,
     maxConnections: config.maxConnections,
+    maxLoginsPerAddress: config.maxLoginsPerAddress,
+    maxLoginsPerUser: config.maxLoginsPerUser,
     // Stable across restarts and replicas of one platform, unknown outside it.
     mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
     log: logger,

@@ -63,6 +63,8 @@ describe('gateway configuration', function () {
     const token = 'a'.repeat(32);
     expect(loadGatewayConfig({ ...plain, GATEWAY_ADMIN_TOKEN: token }).adminToken).to.equal(token);
     expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: 'short' }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
+    expect(loadGatewayConfig(plain)).to.include({ maxLoginsPerAddress: 100, maxLoginsPerUser: 50 });
+    expect(refusal({ ...plain, GATEWAY_MAX_LOGINS_PER_USER: '0' }).variable).to.equal('GATEWAY_MAX_LOGINS_PER_USER');
     expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: `${'a'.repeat(32)} b` }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
   });
 

@@ -3,6 +3,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { SERVER_TLS_POLICY } from '@platform/config';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import { AuthSchedule, LoginSlots } from './login-limits.js';
 import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
 import { QueryCounters } from './query-counters.js';
 
@@ -21,9 +22,20 @@ export interface GatewayOptions {
   handshakeTimeoutMs: number;
   clientStallMs: number;
   maxConnections: number;
+  /** Logins in progress from one client address at most (default DEFAULT_MAX_LOGINS_PER_ADDRESS). */
+  maxLoginsPerAddress?: number;
+  /** Logins in progress of one user name past its first SCRAM message, i.e. holding a backend, at most (default DEFAULT_MAX_LOGINS_PER_USER). */
+  maxLoginsPerUser?: number;
   mockSaltKey: Buffer;
+  /** Tests only: a schedule with known waits in place of the one learnt from real logins. */
+  authSchedule?: AuthSchedule;
   log: GatewayLog;
 }
+
+/** Far above what one application server opens at once, far below what would fill a cluster. */
+export const DEFAULT_MAX_LOGINS_PER_ADDRESS = 100;
+/** Half of a credential's 100 sessions: a pool's cold start fits, a flood of unfinished logins stays bounded. */
+export const DEFAULT_MAX_LOGINS_PER_USER = 50;
 
 /** Cancel-key indexes of compute instances start here; regions' clusters use the ones below. */
 export const FIRST_INSTANCE_SLOT = 16;
@@ -54,6 +66,9 @@ export class PostgresGateway {
       handshakeTimeoutMs: options.handshakeTimeoutMs,
       clientStallMs: options.clientStallMs,
       mockSaltKey: options.mockSaltKey,
+      loginsPerAddress: new LoginSlots(options.maxLoginsPerAddress ?? DEFAULT_MAX_LOGINS_PER_ADDRESS),
+      loginsPerUser: new LoginSlots(options.maxLoginsPerUser ?? DEFAULT_MAX_LOGINS_PER_USER),
+      authSchedule: options.authSchedule ?? new AuthSchedule(),
       log: options.log,
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,
