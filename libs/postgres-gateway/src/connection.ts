@@ -202,7 +202,11 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // Authenticated by the cluster: now the name must be the credential's own database's.
     if (database !== route.database.name) throw fatal('3D000', `database "${database}" does not exist`);
     if (route.database.status !== 'READY') throw fatal('57P03', `database "${database}" is not ready yet`, { detail: `Its status is ${route.database.status}.` });
-    await relaySessionStart(client, backendReader, target.index);
+    // A tenant named at login must be one of the database's live tenants: otherwise every random
+    // id would become a tenant series in /metrics and in insights. Asked in the session itself, as
+    // the credential, before the client has it (a scoped credential's tenant is the platform's).
+    const tenantToCheck = route.tenantId === null ? requested.tenantId : null;
+    await relaySessionStart(client, backend, backendReader, target.index, tenantToCheck === null ? null : { tenantId: tenantToCheck, database });
     clearTimeout(timer);
     for (const release of releases) release();
 
@@ -438,21 +442,61 @@ function authenticationRefusal(error: DatabaseError, user: string): Refusal {
 
 /**
  * After authentication: parameter statuses and notices go to the client as they came, the backend's
- * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake.
+ * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake. With a tenant
+ * to check, they are held back until the check has passed, so a refused client never had a session.
  */
-async function relaySessionStart(client: Duplex, backendReader: ByteReader, clusterIndex: number): Promise<void> {
+async function relaySessionStart(client: Duplex, backend: Duplex, backendReader: ByteReader, clusterIndex: number, check: { tenantId: string; database: string } | null): Promise<void> {
+  const held: Buffer[] = [];
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
     const message = parseBackendMessage(raw);
     if (message.name === 'error') throw new BackendError(raw);
     if (message.name === 'backendKeyData') {
       const { processID, secretKey } = message as unknown as { processID: number; secretKey: number };
-      client.write(backendKeyData(clientProcessId(clusterIndex, processID), secretKey));
-      continue;
+      held.push(backendKeyData(clientProcessId(clusterIndex, processID), secretKey));
+    } else {
+      held.push(raw);
     }
-    client.write(raw);
-    if (message.name === 'readyForQuery') return;
+    if (message.name === 'readyForQuery') break;
+    if (!check) client.write(held.pop()!);
   }
+  if (check && !(await isLiveTenant(backend, backendReader, check.tenantId))) {
+    backend.write(TERMINATE);
+    throw fatal('22023', `tenant "${check.tenantId}" does not exist`, {
+      detail: `${TENANT_CONTEXT_SETTING} names no live tenant of database "${check.database}".`,
+      hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
+    });
+  }
+  client.write(held.length === 1 ? held[0] : Buffer.concat(held));
+}
+
+const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]);
+
+/**
+ * Whether `tenantId` is a live tenant, asked in the new session as its credential (never a more
+ * privileged role): the tenants policy lets the session see the tenant it is set to. Everything is
+ * qualified with its schema, so the session's search_path (which the client's options may set)
+ * cannot put a function or operator of the customer's in its place. The id is a checked UUID.
+ */
+async function isLiveTenant(backend: Duplex, backendReader: ByteReader, tenantId: string): Promise<boolean> {
+  backend.write(
+    serialize.query(
+      `select pg_catalog.count(*) operator(pg_catalog.>) 0 from public.tenants where id operator(pg_catalog.=) '${tenantId}'::pg_catalog.uuid and deleted is null`,
+    ),
+  );
+  let live = false;
+  let failure: DatabaseError | null = null;
+  for (;;) {
+    const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
+    const message = parseBackendMessage(raw);
+    if (message.name === 'dataRow') live = (message as unknown as { fields: (string | null)[] }).fields[0] === 't';
+    if (message.name === 'error') failure = message as DatabaseError;
+    if (message.name === 'readyForQuery') break;
+  }
+  if (failure) {
+    throw fatal(failure.code ?? '08006', 'the gateway could not check the tenant', { detail: failure.message });
+  }
+  return live;
 }
 
 async function forwardCancel(processId: number, secretKey: number, context: ConnectionContext): Promise<void> {
