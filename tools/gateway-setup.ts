@@ -1,6 +1,6 @@
 // The PostgreSQL gateway under `npm start`: the certificate it answers TLS with (a development one
 // in `.data/tls` unless the user brings their own) and the admin address the start waits on.
-import { DEFAULT_GATEWAY_ADMIN_PORT, readPort, type Env } from '@platform/config';
+import { DEFAULT_GATEWAY_ADMIN_PORT, readPort, readString, type Env } from '@platform/config';
 import { bareHost, ensureDevelopmentCertificates } from '@platform/dev-tls';
 import { tlsDir } from './local-state.js';
 
@@ -32,9 +32,14 @@ export async function provideGatewayTls(env: Env, publicUrls: string[]): Promise
   };
 }
 
-/** Where the start reaches the gateway's /healthz: over loopback, like the other apps. */
+/**
+ * Where the start reaches the gateway's /healthz: over loopback, like the other apps, unless the
+ * admin listener was put on one other address (a wildcard address includes loopback).
+ */
 export function gatewayAdminUrl(env: Env): string {
-  return `http://127.0.0.1:${readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT)}`;
+  const host = readString(env, 'GATEWAY_ADMIN_HOST', '127.0.0.1');
+  const reachable = ['0.0.0.0', '::', 'localhost'].includes(host) ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT)}`;
 }
 
 /**

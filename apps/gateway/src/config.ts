@@ -1,4 +1,5 @@
-import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readPort, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
+import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER } from '@platform/postgres-gateway';
+import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
   /** PEM certificate chain and key answering SSLRequest; absent, only plain connections exist. */
@@ -8,15 +9,34 @@ export interface GatewayConfig extends PlatformConfig {
   countQueries: boolean;
   /** How often the counted minutes are written to the control plane (insights); a crash loses at most this much. */
   insightsFlushMs: number;
-  /** Health and metrics over HTTP, on the gateway's host. */
+  /** Health and metrics over HTTP: loopback by default, since /metrics names every database and tenant. */
+  adminHost: string;
   adminPort: number;
+  /** When set, /metrics wants `Authorization: Bearer <token>`; health stays open for probes. */
+  adminToken: string | null;
   handshakeTimeoutMs: number;
   clientStallMs: number;
   maxConnections: number;
+  /** Logins in progress from one client address; more are refused (53300). */
+  maxLoginsPerAddress: number;
+  /** Logins in progress of one user name that hold a backend (past the client's first SCRAM message); more are refused (53300). */
+  maxLoginsPerUser: number;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
   return readEnum(env, name, fallback ? 'true' : 'false', ['true', 'false']) === 'true';
+}
+
+/** A token short enough to guess would protect nothing; the README suggests `openssl rand -hex 32`. */
+const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+function readAdminToken(env: Env): string | null {
+  const token = readOptionalString(env, 'GATEWAY_ADMIN_TOKEN');
+  if (token === undefined) return null;
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) {
+    throw new ConfigError('GATEWAY_ADMIN_TOKEN', `must be at least ${MIN_ADMIN_TOKEN_LENGTH} printable characters without spaces`);
+  }
+  return token;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -32,9 +52,13 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     allowPlain,
     countQueries: readBoolean(env, 'GATEWAY_COUNT_QUERIES', true),
     insightsFlushMs: readInteger(env, 'GATEWAY_INSIGHTS_FLUSH_MS', 10_000, { min: 100, max: 60_000 }),
+    adminHost: readString(env, 'GATEWAY_ADMIN_HOST', '127.0.0.1'),
     adminPort: readPort(env, 'GATEWAY_ADMIN_PORT', DEFAULT_GATEWAY_ADMIN_PORT),
+    adminToken: readAdminToken(env),
     handshakeTimeoutMs: readInteger(env, 'GATEWAY_HANDSHAKE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
     clientStallMs: readInteger(env, 'GATEWAY_CLIENT_STALL_MS', 60_000, { min: 100, max: 3_600_000 }),
     maxConnections: readInteger(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
+    maxLoginsPerAddress: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_ADDRESS', DEFAULT_MAX_LOGINS_PER_ADDRESS, { min: 1, max: 1_000_000 }),
+    maxLoginsPerUser: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_USER', DEFAULT_MAX_LOGINS_PER_USER, { min: 1, max: 10_000 }),
   };
 }

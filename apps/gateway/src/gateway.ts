@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { pino, type Logger } from 'pino';
@@ -43,6 +43,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     clientStallMs: config.clientStallMs,
     maxConnections: config.maxConnections,
+    maxLoginsPerAddress: config.maxLoginsPerAddress,
+    maxLoginsPerUser: config.maxLoginsPerUser,
     // Stable across restarts and replicas of one platform, unknown outside it.
     mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
     log: logger,
@@ -51,16 +53,17 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
   const insights = gateway.counters && new InsightsWriter(gateway.counters, new SqlQueryMinutes(orm), config.insightsFlushMs, logger);
   insights?.start();
 
+  const isAdmin = adminTokenCheck(config.adminToken);
   const admin = http.createServer((request, response) => {
-    void answerAdmin(request.url ?? '/', gateway, orm).then(({ status, type, body }) => {
-      response.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+    void answerAdmin(request.url ?? '/', isAdmin(request.headers.authorization), gateway, orm).then(({ status, type, body, headers }) => {
+      response.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers });
       response.end(body);
     });
   });
-  admin.listen(config.adminPort, config.gateway.host);
+  admin.listen(config.adminPort, config.adminHost);
   await once(admin, 'listening');
   const adminPort = (admin.address() as { port: number }).port;
-  const adminUrl = `http://${config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host}:${adminPort}`;
+  const adminUrl = `http://${config.adminHost.includes(':') ? `[${config.adminHost}]` : config.adminHost}:${adminPort}`;
   logger.info({ host: listening.host, port: listening.port, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl }, 'gateway listening');
 
   let stopping: Promise<void> | undefined;
@@ -76,14 +79,39 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
   return { host: listening.host, port: listening.port, adminUrl, gateway, close: () => (stopping ??= shutDown()) };
 }
 
-async function answerAdmin(url: string, gateway: PostgresGateway, orm: Parameters<typeof pingControlPlane>[0]): Promise<{ status: number; type: string; body: string }> {
+/**
+ * Whether an Authorization header carries the admin token; without a token every request may read.
+ * Both sides are hashed first so the comparison takes the same time whatever the header's length.
+ */
+function adminTokenCheck(token: string | null): (authorization: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = createHash('sha256').update(`Bearer ${token}`).digest();
+  return (authorization) => authorization !== undefined && timingSafeEqual(createHash('sha256').update(authorization).digest(), expected);
+}
+
+interface AdminAnswer {
+  status: number;
+  type: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+async function answerAdmin(url: string, authorized: boolean, gateway: PostgresGateway, orm: Parameters<typeof pingControlPlane>[0]): Promise<AdminAnswer> {
   const path = url.split('?')[0];
   if (path === '/healthz') return { status: 200, type: 'application/json', body: JSON.stringify({ status: 'ok' }) };
   if (path === '/readyz') {
     const ready = await pingControlPlane(orm);
     return { status: ready ? 200 : 503, type: 'application/json', body: JSON.stringify({ status: ready ? 'ok' : 'control plane unreachable' }) };
   }
-  if (path === '/metrics') return { status: 200, type: 'text/plain; version=0.0.4', body: metricsText(gateway) };
+  // Health says nothing about customers and stays open for load balancers' probes; the metrics name
+  // every database and tenant id.
+  if (path === '/metrics') {
+    if (!authorized) {
+      const body = JSON.stringify({ errorCode: 'unauthenticated', message: 'The metrics want the admin token (Authorization: Bearer ...).', statusCode: 401 });
+      return { status: 401, type: 'application/json', body, headers: { 'WWW-Authenticate': 'Bearer realm="gateway admin"' } };
+    }
+    return { status: 200, type: 'text/plain; version=0.0.4', body: metricsText(gateway) };
+  }
   return { status: 404, type: 'application/json', body: JSON.stringify({ errorCode: 'not_found', message: `No such path: ${path}`, statusCode: 404 }) };
 }
 

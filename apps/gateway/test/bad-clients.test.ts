@@ -190,7 +190,7 @@ describe('gateway: bad input on the wire', function () {
     const pipelined = await RawConnection.openTls(p.gatewayPort, p.ca);
     pipelined.write(Buffer.concat([startupPacket({ user: credential.id, database: db.name }), ...Array.from({ length: 20_000 }, () => simpleQuery('select pg_sleep(10)'))]));
     const fields = await pipelined.fatalError();
-    expect([fields.C, fields.M]).to.deep.equal(['08P01', 'expected password response, got message type 81']);
+    expect([fields.C, fields.M]).to.deep.equal(['08P01', 'expected SASL response, got message type 81']);
     await eventually(async () => ((await sessionsOf(credential.id)) === 0 ? true : undefined), 5_000, 'no session left');
     await expectServing();
   });

@@ -56,6 +56,18 @@ describe('gateway configuration', function () {
     expect(refusal({ DATABASE_URL, GATEWAY_TLS_CERT: cert, GATEWAY_TLS_KEY: notPem }).message).to.match(/^GATEWAY_TLS_KEY: .* is not a PEM file$/);
   });
 
+  it('serves health and metrics on loopback unless told, and takes an admin token of 32 characters or more', function () {
+    const plain = { DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true' };
+    expect(loadGatewayConfig({ ...plain, GATEWAY_HOST: '0.0.0.0' })).to.include({ adminHost: '127.0.0.1', adminToken: null });
+    expect(loadGatewayConfig({ ...plain, GATEWAY_ADMIN_HOST: '10.1.2.3' }).adminHost).to.equal('10.1.2.3');
+    const token = 'a'.repeat(32);
+    expect(loadGatewayConfig({ ...plain, GATEWAY_ADMIN_TOKEN: token }).adminToken).to.equal(token);
+    expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: 'short' }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
+    expect(loadGatewayConfig(plain)).to.include({ maxLoginsPerAddress: 100, maxLoginsPerUser: 50 });
+    expect(refusal({ ...plain, GATEWAY_MAX_LOGINS_PER_USER: '0' }).variable).to.equal('GATEWAY_MAX_LOGINS_PER_USER');
+    expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: `${'a'.repeat(32)} b` }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
+  });
+
   it('names a wrong setting', function () {
     expect(refusal({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'yes' }).variable).to.equal('GATEWAY_ALLOW_PLAIN');
     expect(refusal({ DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true', GATEWAY_COUNT_QUERIES: 'no' }).variable).to.equal('GATEWAY_COUNT_QUERIES');

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { rejection } from '@platform/testing';
 import { RawConnection, startupPacket } from './support/raw-client.js';
@@ -187,6 +188,39 @@ describe('gateway: tenant isolation through the gateway', function () {
         hint: 'A tenant id is a UUID.',
       });
     }
+  });
+
+  it('refuses a tenant that is not a live tenant of the database with 22023, and adds no metrics series for it', async function () {
+    this.timeout(60_000);
+    const seriesOf = async () => [...(await p.metrics()).keys()].filter((name) => name.startsWith('gateway_'));
+    const before = await seriesOf();
+    for (let i = 0; i < 50; i++) {
+      const tenantId = randomUUID();
+      const options = i % 2 === 0 ? `-c platform.tenant_id=${tenantId}` : `-c nile.tenant_id=${tenantId}`;
+      const error = (await rejection(connectVerified(p, unscoped, { options }))) as PgError & { detail?: string; hint?: string };
+      expect({ code: error.code, message: error.message, detail: error.detail, hint: error.hint }).to.deep.equal({
+        code: '22023',
+        message: `tenant "${tenantId}" does not exist`,
+        detail: `platform.tenant_id names no live tenant of database "${db.name}".`,
+        hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
+      });
+    }
+    expect(await seriesOf()).to.deep.equal(before);
+    // The same through psql, and a real tenant still binds the session.
+    const refused = await psql(p, unscoped, ['select 1'], { options: `-c platform.tenant_id=${randomUUID()}` });
+    expect(refused.stderr).to.match(/FATAL: {2}tenant "[0-9a-f-]{36}" does not exist/);
+    const real = await psql(p, unscoped, ["select current_setting('platform.tenant_id')"], { options: `-c platform.tenant_id=${tenants.b}` });
+    expect([real.stderr, real.stdout]).to.deep.equal(['', `${tenants.b}\n`]);
+  });
+
+  it('refuses a tenant deleted since', async function () {
+    const doomed = await db.newTenant('Doomed');
+    const bound = await connectVerified(p, unscoped, { options: `-c platform.tenant_id=${doomed}` });
+    await bound.end();
+    const deleted = await p.api.request('DELETE', `${db.D}/tenants/${doomed}`, { token: db.token });
+    expect(deleted.status).to.be.oneOf([200, 204]);
+    const error = (await rejection(connectVerified(p, unscoped, { options: `-c platform.tenant_id=${doomed}` }))) as PgError;
+    expect([error.code, error.message]).to.deep.equal(['22023', `tenant "${doomed}" does not exist`]);
   });
 
   it('lets no credential read the auth or platform schemas (42501), not even through the admin role', async function () {

@@ -1,2 +1,3 @@
 export * from './env.js';
 export * from './platform-config.js';
+export * from './tls-policy.js';

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { SERVER_TLS_POLICY } from '@platform/config';
 
 export interface Serving {
   url: string;
@@ -37,7 +38,7 @@ export async function serve(
   };
   // With a certificate, https only: no plain listener beside it to downgrade to.
   const server: Server = tls
-    ? createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, app.callback())
+    ? createTlsServer({ ...settings, ...SERVER_TLS_POLICY, cert: tls.cert, key: tls.key }, app.callback())
     : createServer(settings, app.callback());
   server.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {

@@ -2,22 +2,26 @@ import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_SETTING, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_SETTING, physicalDatabaseName, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
-import type { BackendMessage } from 'pg-protocol/dist/messages.js';
+import type { BackendMessage, DatabaseError } from 'pg-protocol/dist/messages.js';
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
 import { backendOfProcessId, clientProcessId } from './cancel-keys.js';
-import { failScramExchange } from './mock-scram.js';
+import { AuthSchedule, LoginSlots, addressKey } from './login-limits.js';
+import { mockServerFirstMessage } from './mock-scram.js';
 import {
   MAX_AUTH_MESSAGE_LENGTH,
   MAX_STARTUP_PACKET_LENGTH,
   ProtocolViolation,
   SSL_ACCEPTED,
   SSL_REFUSED,
+  authenticationSasl,
+  authenticationSaslContinue,
   backendKeyData,
   errorResponse,
   negotiateProtocolVersion,
+  parseSaslInitialResponse,
   parseStartupPacket,
   startupMessage,
   type ErrorFields,
@@ -25,6 +29,7 @@ import {
 } from './protocol.js';
 import { QueryTracker, type QueryCounters } from './query-counters.js';
 import { relaySession } from './relay.js';
+import { SCRAM_MECHANISM, checkClientFinalMessage, parseClientFirstMessage, type ClientFirstMessage } from './scram-messages.js';
 import { isTenantParameter, joinOptions, takeTenant } from './startup-options.js';
 
 /** A PostgreSQL server the gateway sends sessions to, and its index in cancel keys. */
@@ -55,6 +60,12 @@ export interface ConnectionContext {
   clientStallMs: number;
   /** The key that derives the fixed salts of failed logins of unknown names. */
   mockSaltKey: Buffer;
+  /** Logins in progress per client address, from the startup packet to the session (or refusal). */
+  loginsPerAddress: LoginSlots;
+  /** Logins in progress per user name, from the client's first SCRAM message (when a backend starts) on. */
+  loginsPerUser: LoginSlots;
+  /** How long the cluster's steps of real logins took: an unknown name's exchange waits as long. */
+  authSchedule: AuthSchedule;
   log: GatewayLog;
   /** Connections open now, this one included; over maxConnections a new one is refused. */
   openConnections(): number;
@@ -85,6 +96,8 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
   socket.setNoDelay(true);
   let client: Duplex = socket;
   let backend: net.Socket | null = null;
+  /** Login slots this connection holds until its session starts or it is refused. */
+  const releases: (() => void)[] = [];
   const timer = setTimeout(() => {
     client.destroy();
     backend?.destroy();
@@ -136,6 +149,12 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       throw fatal('22023', `invalid value for parameter "${requested.invalid.name}": "${requested.invalid.value}"`, { hint: 'A tenant id is a UUID.' });
     }
 
+    const releaseAddress = context.loginsPerAddress.take(addressKey(socket.remoteAddress));
+    if (!releaseAddress) {
+      throw fatal('53300', 'too many logins in progress from this address', { detail: `At most ${context.loginsPerAddress.max} logins from one address may be under way at once.` });
+    }
+    releases.push(releaseAddress);
+
     let route = CREDENTIAL_ROLE_NAME.test(user) ? await findRoute(context, user) : null;
     // The database's data is moving between servers, its source refusing logins: the login waits
     // for the switch (most of the handshake's time at most), then goes where the data is.
@@ -144,46 +163,60 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
       route = await findRoute(context, user);
     }
+    // The packet's length is checked as if the tenant setting went on whatever the credential's
+    // scope, and with a physical name for unknown names (they all have one length), so that the
+    // check fails or passes alike for every kind of name.
+    const longest = routedStartup(parameters, user, route?.database.physicalName ?? STAND_IN_PHYSICAL_NAME, requested.tenantId, requested.rest);
+    // The database's physical name and the tenant setting make the packet longer, and PostgreSQL
+    // drops one over its limit without a word: say so here rather than close on the client.
+    if (longest.length > MAX_STARTUP_PACKET_LENGTH) {
+      throw fatal('08P01', 'invalid length of startup packet', { detail: `Routed to its database, the packet would be ${longest.length} bytes, over ${MAX_STARTUP_PACKET_LENGTH}.` });
+    }
+
+    // The gateway asks for the password itself and starts a backend only once the client answers:
+    // a login left at the challenge holds no backend, and unknown names wait for the same steps.
+    client.write(authenticationSasl([SCRAM_MECHANISM]));
+    const initial = await reader.message(MAX_AUTH_MESSAGE_LENGTH);
+    if (initial.type !== 'p') throw new ProtocolViolation(`expected SASL response, got message type ${initial.raw[0]}`);
+    const { mechanism, data } = parseSaslInitialResponse(initial.body);
+    if (mechanism !== SCRAM_MECHANISM) throw new ProtocolViolation('client selected an invalid SASL authentication mechanism');
+    const first = parseClientFirstMessage(data);
+    const answered = performance.now();
+    const releaseUser = context.loginsPerUser.take(user);
+    if (!releaseUser) {
+      throw fatal('53300', `too many logins in progress for user "${user}"`, { detail: `At most ${context.loginsPerUser.max} logins of one user may be under way at once.` });
+    }
+    releases.push(releaseUser);
+
     if (!route) {
-      await failScramExchange(client, reader, user, context.mockSaltKey);
+      await failMockExchange(client, reader, first, user, context, answered);
       throw passwordFailed(user);
     }
     const target = context.backendFor(route);
-    const tenantId = route.tenantId ?? requested.tenantId;
-    const options = [...requested.rest];
     // A scoped credential's tenant follows its role; the setting would change nothing.
-    if (route.tenantId === null && tenantId !== null) options.push('-c', `${TENANT_CONTEXT_SETTING}=${tenantId}`);
-    const forwarded: [string, string][] = [
-      ['user', route.credentialId],
-      ['database', route.database.physicalName],
-    ];
-    if (options.length > 0) forwarded.push(['options', joinOptions(options)]);
-    for (const [name, value] of parameters) {
-      if (!OWN_PARAMETERS.has(name) && !name.startsWith('_pq_.') && !isTenantParameter(name)) forwarded.push([name, value]);
-    }
-    const startup = startupMessage(forwarded);
-    // The database's physical name and the tenant setting make the packet longer, and PostgreSQL
-    // drops one over its limit without a word: say so here rather than close on the client.
-    if (startup.length > MAX_STARTUP_PACKET_LENGTH) {
-      throw fatal('08P01', 'invalid length of startup packet', { detail: `Routed to its database, the packet would be ${startup.length} bytes, over ${MAX_STARTUP_PACKET_LENGTH}.` });
-    }
+    const tenantId = route.tenantId ?? requested.tenantId;
     backend = await connectBackend(target);
-    backend.write(startup);
-
+    backend.write(routedStartup(parameters, route.credentialId, route.database.physicalName, route.tenantId === null ? tenantId : null, requested.rest));
     const backendReader = new ByteReader(backend);
-    await relayAuthentication(client, reader, backend, backendReader);
+    await relayAuthentication({ client, clientReader: reader, backend, backendReader, initialResponse: initial.raw, first, user, schedule: context.authSchedule, answered });
     // Authenticated by the cluster: now the name must be the credential's own database's.
     if (database !== route.database.name) throw fatal('3D000', `database "${database}" does not exist`);
     if (route.database.status !== 'READY') throw fatal('57P03', `database "${database}" is not ready yet`, { detail: `Its status is ${route.database.status}.` });
-    await relaySessionStart(client, backendReader, target.index);
+    // A tenant named at login must be one of the database's live tenants: otherwise every random
+    // id would become a tenant series in /metrics and in insights. Asked in the session itself, as
+    // the credential, before the client has it (a scoped credential's tenant is the platform's).
+    const tenantToCheck = route.tenantId === null ? requested.tenantId : null;
+    await relaySessionStart(client, backend, backendReader, target.index, tenantToCheck === null ? null : { tenantId: tenantToCheck, database });
     clearTimeout(timer);
+    for (const release of releases) release();
 
     const cell = context.counters?.cell(route.database.id, tenantId) ?? null;
     relaySession(client, reader.detach(), backend, backendReader.detach(), cell ? new QueryTracker(cell) : null, context);
   } catch (error) {
     backend?.destroy();
+    for (const release of releases) release();
     if (error instanceof Refusal || error instanceof ProtocolViolation) {
-      const fields = error instanceof Refusal ? error.fields : { severity: 'FATAL' as const, code: error.code, message: error.message };
+      const fields = error instanceof Refusal ? error.fields : { severity: 'FATAL' as const, code: error.code, message: error.message, detail: error.detail };
       endKeepingDeadline(client, timer, errorResponse(fields));
     } else if (error instanceof BackendError) {
       endKeepingDeadline(client, timer, error.raw);
@@ -270,47 +303,200 @@ function parseBackendMessage(raw: Buffer): BackendMessage {
   return parsed;
 }
 
+/** A physical name for routing checks of names that are no credential: every physical name has its length. */
+const STAND_IN_PHYSICAL_NAME = physicalDatabaseName('00000000-0000-0000-0000-000000000000');
+
+/** The startup packet that goes to the cluster: the role, the physical database, the options with the tenant setting, the client's other parameters. */
+function routedStartup(parameters: ReadonlyMap<string, string>, role: string, physicalName: string, tenantId: string | null, rest: readonly string[]): Buffer {
+  const options = [...rest];
+  if (tenantId !== null) options.push('-c', `${TENANT_CONTEXT_SETTING}=${tenantId}`);
+  const forwarded: [string, string][] = [
+    ['user', role],
+    ['database', physicalName],
+  ];
+  if (options.length > 0) forwarded.push(['options', joinOptions(options)]);
+  for (const [name, value] of parameters) {
+    if (!OWN_PARAMETERS.has(name) && !name.startsWith('_pq_.') && !isTenantParameter(name)) forwarded.push([name, value]);
+  }
+  return startupMessage(forwarded);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `ms` after `since` (a performance.now() reading). */
+async function waitUntil(since: number, ms: number): Promise<void> {
+  const left = since + ms - performance.now();
+  if (left > 0) await sleep(left);
+}
+
+/** Reads the client's SASLResponse ('p'). */
+async function saslResponse(reader: ByteReader): Promise<{ raw: Buffer; text: string }> {
+  const answer = await reader.message(MAX_AUTH_MESSAGE_LENGTH);
+  if (answer.type !== 'p') throw new ProtocolViolation(`expected SASL response, got message type ${answer.raw[0]}`);
+  return { raw: answer.raw, text: answer.body.toString('utf8') };
+}
+
 /**
- * Passes the cluster's authentication requests to the client and the client's answers back, until
- * the cluster says AuthenticationOk (passed on too) or refuses (passed on as it came).
+ * An unknown name's exchange, step for step a real one's: the server-first-message after as long as
+ * the cluster took for a recent real login, the same checks of the client's final message, and the
+ * refusal after as long as a cluster's verdict.
  */
-async function relayAuthentication(client: Duplex, clientReader: ByteReader, backend: Duplex, backendReader: ByteReader): Promise<void> {
+async function failMockExchange(client: Duplex, reader: ByteReader, first: ClientFirstMessage, user: string, context: ConnectionContext, answered: number): Promise<void> {
+  const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey);
+  await waitUntil(answered, context.authSchedule.delayMs('serverFirst'));
+  client.write(authenticationSaslContinue(serverFirst.message));
+  const final = await saslResponse(reader);
+  const finalAt = performance.now();
+  checkClientFinalMessage(final.text, first, serverFirst.nonce);
+  await waitUntil(finalAt, context.authSchedule.delayMs('verdict'));
+}
+
+interface AuthenticationRelay {
+  client: Duplex;
+  clientReader: ByteReader;
+  backend: Duplex;
+  backendReader: ByteReader;
+  /** The client's SASLInitialResponse, already read and checked. */
+  initialResponse: Buffer;
+  first: ClientFirstMessage;
+  user: string;
+  schedule: AuthSchedule;
+  /** When the client's first message came (performance.now()). */
+  answered: number;
+}
+
+/**
+ * A real credential's exchange with the cluster: the cluster's own challenge is answered with the
+ * client's first message (the client already had the gateway's identical challenge), its
+ * server-first-message goes to the client, the client's final message is checked and goes back,
+ * and the verdict comes through, AuthenticationOk or a refusal that reads as an unknown name's.
+ * How long the cluster's steps took is recorded for unknown names' exchanges.
+ */
+async function relayAuthentication(relay: AuthenticationRelay): Promise<void> {
+  const { client, clientReader, backend, backendReader, first, user, schedule } = relay;
+  const challenge = await backendAuthMessage(backendReader, user);
+  const mechanisms = (challenge as { mechanisms?: string[] }).mechanisms ?? [];
+  if (challenge.name !== 'authenticationSASL' || !mechanisms.includes(SCRAM_MECHANISM)) {
+    throw new Error(`the cluster asked for ${challenge.name} (${mechanisms.join(', ')}) where it should ask for ${SCRAM_MECHANISM}`);
+  }
+  backend.write(relay.initialResponse);
+  const serverFirst = await backendAuthMessage(backendReader, user);
+  if (serverFirst.name !== 'authenticationSASLContinue') throw new Error(`unexpected ${serverFirst.name} in place of the server-first-message`);
+  schedule.record('serverFirst', performance.now() - relay.answered);
+  const serverFirstText = (serverFirst as unknown as { data: string }).data;
+  client.write(authenticationSaslContinue(serverFirstText));
+  const nonce = /^r=([^,]*)/.exec(serverFirstText)?.[1] ?? '';
+  const final = await saslResponse(clientReader);
+  checkClientFinalMessage(final.text, first, nonce);
+  const finalAt = performance.now();
+  backend.write(final.raw);
+  // The verdict is the first message after the final one: SASLFinal (then Ok), or a refusal.
+  let verdictSeen = false;
+  const verdict = () => {
+    if (!verdictSeen) schedule.record('verdict', performance.now() - finalAt);
+    verdictSeen = true;
+  };
+  for (;;) {
+    const { raw, message } = await backendAuthMessageRaw(backendReader, user, verdict);
+    verdict();
+    client.write(raw);
+    if (message.name === 'authenticationOk') return;
+    if (message.name !== 'authenticationSASLFinal') throw new Error(`unexpected ${message.name} before authentication ended`);
+  }
+}
+
+/** The next authentication request of the cluster (notices before it go nowhere: an unknown name's exchange has none). */
+async function backendAuthMessage(backendReader: ByteReader, user: string): Promise<BackendMessage> {
+  return (await backendAuthMessageRaw(backendReader, user)).message;
+}
+
+async function backendAuthMessageRaw(backendReader: ByteReader, user: string, onRefusal?: () => void): Promise<{ raw: Buffer; message: BackendMessage }> {
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
     const message = parseBackendMessage(raw);
-    if (message.name === 'error') throw new BackendError(raw);
-    if (message.name === 'notice') {
-      client.write(raw);
-      continue;
+    if (message.name === 'notice') continue;
+    if (message.name === 'error') {
+      onRefusal?.();
+      throw authenticationRefusal(message as DatabaseError, user);
     }
     if (!message.name.startsWith('authentication')) throw new Error(`unexpected ${message.name} before authentication ended`);
-    client.write(raw);
-    if (message.name === 'authenticationOk') return;
-    // Every request but SASLFinal wants an answer.
-    if (message.name === 'authenticationSASLFinal') continue;
-    const answer = await clientReader.message(MAX_AUTH_MESSAGE_LENGTH);
-    if (answer.type !== 'p') throw new ProtocolViolation(`expected password response, got message type ${answer.raw[0]}`);
-    backend.write(answer.raw);
+    return { raw, message };
   }
 }
 
 /**
- * After authentication: parameter statuses and notices go to the client as they came, the backend's
- * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake.
+ * The cluster's refusal during authentication, in the gateway's words: a wrong password reads
+ * exactly as an unknown name's refusal, and other errors keep only the fields the gateway's own
+ * errors have (no source file, line or routine of the server).
  */
-async function relaySessionStart(client: Duplex, backendReader: ByteReader, clusterIndex: number): Promise<void> {
+function authenticationRefusal(error: DatabaseError, user: string): Refusal {
+  if (error.code === '28P01') return passwordFailed(user);
+  return new Refusal({
+    severity: error.severity === 'ERROR' ? 'ERROR' : 'FATAL',
+    code: error.code ?? '08006',
+    message: error.message,
+    ...(error.detail ? { detail: error.detail } : {}),
+    ...(error.hint ? { hint: error.hint } : {}),
+  });
+}
+
+/**
+ * After authentication: parameter statuses and notices go to the client as they came, the backend's
+ * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake. With a tenant
+ * to check, they are held back until the check has passed, so a refused client never had a session.
+ */
+async function relaySessionStart(client: Duplex, backend: Duplex, backendReader: ByteReader, clusterIndex: number, check: { tenantId: string; database: string } | null): Promise<void> {
+  const held: Buffer[] = [];
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
     const message = parseBackendMessage(raw);
     if (message.name === 'error') throw new BackendError(raw);
     if (message.name === 'backendKeyData') {
       const { processID, secretKey } = message as unknown as { processID: number; secretKey: number };
-      client.write(backendKeyData(clientProcessId(clusterIndex, processID), secretKey));
-      continue;
+      held.push(backendKeyData(clientProcessId(clusterIndex, processID), secretKey));
+    } else {
+      held.push(raw);
     }
-    client.write(raw);
-    if (message.name === 'readyForQuery') return;
+    if (message.name === 'readyForQuery') break;
+    if (!check) client.write(held.pop()!);
   }
+  if (check && !(await isLiveTenant(backend, backendReader, check.tenantId))) {
+    backend.write(TERMINATE);
+    throw fatal('22023', `tenant "${check.tenantId}" does not exist`, {
+      detail: `${TENANT_CONTEXT_SETTING} names no live tenant of database "${check.database}".`,
+      hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
+    });
+  }
+  client.write(held.length === 1 ? held[0] : Buffer.concat(held));
+}
+
+const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]);
+
+/**
+ * Whether `tenantId` is a live tenant, asked in the new session as its credential (never a more
+ * privileged role): the tenants policy lets the session see the tenant it is set to. Everything is
+ * qualified with its schema, so the session's search_path (which the client's options may set)
+ * cannot put a function or operator of the customer's in its place. The id is a checked UUID.
+ */
+async function isLiveTenant(backend: Duplex, backendReader: ByteReader, tenantId: string): Promise<boolean> {
+  backend.write(
+    serialize.query(
+      `select pg_catalog.count(*) operator(pg_catalog.>) 0 from public.tenants where id operator(pg_catalog.=) '${tenantId}'::pg_catalog.uuid and deleted is null`,
+    ),
+  );
+  let live = false;
+  let failure: DatabaseError | null = null;
+  for (;;) {
+    const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
+    const message = parseBackendMessage(raw);
+    if (message.name === 'dataRow') live = (message as unknown as { fields: (string | null)[] }).fields[0] === 't';
+    if (message.name === 'error') failure = message as DatabaseError;
+    if (message.name === 'readyForQuery') break;
+  }
+  if (failure) {
+    throw fatal(failure.code ?? '08006', 'the gateway could not check the tenant', { detail: failure.message });
+  }
+  return live;
 }
 
 async function forwardCancel(processId: number, secretKey: number, context: ConnectionContext): Promise<void> {

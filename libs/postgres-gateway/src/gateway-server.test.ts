@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import net from 'node:net';
 import type { ConnectionRoute } from '@platform/domain';
+import { AuthSchedule } from './login-limits.js';
 import { PostgresGateway } from './gateway-server.js';
 import { CANCEL_REQUEST_CODE, startupMessage } from './protocol.js';
 
@@ -47,6 +48,14 @@ async function released(gateway: PostgresGateway): Promise<void> {
   }
 }
 
+function saslInitialResponse(data: string): Buffer {
+  const body = Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), Buffer.alloc(4), Buffer.from(data)]);
+  body.writeInt32BE(Buffer.byteLength(data), 14);
+  const head = Buffer.from('p\0\0\0\0', 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
 function errorFields(bytes: Buffer): Record<string, string> {
   expect(bytes.toString('latin1', 0, 1)).to.equal('E');
   const body = bytes.subarray(5, 1 + bytes.readInt32BE(1));
@@ -59,7 +68,11 @@ describe('PostgresGateway: connections that end in the handshake', () => {
   let gateway: PostgresGateway | undefined;
 
   /** A gateway without TLS, which accepts plain connections only when told to; answers its port. */
-  async function startGateway(allowPlain: boolean, routes = { find: async (name: string) => (name === ROLE ? route(physicalName) : null) }): Promise<number> {
+  async function startGateway(
+    allowPlain: boolean,
+    routes = { find: async (name: string) => (name === ROLE ? route(physicalName) : null) },
+    authSchedule?: AuthSchedule,
+  ): Promise<number> {
     const target = { host: '127.0.0.1', port: backend.port, index: 1 };
     gateway = new PostgresGateway({
       host: '127.0.0.1',
@@ -73,6 +86,7 @@ describe('PostgresGateway: connections that end in the handshake', () => {
       clientStallMs: 1000,
       maxConnections: 10,
       mockSaltKey: Buffer.alloc(32),
+      authSchedule,
       log: { info: () => {}, warn: () => {} },
     });
     return (await gateway.listen()).port;
@@ -146,10 +160,16 @@ describe('PostgresGateway: connections that end in the handshake', () => {
     });
     expect(backend.connections()).to.equal(0);
 
-    // One byte shorter fits: it goes on to the backend (which here only hangs up).
+    // One byte shorter fits: the gateway asks for the password, and goes on to the backend (which
+    // here only hangs up) once the client answers, not before.
     const fitting = net.connect({ host: '127.0.0.1', port });
     await once(fitting, 'connect');
+    const challenge = once(fitting, 'data');
     fitting.write(withFiller(10_000 - growth));
+    const [bytes] = (await challenge) as [Buffer];
+    expect([bytes.toString('latin1', 0, 1), bytes.readInt32BE(5)]).to.deep.equal(['R', 10]);
+    expect(backend.connections()).to.equal(0);
+    fitting.write(saslInitialResponse('n,,n=,r=abcdefghijklmnopqrstuvwx'));
     await answerUntilClosed(fitting);
     expect(backend.connections()).to.equal(1);
   });
@@ -169,6 +189,35 @@ describe('PostgresGateway: connections that end in the handshake', () => {
       C: '57P03',
       M: 'the gateway cannot look up credentials right now; try again shortly',
     });
+    expect(backend.connections()).to.equal(0);
+  });
+
+  it('answers an unknown name’s SCRAM messages only after the waits real logins took', async () => {
+    // Real logins took 150 ms to the server-first-message and 100 ms to the verdict (all of it
+    // within this file's handshake deadline of 500 ms).
+    const schedule = new AuthSchedule({ serverFirst: 150, verdict: 100 });
+    const port = await startGateway(true, undefined, schedule);
+    const socket = net.connect({ host: '127.0.0.1', port });
+    await once(socket, 'connect');
+    const next = () => once(socket, 'data').then(([chunk]) => ({ bytes: chunk as Buffer, at: Date.now() }));
+    let answer = next();
+    socket.write(startupMessage([['user', 'cred_aaaaaaaaaaaaaaaaaaaa'], ['database', 'shop']]));
+    expect((await answer).bytes.readInt32BE(5)).to.equal(10);
+    answer = next();
+    const sentFirst = Date.now();
+    socket.write(saslInitialResponse('n,,n=,r=abcdefghijklmnopqrstuvwx'));
+    const serverFirst = await answer;
+    expect(serverFirst.bytes.readInt32BE(5)).to.equal(11);
+    expect(serverFirst.at - sentFirst).to.be.at.least(140);
+    const nonce = /r=([^,]+)/.exec(serverFirst.bytes.toString('utf8', 9))![1];
+    const final = Buffer.from(`c=biws,r=${nonce},p=${Buffer.alloc(32).toString('base64')}`);
+    const head = Buffer.from('p\0\0\0\0', 'latin1');
+    head.writeInt32BE(final.length + 4, 1);
+    const sentFinal = Date.now();
+    socket.write(Buffer.concat([head, final]));
+    const { bytes, ms } = await answerUntilClosed(socket, sentFinal);
+    expect(errorFields(bytes).C).to.equal('28P01');
+    expect(ms).to.be.at.least(90);
     expect(backend.connections()).to.equal(0);
   });
 });

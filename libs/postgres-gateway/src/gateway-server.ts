@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
+import { SERVER_TLS_POLICY } from '@platform/config';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import { AuthSchedule, LoginSlots } from './login-limits.js';
 import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
 import { QueryCounters } from './query-counters.js';
 
@@ -20,9 +22,20 @@ export interface GatewayOptions {
   handshakeTimeoutMs: number;
   clientStallMs: number;
   maxConnections: number;
+  /** Logins in progress from one client address at most (default DEFAULT_MAX_LOGINS_PER_ADDRESS). */
+  maxLoginsPerAddress?: number;
+  /** Logins in progress of one user name past its first SCRAM message, i.e. holding a backend, at most (default DEFAULT_MAX_LOGINS_PER_USER). */
+  maxLoginsPerUser?: number;
   mockSaltKey: Buffer;
+  /** Tests only: a schedule with known waits in place of the one learnt from real logins. */
+  authSchedule?: AuthSchedule;
   log: GatewayLog;
 }
+
+/** Far above what one application server opens at once, far below what would fill a cluster. */
+export const DEFAULT_MAX_LOGINS_PER_ADDRESS = 100;
+/** Half of a credential's 100 sessions: a pool's cold start fits, a flood of unfinished logins stays bounded. */
+export const DEFAULT_MAX_LOGINS_PER_USER = 50;
 
 /** Cancel-key indexes of compute instances start here; regions' clusters use the ones below. */
 export const FIRST_INSTANCE_SLOT = 16;
@@ -47,12 +60,15 @@ export class PostgresGateway {
         const server = await options.routes.findInstanceBySlot(index).catch(() => null);
         return server ? { ...server, index } : undefined;
       },
-      tls: options.tls ? tls.createSecureContext({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }) : null,
+      tls: options.tls ? tls.createSecureContext({ ...SERVER_TLS_POLICY, cert: options.tls.cert, key: options.tls.key }) : null,
       allowPlain: options.allowPlain,
       counters: this.counters,
       handshakeTimeoutMs: options.handshakeTimeoutMs,
       clientStallMs: options.clientStallMs,
       mockSaltKey: options.mockSaltKey,
+      loginsPerAddress: new LoginSlots(options.maxLoginsPerAddress ?? DEFAULT_MAX_LOGINS_PER_ADDRESS),
+      loginsPerUser: new LoginSlots(options.maxLoginsPerUser ?? DEFAULT_MAX_LOGINS_PER_USER),
+      authSchedule: options.authSchedule ?? new AuthSchedule(),
       log: options.log,
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,

@@ -64,7 +64,14 @@ export function startupMessage(parameters: Iterable<[string, string]>): Buffer {
 
 /** A malformed message from the client: PostgreSQL answers 08P01 and closes. */
 export class ProtocolViolation extends Error {
-  readonly code = '08P01';
+  constructor(
+    message: string,
+    readonly detail?: string,
+    /** SQLSTATE: 08P01 unless a more precise one fits (0A000, a feature not supported). */
+    readonly code = '08P01',
+  ) {
+    super(message);
+  }
 }
 
 function message(type: string, body: Buffer): Buffer {

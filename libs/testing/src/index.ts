@@ -2,3 +2,4 @@ export * from './postgres.js';
 export * from './http-client.js';
 export * from './promises.js';
 export * from './fake-clock.js';
+export * from './openssl-probe.js';

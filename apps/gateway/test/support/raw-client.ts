@@ -31,15 +31,18 @@ export class RawConnection {
     );
   }
 
-  /** `allowHalfOpen`: when the gateway ends its side, keep this one open (a stubborn client). */
-  static async open(port: number, options: { allowHalfOpen?: boolean } = {}): Promise<RawConnection> {
-    const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: options.allowHalfOpen ?? false });
+  /**
+   * `allowHalfOpen`: when the gateway ends its side, keep this one open (a stubborn client).
+   * `localAddress`: another loopback address (127.0.0.2...) stands for another client machine.
+   */
+  static async open(port: number, options: { allowHalfOpen?: boolean; localAddress?: string } = {}): Promise<RawConnection> {
+    const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: options.allowHalfOpen ?? false, localAddress: options.localAddress });
     await once(socket, 'connect');
     return new RawConnection(socket);
   }
 
   /** SSLRequest, the gateway's S, then TLS verified against `ca` for `localhost`. */
-  static async openTls(port: number, ca: string, options: { allowHalfOpen?: boolean } = {}): Promise<RawConnection> {
+  static async openTls(port: number, ca: string, options: { allowHalfOpen?: boolean; localAddress?: string } = {}): Promise<RawConnection> {
     const plain = await RawConnection.open(port, options);
     plain.socket.write(int32s(8, 80877103));
     const answer = await plain.bytes(1);
@@ -172,4 +175,15 @@ export function errorFields(body: Buffer): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const part of body.toString('utf8').split('\0')) if (part) fields[part[0]] = part.slice(1);
   return fields;
+}
+
+/** SASLInitialResponse choosing SCRAM-SHA-256 with `data` (a client-first-message). */
+export function saslInitialResponse(data: string): Buffer {
+  const bytes = Buffer.from(data);
+  return frontendMessage('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), int32s(bytes.length), bytes]));
+}
+
+/** SASLResponse carrying `data` (a client-final-message). */
+export function saslResponse(data: string): Buffer {
+  return frontendMessage('p', Buffer.from(data));
 }
