@@ -183,11 +183,12 @@ describe('dedicated compute after a crash (kill -9 of the platform mid-step)', f
       return current.status === 'FAILED' ? current : undefined;
     }, 60_000, 'FAILED');
     expect(failed.failure).to.match(/^provisioning failed: .*pg_dump/);
-    // The database stayed on its cluster, its pause lifted (superusers pass a pause; everyone else needs the limit back).
+    // The database stayed on its cluster, its pause lifted (superusers pass a pause; everyone else
+    // needs the limit back): the one it had, DATABASE_MAX_CONNECTIONS by default.
     expect((await whereItIs()).onInstance).to.equal(false);
     const [{ physical_name: physical }] = await query<{ physical_name: string }>(controlPlane.url, 'select physical_name from databases where id = $1', [databaseId]);
     const [limit] = await query<{ datconnlimit: number }>(p.postgres.adminUrl, 'select datconnlimit from pg_database where datname = $1', [physical]);
-    expect(limit.datconnlimit).to.equal(-1);
+    expect(limit.datconnlimit).to.equal(100);
     await write('after the failure');
     expect(await rows()).to.deep.equal(['before', 'on the instance', 'after the resize', 'after the failure']);
     const deleting = await request('DELETE', `${D}/compute/${instanceId}`, { token });
