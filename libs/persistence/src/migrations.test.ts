@@ -117,7 +117,7 @@ describe('migrateControlPlane', function () {
 
   it('upgrades signing keys in place: a plain private half stays until a replica seals it, and going back refuses once one is sealed', async function () {
     const control = await orm(database.url);
-    await control.migrator.up({ to: 'Migration20261123020000_list_order' });
+    await control.migrator.up({ to: 'Migration20261124000000_workspace_invitations' });
     const plain = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd' };
     await query(database.url, `insert into signing_keys (kid, alg, public_jwk, private_jwk, created) values ('old', 'ES256', '{}', $1, now())`, [JSON.stringify(plain)]);
 
