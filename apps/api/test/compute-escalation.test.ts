@@ -13,6 +13,9 @@ import { developerWithReadyDatabase } from './support/fixtures.js';
  * powerful. Before this was fixed, the restore ran as the target's superuser and the trap worked.
  */
 const VECTORS_EVALUATED_ON_RESTORE = ['check', 'domain', 'exclusion', 'generated', 'index', 'partial', 'tenant_check'];
+const VECTORS = ['check', 'domain', 'generated', 'index', 'partial', 'exclusion', 'trigger', 'rule', 'default', 'policy', 'tenant_check'];
+/** Who a trap finds itself running as. */
+const WHO = ['powerful', 'mover', 'owner', 'credential', 'other'];
 
 /** The credential's URL without sslmode (the test gateway allows plain connections). */
 function plain(url: string): string {
@@ -24,9 +27,12 @@ function plain(url: string): string {
 function trapSql(credential: string): string[] {
   const role = credential.replace(/[^a-z0-9_]/g, '');
   return [
-    // Volatile: it writes. Immutable and boolean wrappers call it where PostgreSQL wants those. Its
-    // evidence is a table it creates, named for the vector, who ran it and the server's port: rows
-    // would not do, since a parallel restore empties each table it made before loading its rows.
+    ...VECTORS.flatMap((vector) => WHO.map((who) => `create table public.trap_seen_${vector}_${who} ()`)),
+    // Volatile: it may write. Immutable and boolean wrappers call it where PostgreSQL wants those.
+    // Its evidence is a scan of a marker table named for the vector and for who ran it, which the
+    // server counts (pg_stat_user_tables.seq_scan) in each copy of the database from its start:
+    // rows would not do (a parallel restore empties each table it made before loading its rows),
+    // and a table it made would be dropped with the mover, or fail the move.
     `create function public.trap_v(x int, vector text) returns int language plpgsql as $f$
      declare
        powerful boolean;
@@ -42,7 +48,7 @@ function trapSql(credential: string): string[] {
                    when current_user::text like '%\\_owner' then 'owner'
                    when current_user::text = '${role}' then 'credential' else 'other' end;
        begin
-         execute pg_catalog.format('create table if not exists public.%I ()', 'trap_seen_' || vector || '_' || who || '_' || pg_catalog.inet_server_port());
+         execute pg_catalog.format('select from public.%I', 'trap_seen_' || vector || '_' || who);
        exception when others then null;
        end;
        if powerful then
@@ -132,13 +138,15 @@ describe('moves run no customer code with a privileged login', function () {
         )
       ).rows[0];
       const movers = Number((await client.query(`select count(*) from pg_roles where rolname like '%\\_mover'`)).rows[0].count);
-      const logged = (await client.query<{ name: string }>(`select tablename as name from pg_tables where tablename like 'trap\\_seen\\_%' order by 1`)).rows
-        .map(({ name }) => /^trap_seen_(.+)_(powerful|mover|owner|credential|other)_(\d+)$/.exec(name))
-        .filter((found) => found !== null && Number(found[3]) === port)
+      // Counted since this copy of the database was made on this server.
+      const logged = (await client.query<{ name: string }>(`select relname as name from pg_stat_user_tables where relname like 'trap\\_seen\\_%' and seq_scan > 0 order by 1`)).rows
+        .map(({ name }) => /^trap_seen_(.+)_(powerful|mover|owner|credential|other)$/.exec(name))
+        .filter((found) => found !== null)
         .map((found) => ({ vector: found![1], who: found![2] }));
       const counts: Record<string, number> = {};
       for (const table of TABLES) counts[table] = Number((await client.query(`select count(*) from public.${table}`)).rows[0].count);
-      return { port, attributes, movers, logged, counts };
+      const limit = Number((await client.query('select datconnlimit from pg_database where datname = current_database()')).rows[0].datconnlimit);
+      return { port, attributes, movers, logged, counts, limit };
     });
   }
 
@@ -190,6 +198,8 @@ describe('moves run no customer code with a privileged login', function () {
 
     const onInstance = await state();
     expect(onInstance.port).to.not.equal(clusterPort);
+    // Alone on its server, the database has no cap of its own; on the shared cluster, DATABASE_MAX_CONNECTIONS.
+    expect(onInstance.limit).to.equal(-1);
     expectNothingGained(onInstance);
     const restoredThere = onInstance.logged.filter((row) => row.who !== 'credential');
     // The traps did run on the new server, which proves the restore evaluated them; as whom is the point.
@@ -206,6 +216,7 @@ describe('moves run no customer code with a privileged login', function () {
     await until(path, 'TERMINATED');
     const back = await state();
     expect(back.port).to.equal(clusterPort);
+    expect(back.limit).to.equal(100);
     expectNothingGained(back);
     const restoredBack = back.logged.filter((row) => row.who !== 'credential');
     expect([...new Set(restoredBack.map((row) => row.vector))].sort()).to.include.members(VECTORS_EVALUATED_ON_RESTORE);
@@ -216,5 +227,45 @@ describe('moves run no customer code with a privileged login', function () {
       await query(p.postgres.adminUrl, `select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls from pg_roles where rolname = $1`, [credential.id]),
     ).to.deep.equal([{ rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false }]);
     expect(await query(p.postgres.adminUrl, `select rolname from pg_roles where rolname = $1`, [`${physicalName}_mover`])).to.deep.equal([]);
+  });
+
+  it('fails a move whose restore ran code that changed the schema, and keeps the database where it was, unchanged', async function () {
+    // While the customer's objects are restored the platform's guards are not there yet: code that
+    // runs then could do what they refuse, such as making a function SECURITY DEFINER.
+    const other = await developerWithReadyDatabase(p);
+    const made = await p.request('POST', `${other.D}/credentials`, { token: other.token });
+    expect(made.status, made.text).to.equal(201);
+    const url = plain(made.body.connectionUrl);
+    const role = made.body.id as string;
+    await withClient(url, async (client) => {
+      await client.query(`create function public.helper() returns int language sql as 'select 1'`);
+      await client.query(`create function public.weaken(x int) returns boolean language plpgsql as $f$
+        begin
+          if current_user::text <> '${role}' then
+            alter function public.helper() security definer;
+            create function public.sneaky() returns int language sql security definer as 'select 2';
+          end if;
+          return true;
+        end $f$`);
+      await client.query(`create table public.weakening (x int check (public.weaken(x)))`);
+      await client.query(`insert into public.weakening values (1)`);
+    });
+    const clusterPort = await withClient(url, async (client) => Number((await client.query('show port')).rows[0].port));
+    const created = await p.request('POST', `${other.D}/compute`, { token: other.token, json: { instanceName: 'weaken', instanceSize: 'small' } });
+    expect(created.status, created.text).to.equal(201);
+    const failed = await eventually(
+      async () => {
+        const body = (await p.request('GET', `${other.D}/compute/${created.body.instanceId}`, { token: other.token })).body;
+        return body.status === 'FAILED' ? body : undefined;
+      },
+      90_000,
+      'FAILED',
+    );
+    expect(failed.failure).to.match(/^provisioning failed: the restored schema differs from the source's/);
+    await withClient(url, async (client) => {
+      expect(Number((await client.query('show port')).rows[0].port)).to.equal(clusterPort);
+      const functions = await client.query(`select proname, prosecdef from pg_proc where pronamespace = 'public'::regnamespace and proname in ('helper', 'sneaky')`);
+      expect(functions.rows).to.deep.equal([{ proname: 'helper', prosecdef: false }]);
+    });
   });
 });

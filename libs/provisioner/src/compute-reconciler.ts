@@ -142,7 +142,9 @@ export class ComputeReconciler implements ComputeNudge {
         return this.orFail(task, 'provisioning', async () => {
           const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
           fault('compute_provisioning_before_move');
-          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl, () => this.options.store.markMoving(database.id));
+          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl, () => this.options.store.markMoving(database.id), {
+            targetShared: false,
+          });
           await this.options.clusters.forDatabase({ region: database.region, instanceId: instance.id, server: server.address }).auditCustomerRoles(database.physicalName);
           fault('compute_provisioning_after_move');
           this.options.log.info({ ...context, pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');

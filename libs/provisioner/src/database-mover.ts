@@ -105,7 +105,7 @@ async function createMoverRole(database: pg.Client, physicalName: string, passwo
 
 /**
  * Drops the restoring login: no new logins, its sessions ended, whatever the customer's code made
- * as it handed to the owner role, its privileges revoked. A missing role is fine.
+ * as it dropped, its privileges revoked. A missing role is fine.
  */
 async function dropMoverRole(admin: pg.Client, adminUrl: string, physicalName: string): Promise<void> {
   const name = moverRoleName(physicalName);
@@ -115,11 +115,9 @@ async function dropMoverRole(admin: pg.Client, adminUrl: string, physicalName: s
   await admin.query(`alter role ${mover} nologin`);
   await admin.query(`select pg_catalog.pg_terminate_backend(pid, 5000) from pg_catalog.pg_stat_activity where usename = $1`, [name]);
   const database = await admin.query(`select 1 from pg_catalog.pg_database where datname = $1`, [physicalName]);
-  if (database.rowCount) {
-    await withClient(databaseUrl(adminUrl, physicalName), (client) =>
-      client.query(`reassign owned by ${mover} to ${client.escapeIdentifier(databaseRoleNames(physicalName).owner)}; drop owned by ${mover}`),
-    );
-  }
+  // Whatever it still owns the customer's code made while it restored (the restore gives every
+  // object its owner): it goes, and so do the mover's privileges.
+  if (database.rowCount) await withClient(databaseUrl(adminUrl, physicalName), (client) => client.query(`drop owned by ${mover}`));
   await admin.query(`drop role ${mover}`);
 }
 
@@ -131,10 +129,22 @@ function moverUrl(adminUrl: string, physicalName: string, password: string): str
   return url.href;
 }
 
-/** Runs a client tool and answers what it printed. */
-function output(tool: string, args: string[]): Promise<string> {
+/**
+ * Runs a client tool and answers what it printed; with `url`, connected there, the password in its
+ * environment (never on its command line).
+ */
+function run(tool: string, args: string[], url?: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  const dbname: string[] = [];
+  if (url !== undefined) {
+    const parsed = new URL(url);
+    env.PGPASSWORD = decodeURIComponent(parsed.password);
+    env.PGCONNECT_TIMEOUT = '10';
+    parsed.password = '';
+    dbname.push(`--dbname=${parsed.href}`);
+  }
   return new Promise((done, fail) => {
-    const child = spawn(tool, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(tool, [...args, ...dbname], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let printed = '';
     let errors = '';
     child.stdout.on('data', (chunk) => (printed += chunk));
@@ -144,21 +154,28 @@ function output(tool: string, args: string[]): Promise<string> {
   });
 }
 
-/** Runs a client tool with the password in its environment (never on its command line). */
-function run(tool: string, args: string[], url: string): Promise<void> {
-  const parsed = new URL(url);
-  const password = decodeURIComponent(parsed.password);
-  parsed.password = '';
-  return new Promise((done, fail) => {
-    const child = spawn(tool, [...args, `--dbname=${parsed.href}`], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let errors = '';
-    child.stderr.on('data', (chunk) => (errors += chunk));
-    child.once('error', fail);
-    child.once('close', (code) => (code === 0 ? done() : fail(new Error(`${tool.split('/').pop()} failed (${code}): ${errors.trim().slice(0, 1500)}`))));
-  });
+/** A schema as SQL, less what differs between two faithful copies: comments, blank lines, pg_dump's per-run restrict key. */
+function comparable(schema: string): string[] {
+  return schema.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--') && !/^\\(un)?restrict /.test(line));
+}
+
+/**
+ * Refuses a restored schema that is not the source's. Customer code runs while the customer's
+ * objects are restored, as the mover (it holds the owner role), before the platform's event
+ * triggers are back: it could drop a tenant-aware table's policy, unforce row-level security, make
+ * a function SECURITY DEFINER or create what the guards refuse. Anything it created is gone with
+ * the mover's DROP OWNED; anything it changed shows here, and the move fails with the source kept.
+ */
+function assertSameSchema(source: string, restored: string): void {
+  const [before, after] = [comparable(source), comparable(restored)];
+  const at = before.findIndex((line, index) => line !== after[index]);
+  const differs = at === -1 ? (after.length === before.length ? -1 : before.length) : at;
+  if (differs === -1) return;
+  const show = (line: string | undefined) => (line === undefined ? 'nothing' : `'${line.slice(0, 200)}'`);
+  throw new Error(
+    `the restored schema differs from the source's (code of the database ran while it was restored and changed it): ` +
+      `at line ${differs + 1}, the source has ${show(before[differs])}, the copy ${show(after[differs])}`,
+  );
 }
 
 /**
@@ -194,8 +211,15 @@ export class DatabaseMover {
    * Copies the database from `sourceAdminUrl`'s server to `targetAdminUrl`'s (superuser URLs);
    * answers when the source paused. `beforePause` runs just before (the gateways and the API learn
    * of the move: logins wait, credentials are neither created nor dropped until it ends).
+   * `targetShared`: the target is a shared cluster (false: a dedicated compute instance's server).
    */
-  async move(physicalName: string, sourceAdminUrl: string, targetAdminUrl: string, beforePause: () => Promise<void> = async () => {}): Promise<{ pausedAt: number }> {
+  async move(
+    physicalName: string,
+    sourceAdminUrl: string,
+    targetAdminUrl: string,
+    beforePause: () => Promise<void> = async () => {},
+    { targetShared = true }: { targetShared?: boolean } = {},
+  ): Promise<{ pausedAt: number }> {
     const connectionLimit = await withClient(sourceAdminUrl, (source) => connectionLimitOf(source, physicalName, this.connectionLimit));
     await beforePause();
     const pausedAt = Date.now();
@@ -221,7 +245,7 @@ export class DatabaseMover {
       const dump = join(work, 'database.dump');
       // Uncompressed: the copy stays on this machine, and compressing would lengthen the pause.
       await run(this.tools.pgDump, ['--format=custom', '--compress=0', `--file=${dump}`], databaseUrl(sourceAdminUrl, physicalName));
-      const plan = planRestore(await output(this.tools.pgRestore, ['--list', '--create', dump]), {
+      const plan = planRestore(await run(this.tools.pgRestore, ['--list', '--create', dump]), {
         platform: new Set([...superusers, 'pg_database_owner']),
         customer: new Set([...Object.values(databaseRoleNames(physicalName)), ...roles.roles.map((role) => role.rolname).filter(isCredentialRole)]),
       });
@@ -232,8 +256,9 @@ export class DatabaseMover {
       };
       // 1. The database and the platform's objects, before anything of the customer's exists.
       await run(this.tools.pgRestore, ['--create', '--exit-on-error', list('platform', plan.platform), dump], databaseUrl(targetAdminUrl, 'postgres'));
-      // The dump carried the source's paused connection limit.
-      await withClient(targetAdminUrl, (target) => setDatabaseConnectionLimit(target, physicalName, connectionLimit));
+      // The dump carried the source's paused connection limit. A shared cluster's databases get the
+      // configured cap; a dedicated server holds this database alone, and its own max_connections bounds it.
+      await withClient(targetAdminUrl, (target) => setDatabaseConnectionLimit(target, physicalName, targetShared ? this.connectionLimit : -1));
       // 2. The customer's objects, as a login with the database's roles and nothing more. Two jobs:
       // tables' data and indexes load side by side.
       if (plan.customer.length > 0) {
@@ -245,6 +270,12 @@ export class DatabaseMover {
       if (plan.last.length > 0) {
         await run(this.tools.pgRestore, ['--exit-on-error', list('last', plan.last), dump], databaseUrl(targetAdminUrl, physicalName));
       }
+      // What the customer's code made while it ran as the mover goes with it; what it changed fails the move.
+      await withClient(targetAdminUrl, (target) => dropMoverRole(target, targetAdminUrl, physicalName));
+      assertSameSchema(
+        await run(this.tools.pgRestore, ['--schema-only', '--file=-', dump]),
+        await run(this.tools.pgDump, ['--schema-only'], databaseUrl(targetAdminUrl, physicalName)),
+      );
     } catch (error) {
       await this.resume(sourceAdminUrl, physicalName, connectionLimit).catch(() => undefined);
       throw error;

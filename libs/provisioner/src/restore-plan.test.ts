@@ -20,6 +20,7 @@ describe('planRestore', function () {
       '3401; 0 16394 TABLE DATA public tenants postgres',
       '3398; 3256 16568 POLICY public orders tenant_isolation db_a_owner',
       '3190; 3466 16521 EVENT TRIGGER - deny_tenant_isolation_bypass postgres',
+      '3191; 0 0 COMMENT - EVENT TRIGGER deny_tenant_isolation_bypass postgres',
       '',
     ].join('\n');
     expect(planRestore(list, OWNERS)).to.deep.equal({
@@ -35,16 +36,17 @@ describe('planRestore', function () {
         '3408; 0 16553 TABLE DATA public trap cred_aaaaaaaaaaaaaaaaaaaa',
         '3398; 3256 16568 POLICY public orders tenant_isolation db_a_owner',
       ],
-      last: ['3190; 3466 16521 EVENT TRIGGER - deny_tenant_isolation_bypass postgres'],
+      last: ['3190; 3466 16521 EVENT TRIGGER - deny_tenant_isolation_bypass postgres', '3191; 0 0 COMMENT - EVENT TRIGGER deny_tenant_isolation_bypass postgres'],
       customerOwners: ['cred_aaaaaaaaaaaaaaaaaaaa', 'db_a_owner'],
     });
   });
 
   it('judges an entry by its owner, whatever its name says', function () {
-    // A customer's table named like the superuser is still the customer's.
-    const plan = planRestore('230; 1259 16553 TABLE public postgres db_a_owner\n', OWNERS);
-    expect(plan.customer).to.have.length(1);
+    // A customer's table named like the superuser, with spaces, is still the customer's.
+    const plan = planRestore('230; 1259 16553 TABLE public my table postgres db_a_owner\n231; 1259 16554 TABLE public EVENT TRIGGER x db_a_owner\n', OWNERS);
+    expect(plan.customer).to.have.length(2);
     expect(plan.platform).to.deep.equal([]);
+    expect(plan.last).to.deep.equal([]);
   });
 
   it('refuses an entry owned by a role that is neither side’s, or by nobody', function () {

@@ -29,6 +29,9 @@ export interface RestoreOwners {
   customer: ReadonlySet<string>;
 }
 
+/** An event trigger's entry, or a comment or security label on one (which must follow it). */
+const EVENT_TRIGGER = /^(EVENT TRIGGER|(COMMENT|SECURITY LABEL) - EVENT TRIGGER) /;
+
 /** A line of `pg_restore --list`: `<dumpId>; <catalog oid> <oid> <type> <schema> <name> <owner>`. */
 const ENTRY = /^(\d+); \d+ \d+ (.*) (\S*)$/;
 
@@ -46,7 +49,7 @@ export function planRestore(list: string, owners: RestoreOwners): RestorePlan {
     if (!entry) throw new Error(`unexpected line in the dump's table of contents: ${line.slice(0, 200)}`);
     const [, , kind, owner] = entry;
     if (owners.platform.has(owner)) {
-      (kind.startsWith('EVENT TRIGGER ') ? plan.last : plan.platform).push(line);
+      (EVENT_TRIGGER.test(kind) ? plan.last : plan.platform).push(line);
     } else if (owners.customer.has(owner)) {
       plan.customer.push(line);
       customerOwners.add(owner);
