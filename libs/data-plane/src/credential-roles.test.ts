@@ -7,7 +7,7 @@ import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgre
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 interface Credential {
@@ -27,12 +27,6 @@ describe('credential roles (built-in schema step 4)', function () {
   const credentials: string[] = [];
   const sessions: pg.Client[] = [];
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   async function provisioned(): Promise<string> {
     const scratch = await createScratchDatabase(postgres, 'cred');

@@ -7,7 +7,7 @@ import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatab
 import { applyDatabaseLimits, DATABASE_LIMIT_DEFAULTS, setDatabaseConnectionLimit, type CredentialSessionLimits, type DatabaseLimits } from './database-limits.js';
 import { databaseRoleNames } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 
 describe('database and credential limits', function () {
   let postgres: TestPostgres;
@@ -19,12 +19,6 @@ describe('database and credential limits', function () {
   const credentials: string[] = [];
   const sessions: pg.Client[] = [];
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   before(async function () {
     postgres = await startTestPostgres();

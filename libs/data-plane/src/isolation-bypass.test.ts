@@ -6,7 +6,7 @@ import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgre
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('isolation guards against the routes a probe found (built-in schema step 4)', function () {
@@ -20,12 +20,6 @@ describe('isolation guards against the routes a probe found (built-in schema ste
   const credentials: string[] = [];
   const sessions: pg.Client[] = [];
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   before(async function () {
     postgres = await startTestPostgres();

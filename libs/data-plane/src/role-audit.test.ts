@@ -6,17 +6,12 @@ import { createCredentialRole, credentialRoleName } from './credential-roles.js'
 import { databaseRoleNames } from './database-roles.js';
 import { auditCustomerRoles } from './role-audit.js';
 import { installBuiltInSchema } from './schema-installer.js';
+import { connect } from './scratch-data-plane.test.js';
 
 describe('auditCustomerRoles', function () {
   let postgres: TestPostgres;
   let admin: pg.Client;
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   async function provisioned(): Promise<{ name: string; credentials: string[] }> {
     const scratch = await createScratchDatabase(postgres, 'audit');

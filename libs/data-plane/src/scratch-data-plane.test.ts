@@ -3,6 +3,7 @@
  * Databases get the built-in schema from this library's own installer, as provisioning does.
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { databaseUrl } from '@platform/config';
 import type { DataPlaneRepositories, Database } from '@platform/domain';
 import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClient, type ScratchDatabase, type TestPostgres } from '@platform/testing';
@@ -10,6 +11,14 @@ import { PgDataPlane } from './pg-data-plane.js';
 import { ConnectionBudget, type ConnectionBudgetOptions } from './connection-budget.js';
 import { installBuiltInSchema } from './schema-installer.js';
 import { enableServiceLogin, serviceUrl } from './service-role.js';
+
+/** An open client that ignores errors raised after its session ended (a test ends sessions on purpose). */
+export async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
 
 /** The first column of every row. */
 export async function firstColumn<T = string>(

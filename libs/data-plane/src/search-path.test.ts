@@ -5,7 +5,7 @@ import pg from 'pg';
 import { dropScratchDatabase, query, withClient, type ScratchDatabase } from '@platform/testing';
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { credentialUrl, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
 
 /**
  * What a customer with an unscoped credential can plant in `public`: functions named like built-ins
@@ -41,12 +41,6 @@ describe('platform connections to a database whose customer planted functions in
   const superusers: pg.Client[] = [];
   const credentials: { database: pg.Client; physicalName: string; roleName: string }[] = [];
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   /**
    * A new database whose customer, through an unscoped credential, planted the trojans; with a

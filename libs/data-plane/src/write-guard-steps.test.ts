@@ -6,7 +6,7 @@ import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgre
 import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('write guards: TRUNCATE of tenant-aware tables, read-only shared tables (built-in schema steps 10 and 11)', function () {
@@ -22,12 +22,6 @@ describe('write guards: TRUNCATE of tenant-aware tables, read-only shared tables
   /** The tables made before steps 10 and 11 ran (an older database brought up to date). */
   let existing: { aware: string; shared: string };
 
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    return client;
-  }
 
   before(async function () {
     postgres = await startTestPostgres();
