@@ -4,6 +4,7 @@ import tls from 'node:tls';
 import { SERVER_TLS_POLICY } from '@platform/config';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
 import { AuthSchedule, LoginSlots } from './login-limits.js';
+import { KnownSalts } from './mock-scram.js';
 import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
 import { QueryCounters } from './query-counters.js';
 
@@ -69,6 +70,7 @@ export class PostgresGateway {
       loginsPerAddress: new LoginSlots(options.maxLoginsPerAddress ?? DEFAULT_MAX_LOGINS_PER_ADDRESS),
       loginsPerUser: new LoginSlots(options.maxLoginsPerUser ?? DEFAULT_MAX_LOGINS_PER_USER),
       authSchedule: options.authSchedule ?? new AuthSchedule(),
+      knownSalts: new KnownSalts(),
       log: options.log,
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,
