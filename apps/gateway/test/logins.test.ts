@@ -7,6 +7,8 @@ import { RawConnection, errorFields, saslInitialResponse, saslResponse, startupP
 const HANDSHAKE_TIMEOUT_MS = 6000;
 const PER_ADDRESS = 100;
 const PER_USER = 50;
+const PER_USER_ADDRESS = 20;
+const STEP_TIMEOUT_MS = 3000;
 
 /** `count` results of `start`, at most `parallel` under way at once (TLS handshakes cost CPU). */
 async function inBatches<T>(count: number, parallel: number, start: (i: number) => Promise<T>): Promise<T[]> {
@@ -63,7 +65,7 @@ describe('gateway: logins in progress, and names that are no credential', functi
 
   before(async function () {
     this.timeout(120_000);
-    p = await startGatewayPlatform({ GATEWAY_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_TIMEOUT_MS) });
+    p = await startGatewayPlatform({ GATEWAY_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_TIMEOUT_MS), GATEWAY_SCRAM_STEP_TIMEOUT_MS: String(STEP_TIMEOUT_MS) });
     db = await p.newDatabase();
     credential = await db.newCredential();
   });
@@ -97,9 +99,9 @@ describe('gateway: logins in progress, and names that are no credential', functi
     this.timeout(90_000);
     const other = await db.newCredential();
     const before = await backendsOf(credential.id);
-    // 300 logins from three addresses (each under its cap), each sending its first SCRAM message.
+    // 300 logins from fifteen addresses (each within its own caps), each sending its first SCRAM message.
     const started = await inBatches(300, 30, async (i) => {
-      const { connection, first } = await startLogin(credential.id, `127.0.0.${3 + (i % 3)}`);
+      const { connection, first } = await startLogin(credential.id, `127.0.0.${3 + (i % 15)}`);
       expect(first.type).to.equal('R');
       connection.write(saslInitialResponse(`n,,n=,r=${randomBytes(18).toString('base64')}`));
       return { connection, answer: await connection.message() };
@@ -117,11 +119,44 @@ describe('gateway: logins in progress, and names that are no credential', functi
     const held = await backendsOf(credential.id);
     expect(held - before).to.be.within(1, PER_USER);
     // Another credential is not held back; this one's next login waits for a slot (the trade-off:
-    // its unfinished logins end at the handshake deadline).
+    // its unfinished logins end at the SCRAM step's deadline).
     await expectLogin(other);
     await Promise.all(waiting.map(({ connection }) => connection.closed));
     await eventually(async () => ((await backendsOf(credential.id)) <= before ? true : undefined), 10_000, 'the unfinished logins’ backends to go');
     await expectLogin(credential);
+  });
+
+  it('lets one address hold only its share of a name’s logins, and cuts logins stalled after the server-first-message at the step’s deadline', async function () {
+    this.timeout(60_000);
+    const before = await backendsOf(credential.id);
+    // One address sends the first SCRAM message of one login more than its share, then stalls.
+    const started = await inBatches(PER_USER_ADDRESS + 1, 7, async () => {
+      const { connection, first } = await startLogin(credential.id, '127.0.0.30');
+      expect(first.type).to.equal('R');
+      connection.write(saslInitialResponse(`n,,n=,r=${randomBytes(18).toString('base64')}`));
+      return { connection, answer: await connection.message(), at: Date.now() };
+    });
+    const waiting = started.filter(({ answer }) => answer.type === 'R');
+    const refused = started.filter(({ answer }) => answer.type === 'E').map(({ answer }) => errorFields(answer.body));
+    expect([waiting.length, refused]).to.deep.equal([
+      PER_USER_ADDRESS,
+      [
+        {
+          S: 'FATAL',
+          V: 'FATAL',
+          C: '53300',
+          M: `too many logins in progress for user "${credential.id}" from this address`,
+          D: `At most ${PER_USER_ADDRESS} logins of one user from one address may be under way at once.`,
+        },
+      ],
+    ]);
+    expect((await backendsOf(credential.id)) - before).to.be.within(1, PER_USER_ADDRESS);
+    // Another address logs in as the same credential meanwhile.
+    await expectLogin(credential);
+    // The stalled logins are cut at the step's deadline, well before the handshake's, and their backends go.
+    const closedAfter = await Promise.all(waiting.map(async ({ connection, at }) => (await connection.closed, Date.now() - at)));
+    for (const ms of closedAfter) expect(ms).to.be.within(STEP_TIMEOUT_MS - 100, STEP_TIMEOUT_MS + 1500);
+    await eventually(async () => ((await backendsOf(credential.id)) <= before ? true : undefined), 5_000, 'the stalled logins’ backends to go');
   });
 
   describe('a real credential’s name and an unknown one read the same', function () {

@@ -69,8 +69,12 @@ export interface ConnectionContext {
   mockSaltKey: Buffer;
   /** Logins in progress per client address, from the startup packet to the session (or refusal). */
   loginsPerAddress: LoginSlots;
-  /** Logins in progress per user name, from the client's first SCRAM message (when a backend starts) on. */
+  /** Logins in progress per user name, from the client's first SCRAM message (when a backend starts) on: the backstop for a cluster's backends. */
   loginsPerUser: LoginSlots;
+  /** The same per user name and client address, so that one address cannot hold all of a name's logins. */
+  loginsPerUserAddress: LoginSlots;
+  /** How long the client has from the server-first-message to its final message, the step that holds a backend. */
+  scramStepTimeoutMs: number;
   /** How long the cluster's steps of real logins took: an unknown name's exchange waits as long. */
   authSchedule: AuthSchedule;
   /** The salts clusters last sent for credentials, for an exchange that must fail without its cluster. */
@@ -195,6 +199,15 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     }
     const first = parseClientFirstMessage(data);
     const answered = performance.now();
+    // Per name and address first: an address over its share of a name is told so, and takes
+    // nothing from the name's slots that other addresses need.
+    const releaseUserAddress = context.loginsPerUserAddress.take(`${addressKey(socket.remoteAddress)} ${user}`);
+    if (!releaseUserAddress) {
+      throw fatal('53300', `too many logins in progress for user "${user}" from this address`, {
+        detail: `At most ${context.loginsPerUserAddress.max} logins of one user from one address may be under way at once.`,
+      });
+    }
+    releases.push(releaseUserAddress);
     const releaseUser = context.loginsPerUser.take(user);
     if (!releaseUser) {
       throw fatal('53300', `too many logins in progress for user "${user}"`, { detail: `At most ${context.loginsPerUser.max} logins of one user may be under way at once.` });
@@ -361,6 +374,20 @@ async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer
 }
 
 /**
+ * The client's final message, due within the SCRAM step's deadline: until it comes, a real name's
+ * login holds a backend of the cluster, and a stalled one must not hold it for the whole handshake.
+ * Past the deadline `cut` closes the connection, for unknown names as for real ones.
+ */
+async function readFinalMessage(reader: ByteReader, user: string, context: ConnectionContext, cut: () => void): Promise<Buffer> {
+  const deadline = setTimeout(cut, context.scramStepTimeoutMs);
+  try {
+    return await readSaslMessage(reader, user);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/**
  * An exchange that fails, step for step a real one's: the server-first-message after as long as
  * the cluster took for a recent real login (counted from the client's first message, so time
  * already spent counts), the same checks of the client's final message, and the refusal after as
@@ -371,7 +398,7 @@ async function failMockExchange(client: Duplex, reader: ByteReader, first: Clien
   const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey, context.knownSalts.of(user));
   await waitUntil(answered, context.authSchedule.delayMs('serverFirst'));
   client.write(authenticationSaslContinue(serverFirst.message));
-  const final = await readSaslMessage(reader, user);
+  const final = await readFinalMessage(reader, user, context, () => client.destroy());
   const finalAt = performance.now();
   checkClientFinalMessage(final, first, serverFirst.nonce);
   await waitUntil(finalAt, context.authSchedule.delayMs('verdict'));
@@ -436,7 +463,10 @@ async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backen
   const [nonceAttribute, ...saltAndIterations] = serverFirst.split(',');
   context.knownSalts.remember(user, saltAndIterations.join(','));
   client.write(authenticationSaslContinue(serverFirst));
-  const final = await readSaslMessage(clientReader, user);
+  const final = await readFinalMessage(clientReader, user, context, () => {
+    client.destroy();
+    backend?.destroy();
+  });
   const finalAt = performance.now();
   checkClientFinalMessage(final, first, nonceAttribute.slice(2));
   // The verdict is the first message after the final one: SASLFinal (then Ok), or a wrong
