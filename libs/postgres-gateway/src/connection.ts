@@ -108,6 +108,7 @@ function fatal(code: string, message: string, extra: Partial<ErrorFields> = {}):
 export async function serveConnection(socket: net.Socket, context: ConnectionContext): Promise<void> {
   socket.setNoDelay(true);
   let client: Duplex = socket;
+  // Set from a callback as soon as the socket exists; the cast keeps TypeScript from taking it for always null.
   let backend = null as net.Socket | null;
   /** Login slots this connection holds until its session starts or it is refused. */
   const releases: (() => void)[] = [];
