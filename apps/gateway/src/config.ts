@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER } from '@platform/postgres-gateway';
+import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
 import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
@@ -21,6 +21,10 @@ export interface GatewayConfig extends PlatformConfig {
   maxLoginsPerAddress: number;
   /** Logins in progress of one user name that hold a backend (past the client's first SCRAM message); more are refused (53300). */
   maxLoginsPerUser: number;
+  /** The same per user name and client address: one address cannot hold all of a name's logins. */
+  maxLoginsPerUserAddress: number;
+  /** How long a client has from the server-first-message to its final message (the step that holds a backend). */
+  scramStepTimeoutMs: number;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -46,6 +50,12 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
   if (!tls && !allowPlain) {
     throw new ConfigError('GATEWAY_TLS_CERT', 'is required (with GATEWAY_TLS_KEY) unless GATEWAY_ALLOW_PLAIN=true, which is for development only');
   }
+  const maxLoginsPerUser = readInteger(env, 'GATEWAY_MAX_LOGINS_PER_USER', DEFAULT_MAX_LOGINS_PER_USER, { min: 1, max: 10_000 });
+  // A share of one name's logins per address: more than all of them would mean nothing.
+  const maxLoginsPerUserAddress = readInteger(env, 'GATEWAY_MAX_LOGINS_PER_USER_ADDRESS', Math.min(DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, maxLoginsPerUser), {
+    min: 1,
+    max: maxLoginsPerUser,
+  });
   return {
     ...platform,
     tls,
@@ -59,6 +69,8 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     clientStallMs: readInteger(env, 'GATEWAY_CLIENT_STALL_MS', 60_000, { min: 100, max: 3_600_000 }),
     maxConnections: readInteger(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
     maxLoginsPerAddress: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_ADDRESS', DEFAULT_MAX_LOGINS_PER_ADDRESS, { min: 1, max: 1_000_000 }),
-    maxLoginsPerUser: readInteger(env, 'GATEWAY_MAX_LOGINS_PER_USER', DEFAULT_MAX_LOGINS_PER_USER, { min: 1, max: 10_000 }),
+    maxLoginsPerUser,
+    maxLoginsPerUserAddress,
+    scramStepTimeoutMs: readInteger(env, 'GATEWAY_SCRAM_STEP_TIMEOUT_MS', DEFAULT_SCRAM_STEP_TIMEOUT_MS, { min: 100, max: 600_000 }),
   };
 }

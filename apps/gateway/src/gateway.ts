@@ -45,6 +45,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     maxConnections: config.maxConnections,
     maxLoginsPerAddress: config.maxLoginsPerAddress,
     maxLoginsPerUser: config.maxLoginsPerUser,
+    maxLoginsPerUserAddress: config.maxLoginsPerUserAddress,
+    scramStepTimeoutMs: config.scramStepTimeoutMs,
     // Stable across restarts and replicas of one platform, unknown outside it.
     mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
     log: logger,

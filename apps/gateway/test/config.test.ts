@@ -63,8 +63,13 @@ describe('gateway configuration', function () {
     const token = 'a'.repeat(32);
     expect(loadGatewayConfig({ ...plain, GATEWAY_ADMIN_TOKEN: token }).adminToken).to.equal(token);
     expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: 'short' }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
-    expect(loadGatewayConfig(plain)).to.include({ maxLoginsPerAddress: 100, maxLoginsPerUser: 50 });
+    expect(loadGatewayConfig(plain)).to.include({ maxLoginsPerAddress: 100, maxLoginsPerUser: 50, maxLoginsPerUserAddress: 20, scramStepTimeoutMs: 2500 });
     expect(refusal({ ...plain, GATEWAY_MAX_LOGINS_PER_USER: '0' }).variable).to.equal('GATEWAY_MAX_LOGINS_PER_USER');
+    // Behind a load balancer that hides client addresses, one address's share is all of a name's.
+    expect(loadGatewayConfig({ ...plain, GATEWAY_MAX_LOGINS_PER_USER: '10' })).to.include({ maxLoginsPerUser: 10, maxLoginsPerUserAddress: 10 });
+    expect(loadGatewayConfig({ ...plain, GATEWAY_MAX_LOGINS_PER_USER_ADDRESS: '50' }).maxLoginsPerUserAddress).to.equal(50);
+    expect(refusal({ ...plain, GATEWAY_MAX_LOGINS_PER_USER_ADDRESS: '51' }).variable).to.equal('GATEWAY_MAX_LOGINS_PER_USER_ADDRESS');
+    expect(refusal({ ...plain, GATEWAY_SCRAM_STEP_TIMEOUT_MS: '10' }).variable).to.equal('GATEWAY_SCRAM_STEP_TIMEOUT_MS');
     expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: `${'a'.repeat(32)} b` }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
   });
 

@@ -59,7 +59,8 @@ export class ByteReader {
     return rest;
   }
 
-  private async peek(count: number): Promise<Buffer> {
+  /** The next `count` bytes, left to be read again (a message's type before its length is trusted). */
+  async peek(count: number): Promise<Buffer> {
     await this.fill(count);
     const joined = this.buffered.length === 1 ? this.buffered[0] : Buffer.concat(this.buffered);
     this.buffered = [joined];

@@ -9,9 +9,8 @@ import type { BackendMessage, DatabaseError } from 'pg-protocol/dist/messages.js
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
 import { backendOfProcessId, clientProcessId } from './cancel-keys.js';
 import { AuthSchedule, LoginSlots, addressKey } from './login-limits.js';
-import { mockServerFirstMessage } from './mock-scram.js';
+import { KnownSalts, mockServerFirstMessage } from './mock-scram.js';
 import {
-  MAX_AUTH_MESSAGE_LENGTH,
   MAX_STARTUP_PACKET_LENGTH,
   ProtocolViolation,
   SSL_ACCEPTED,
@@ -21,15 +20,23 @@ import {
   backendKeyData,
   errorResponse,
   negotiateProtocolVersion,
-  parseSaslInitialResponse,
   parseStartupPacket,
+  saslInitialResponse,
+  saslResponse,
   startupMessage,
   type ErrorFields,
   type StartupPacket,
 } from './protocol.js';
 import { QueryTracker, type QueryCounters } from './query-counters.js';
 import { relaySession } from './relay.js';
-import { SCRAM_MECHANISM, checkClientFinalMessage, parseClientFirstMessage, type ClientFirstMessage } from './scram-messages.js';
+import {
+  MAX_SASL_MESSAGE_LENGTH,
+  SCRAM_MECHANISM,
+  checkClientFinalMessage,
+  parseClientFirstMessage,
+  readSaslInitialResponse,
+  type ClientFirstMessage,
+} from './scram-messages.js';
 import { isTenantParameter, joinOptions, takeTenant } from './startup-options.js';
 
 /** A PostgreSQL server the gateway sends sessions to, and its index in cancel keys. */
@@ -62,10 +69,16 @@ export interface ConnectionContext {
   mockSaltKey: Buffer;
   /** Logins in progress per client address, from the startup packet to the session (or refusal). */
   loginsPerAddress: LoginSlots;
-  /** Logins in progress per user name, from the client's first SCRAM message (when a backend starts) on. */
+  /** Logins in progress per user name, from the client's first SCRAM message (when a backend starts) on: the backstop for a cluster's backends. */
   loginsPerUser: LoginSlots;
+  /** The same per user name and client address, so that one address cannot hold all of a name's logins. */
+  loginsPerUserAddress: LoginSlots;
+  /** How long the client has from the server-first-message to its final message, the step that holds a backend. */
+  scramStepTimeoutMs: number;
   /** How long the cluster's steps of real logins took: an unknown name's exchange waits as long. */
   authSchedule: AuthSchedule;
+  /** The salts clusters last sent for credentials, for an exchange that must fail without its cluster. */
+  knownSalts: KnownSalts;
   log: GatewayLog;
   /** Connections open now, this one included; over maxConnections a new one is refused. */
   openConnections(): number;
@@ -95,7 +108,8 @@ function fatal(code: string, message: string, extra: Partial<ErrorFields> = {}):
 export async function serveConnection(socket: net.Socket, context: ConnectionContext): Promise<void> {
   socket.setNoDelay(true);
   let client: Duplex = socket;
-  let backend: net.Socket | null = null;
+  // Set from a callback as soon as the socket exists; the cast keeps TypeScript from taking it for always null.
+  let backend = null as net.Socket | null;
   /** Login slots this connection holds until its session starts or it is refused. */
   const releases: (() => void)[] = [];
   const timer = setTimeout(() => {
@@ -175,13 +189,26 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
 
     // The gateway asks for the password itself and starts a backend only once the client answers:
     // a login left at the challenge holds no backend, and unknown names wait for the same steps.
+    // Both SCRAM messages are read and checked here by PostgreSQL's rules, for every name, so the
+    // cluster only ever sees messages it accepts.
     client.write(authenticationSasl([SCRAM_MECHANISM]));
-    const initial = await reader.message(MAX_AUTH_MESSAGE_LENGTH);
-    if (initial.type !== 'p') throw new ProtocolViolation(`expected SASL response, got message type ${initial.raw[0]}`);
-    const { mechanism, data } = parseSaslInitialResponse(initial.body);
-    if (mechanism !== SCRAM_MECHANISM) throw new ProtocolViolation('client selected an invalid SASL authentication mechanism');
+    let data = readSaslInitialResponse(await readSaslMessage(reader, user));
+    // No initial response: as PostgreSQL does, an empty challenge, and the first message comes next.
+    if (data === null) {
+      client.write(authenticationSaslContinue(''));
+      data = await readSaslMessage(reader, user);
+    }
     const first = parseClientFirstMessage(data);
     const answered = performance.now();
+    // Per name and address first: an address over its share of a name is told so, and takes
+    // nothing from the name's slots that other addresses need.
+    const releaseUserAddress = context.loginsPerUserAddress.take(`${addressKey(socket.remoteAddress)} ${user}`);
+    if (!releaseUserAddress) {
+      throw fatal('53300', `too many logins in progress for user "${user}" from this address`, {
+        detail: `At most ${context.loginsPerUserAddress.max} logins of one user from one address may be under way at once.`,
+      });
+    }
+    releases.push(releaseUserAddress);
     const releaseUser = context.loginsPerUser.take(user);
     if (!releaseUser) {
       throw fatal('53300', `too many logins in progress for user "${user}"`, { detail: `At most ${context.loginsPerUser.max} logins of one user may be under way at once.` });
@@ -195,10 +222,18 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     const target = context.backendFor(route);
     // A scoped credential's tenant follows its role; the setting would change nothing.
     const tenantId = route.tenantId ?? requested.tenantId;
-    backend = await connectBackend(target);
-    backend.write(routedStartup(parameters, route.credentialId, route.database.physicalName, route.tenantId === null ? tenantId : null, requested.rest));
-    const backendReader = new ByteReader(backend);
-    await relayAuthentication({ client, clientReader: reader, backend, backendReader, initialResponse: initial.raw, first, user, schedule: context.authSchedule, answered });
+    const cluster = await relayAuthentication({
+      client,
+      clientReader: reader,
+      target,
+      startup: routedStartup(parameters, route.credentialId, route.database.physicalName, route.tenantId === null ? tenantId : null, requested.rest),
+      first,
+      user,
+      context,
+      answered,
+      opened: (socket) => (backend = socket),
+    });
+    const backendReader = cluster.reader;
     // Authenticated by the cluster: now the name must be the credential's own database's.
     if (database !== route.database.name) throw fatal('3D000', `database "${database}" does not exist`);
     if (route.database.status !== 'READY') throw fatal('57P03', `database "${database}" is not ready yet`, { detail: `Its status is ${route.database.status}.` });
@@ -206,12 +241,12 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // id would become a tenant series in /metrics and in insights. Asked in the session itself, as
     // the credential, before the client has it (a scoped credential's tenant is the platform's).
     const tenantToCheck = route.tenantId === null ? requested.tenantId : null;
-    await relaySessionStart(client, backend, backendReader, target.index, tenantToCheck === null ? null : { tenantId: tenantToCheck, database });
+    await relaySessionStart(client, cluster.backend, backendReader, target.index, tenantToCheck === null ? null : { tenantId: tenantToCheck, database });
     clearTimeout(timer);
     for (const release of releases) release();
 
     const cell = context.counters?.cell(route.database.id, tenantId) ?? null;
-    relaySession(client, reader.detach(), backend, backendReader.detach(), cell ? new QueryTracker(cell) : null, context);
+    relaySession(client, reader.detach(), cluster.backend, backendReader.detach(), cell ? new QueryTracker(cell) : null, context);
   } catch (error) {
     backend?.destroy();
     for (const release of releases) release();
@@ -278,14 +313,11 @@ async function upgradeToTls(socket: net.Socket, secureContext: tls.SecureContext
   return secure;
 }
 
-async function connectBackend(target: Backend): Promise<net.Socket> {
+/** A connection to the cluster; a failure to connect is the caller's to word (never the cluster's address). */
+async function connectBackend(target: Backend, opened: (socket: net.Socket) => void): Promise<net.Socket> {
   const backend = net.connect({ host: target.host, port: target.port, noDelay: true });
-  try {
-    await once(backend, 'connect');
-  } catch (error) {
-    backend.destroy();
-    throw fatal('08006', 'could not reach the database’s server', { detail: (error as Error).message });
-  }
+  opened(backend);
+  await once(backend, 'connect');
   return backend;
 }
 
@@ -329,103 +361,167 @@ async function waitUntil(since: number, ms: number): Promise<void> {
   if (left > 0) await sleep(left);
 }
 
-/** Reads the client's SASLResponse ('p'). */
-async function saslResponse(reader: ByteReader): Promise<{ raw: Buffer; text: string }> {
-  const answer = await reader.message(MAX_AUTH_MESSAGE_LENGTH);
-  if (answer.type !== 'p') throw new ProtocolViolation(`expected SASL response, got message type ${answer.raw[0]}`);
-  return { raw: answer.raw, text: answer.body.toString('utf8') };
+/**
+ * The body of the client's next SASL message ('p'), read as PostgreSQL reads it: the type is
+ * checked before the length, and a length past its limit for SASL messages is a failed login
+ * (PostgreSQL logs that one and answers as for a wrong password), not a protocol error.
+ */
+async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer> {
+  const type = (await reader.peek(1))[0];
+  if (type !== 0x70) throw new ProtocolViolation(`expected SASL response, got message type ${type}`);
+  const length = (await reader.peek(5)).readInt32BE(1);
+  if (length < 4 || length > MAX_SASL_MESSAGE_LENGTH) throw passwordFailed(user);
+  return (await reader.message(MAX_SASL_MESSAGE_LENGTH)).body;
 }
 
 /**
- * An unknown name's exchange, step for step a real one's: the server-first-message after as long as
- * the cluster took for a recent real login, the same checks of the client's final message, and the
- * refusal after as long as a cluster's verdict.
+ * The client's final message, due within the SCRAM step's deadline: until it comes, a real name's
+ * login holds a backend of the cluster, and a stalled one must not hold it for the whole handshake.
+ * Past the deadline `cut` closes the connection, for unknown names as for real ones.
  */
-async function failMockExchange(client: Duplex, reader: ByteReader, first: ClientFirstMessage, user: string, context: ConnectionContext, answered: number): Promise<void> {
-  const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey);
+async function readFinalMessage(reader: ByteReader, user: string, context: ConnectionContext, cut: () => void): Promise<Buffer> {
+  const deadline = setTimeout(cut, context.scramStepTimeoutMs);
+  try {
+    return await readSaslMessage(reader, user);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/**
+ * An exchange that fails, step for step a real one's: the server-first-message after as long as
+ * the cluster took for a recent real login (counted from the client's first message, so time
+ * already spent counts), the same checks of the client's final message, and the refusal after as
+ * long as a cluster's verdict. For unknown names, and for real ones whose cluster failed before its
+ * own server-first-message.
+ */
+async function failMockExchange(client: Duplex, reader: ByteReader, first: ClientFirstMessage, user: string, context: ConnectionContext, answered: number): Promise<never> {
+  const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey, context.knownSalts.of(user));
   await waitUntil(answered, context.authSchedule.delayMs('serverFirst'));
   client.write(authenticationSaslContinue(serverFirst.message));
-  const final = await saslResponse(reader);
+  const final = await readFinalMessage(reader, user, context, () => client.destroy());
   const finalAt = performance.now();
-  checkClientFinalMessage(final.text, first, serverFirst.nonce);
+  checkClientFinalMessage(final, first, serverFirst.nonce);
   await waitUntil(finalAt, context.authSchedule.delayMs('verdict'));
+  throw passwordFailed(user);
 }
 
 interface AuthenticationRelay {
   client: Duplex;
   clientReader: ByteReader;
-  backend: Duplex;
-  backendReader: ByteReader;
-  /** The client's SASLInitialResponse, already read and checked. */
-  initialResponse: Buffer;
+  target: Backend;
+  /** The startup packet for the cluster. */
+  startup: Buffer;
+  /** The client's first message, already read and checked. */
   first: ClientFirstMessage;
   user: string;
-  schedule: AuthSchedule;
+  context: ConnectionContext;
   /** When the client's first message came (performance.now()). */
   answered: number;
+  /** Called with the backend's socket as soon as it exists, so that it is closed whatever happens. */
+  opened(socket: net.Socket): void;
 }
 
 /**
  * A real credential's exchange with the cluster: the cluster's own challenge is answered with the
  * client's first message (the client already had the gateway's identical challenge), its
  * server-first-message goes to the client, the client's final message is checked and goes back,
- * and the verdict comes through, AuthenticationOk or a refusal that reads as an unknown name's.
- * How long the cluster's steps took is recorded for unknown names' exchanges.
+ * and the verdict comes through, AuthenticationOk or a wrong password's refusal. How long the
+ * cluster's steps took is recorded for unknown names' exchanges. Answers the authenticated backend.
+ *
+ * Anything else the cluster does before its verdict (it cannot be reached, is full, starting up,
+ * hangs up, answers out of turn) is logged and shown to the client as an unknown name's exchange
+ * would go on from that step: an error only real names could get would tell them apart.
  */
-async function relayAuthentication(relay: AuthenticationRelay): Promise<void> {
-  const { client, clientReader, backend, backendReader, first, user, schedule } = relay;
-  const challenge = await backendAuthMessage(backendReader, user);
-  const mechanisms = (challenge as { mechanisms?: string[] }).mechanisms ?? [];
-  if (challenge.name !== 'authenticationSASL' || !mechanisms.includes(SCRAM_MECHANISM)) {
-    throw new Error(`the cluster asked for ${challenge.name} (${mechanisms.join(', ')}) where it should ask for ${SCRAM_MECHANISM}`);
+async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backend: net.Socket; reader: ByteReader }> {
+  const { client, clientReader, first, user, context } = relay;
+  const schedule = context.authSchedule;
+  let backend: net.Socket | undefined;
+  let backendReader: ByteReader;
+  let serverFirst: string;
+  try {
+    backend = await connectBackend(relay.target, (socket) => {
+      backend = socket;
+      relay.opened(socket);
+    });
+    backend.write(relay.startup);
+    backendReader = new ByteReader(backend);
+    const challenge = await backendAuthMessage(backendReader);
+    const mechanisms = (challenge as { mechanisms?: string[] }).mechanisms ?? [];
+    if (challenge.name !== 'authenticationSASL' || !mechanisms.includes(SCRAM_MECHANISM)) {
+      throw new Error(`the cluster asked for ${challenge.name} (${mechanisms.join(', ')}) where it should ask for ${SCRAM_MECHANISM}`);
+    }
+    backend.write(saslInitialResponse(SCRAM_MECHANISM, first.data));
+    const message = await backendAuthMessage(backendReader);
+    if (message.name !== 'authenticationSASLContinue') throw new Error(`unexpected ${message.name} in place of the server-first-message`);
+    serverFirst = (message as unknown as { data: string }).data;
+  } catch (error) {
+    context.log.warn({ user, err: error }, 'the cluster failed a login before its server-first-message; the client sees a failed password');
+    backend?.destroy();
+    return failMockExchange(client, clientReader, first, user, context, relay.answered);
   }
-  backend.write(relay.initialResponse);
-  const serverFirst = await backendAuthMessage(backendReader, user);
-  if (serverFirst.name !== 'authenticationSASLContinue') throw new Error(`unexpected ${serverFirst.name} in place of the server-first-message`);
   schedule.record('serverFirst', performance.now() - relay.answered);
-  const serverFirstText = (serverFirst as unknown as { data: string }).data;
-  client.write(authenticationSaslContinue(serverFirstText));
-  const nonce = /^r=([^,]*)/.exec(serverFirstText)?.[1] ?? '';
-  const final = await saslResponse(clientReader);
-  checkClientFinalMessage(final.text, first, nonce);
+  const [nonceAttribute, ...saltAndIterations] = serverFirst.split(',');
+  context.knownSalts.remember(user, saltAndIterations.join(','));
+  client.write(authenticationSaslContinue(serverFirst));
+  const final = await readFinalMessage(clientReader, user, context, () => {
+    client.destroy();
+    backend?.destroy();
+  });
   const finalAt = performance.now();
-  backend.write(final.raw);
-  // The verdict is the first message after the final one: SASLFinal (then Ok), or a refusal.
-  let verdictSeen = false;
-  const verdict = () => {
-    if (!verdictSeen) schedule.record('verdict', performance.now() - finalAt);
-    verdictSeen = true;
-  };
-  for (;;) {
-    const { raw, message } = await backendAuthMessageRaw(backendReader, user, verdict);
-    verdict();
-    client.write(raw);
-    if (message.name === 'authenticationOk') return;
-    if (message.name !== 'authenticationSASLFinal') throw new Error(`unexpected ${message.name} before authentication ended`);
+  checkClientFinalMessage(final, first, nonceAttribute.slice(2));
+  // The verdict is the first message after the final one: SASLFinal (then Ok), or a wrong
+  // password's refusal. Only those are recorded as the cluster's time to a verdict.
+  const recordVerdict = () => schedule.record('verdict', performance.now() - finalAt);
+  let accepted = false;
+  try {
+    backend!.write(saslResponse(final));
+    for (;;) {
+      const { raw, message } = await backendAuthMessageRaw(backendReader);
+      if (!accepted && message.name === 'authenticationSASLFinal') recordVerdict();
+      accepted = true;
+      client.write(raw);
+      if (message.name === 'authenticationOk') return { backend: backend!, reader: backendReader };
+      if (message.name !== 'authenticationSASLFinal') throw new Error(`unexpected ${message.name} before authentication ended`);
+    }
+  } catch (error) {
+    if (accepted) throw error instanceof ClusterRefusal ? authenticationRefusal(error.fields, user) : error;
+    if (error instanceof ClusterRefusal && error.fields.code === '28P01') {
+      recordVerdict();
+      throw passwordFailed(user);
+    }
+    context.log.warn({ user, err: error }, 'the cluster failed a login before its verdict; the client sees a failed password');
+    backend!.destroy();
+    await waitUntil(finalAt, schedule.delayMs('verdict'));
+    throw passwordFailed(user);
+  }
+}
+
+/** An ErrorResponse of the cluster during authentication. */
+class ClusterRefusal extends Error {
+  constructor(readonly fields: DatabaseError) {
+    super(`the cluster refused the login: ${fields.code} ${fields.message}`);
   }
 }
 
 /** The next authentication request of the cluster (notices before it go nowhere: an unknown name's exchange has none). */
-async function backendAuthMessage(backendReader: ByteReader, user: string): Promise<BackendMessage> {
-  return (await backendAuthMessageRaw(backendReader, user)).message;
+async function backendAuthMessage(backendReader: ByteReader): Promise<BackendMessage> {
+  return (await backendAuthMessageRaw(backendReader)).message;
 }
 
-async function backendAuthMessageRaw(backendReader: ByteReader, user: string, onRefusal?: () => void): Promise<{ raw: Buffer; message: BackendMessage }> {
+async function backendAuthMessageRaw(backendReader: ByteReader): Promise<{ raw: Buffer; message: BackendMessage }> {
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
     const message = parseBackendMessage(raw);
     if (message.name === 'notice') continue;
-    if (message.name === 'error') {
-      onRefusal?.();
-      throw authenticationRefusal(message as DatabaseError, user);
-    }
+    if (message.name === 'error') throw new ClusterRefusal(message as DatabaseError);
     if (!message.name.startsWith('authentication')) throw new Error(`unexpected ${message.name} before authentication ended`);
     return { raw, message };
   }
 }
 
 /**
- * The cluster's refusal during authentication, in the gateway's words: a wrong password reads
+ * The cluster's refusal once its verdict is in, in the gateway's words: a wrong password reads
  * exactly as an unknown name's refusal, and other errors keep only the fields the gateway's own
  * errors have (no source file, line or routine of the server).
  */

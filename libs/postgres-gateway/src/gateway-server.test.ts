@@ -66,6 +66,8 @@ describe('PostgresGateway: connections that end in the handshake', () => {
   const physicalName = 'db_0123456789abcdef0123456789abcdef';
   let backend: Awaited<ReturnType<typeof unreachedBackend>>;
   let gateway: PostgresGateway | undefined;
+  /** The messages the gateway logged as warnings. */
+  let warnings: string[] = [];
 
   /** A gateway without TLS, which accepts plain connections only when told to; answers its port. */
   async function startGateway(
@@ -87,12 +89,13 @@ describe('PostgresGateway: connections that end in the handshake', () => {
       maxConnections: 10,
       mockSaltKey: Buffer.alloc(32),
       authSchedule,
-      log: { info: () => {}, warn: () => {} },
+      log: { info: () => {}, warn: (_details, message) => warnings.push(message) },
     });
     return (await gateway.listen()).port;
   }
 
   beforeEach(async () => {
+    warnings = [];
     backend = await unreachedBackend();
   });
 
@@ -219,5 +222,41 @@ describe('PostgresGateway: connections that end in the handshake', () => {
     expect(errorFields(bytes).C).to.equal('28P01');
     expect(ms).to.be.at.least(90);
     expect(backend.connections()).to.equal(0);
+  });
+
+  it('answers a real name whose cluster hangs up, or cannot be reached, as it answers an unknown name, and logs why', async () => {
+    /** The gateway's answers to a whole exchange with a wrong password for `user`, the salt left out (each name has its own). */
+    async function failedLogin(port: number, user: string) {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      await once(socket, 'connect');
+      const next = () => once(socket, 'data').then(([chunk]) => chunk as Buffer);
+      let answer = next();
+      socket.write(startupMessage([['user', user], ['database', 'shop']]));
+      const challenge = await answer;
+      answer = next();
+      socket.write(saslInitialResponse('n,,n=,r=abcdefghijklmnopqrstuvwx'));
+      const serverFirst = (await answer).toString('utf8', 9);
+      expect(serverFirst).to.match(/^r=abcdefghijklmnopqrstuvwx[A-Za-z0-9+/]{24},s=[A-Za-z0-9+/]{22}==,i=4096$/);
+      const nonce = /r=([^,]+)/.exec(serverFirst)![1];
+      const final = Buffer.from(`c=biws,r=${nonce},p=${Buffer.alloc(32).toString('base64')}`);
+      const head = Buffer.from('p\0\0\0\0', 'latin1');
+      head.writeInt32BE(final.length + 4, 1);
+      const closed = answerUntilClosed(socket);
+      socket.write(Buffer.concat([head, final]));
+      const fields = errorFields((await closed).bytes);
+      return { challenge: challenge.readInt32BE(5), serverFirst: serverFirst.replace(/,s=[^,]*/, ''), fields: { ...fields, M: fields.M.replace(user, '<user>') } };
+    }
+    const expected = { S: 'FATAL', V: 'FATAL', C: '28P01', M: 'password authentication failed for user "<user>"' };
+    const port = await startGateway(true);
+    const hungUp = await failedLogin(port, ROLE);
+    expect(backend.connections()).to.equal(1);
+    const unknown = await failedLogin(port, 'cred_aaaaaaaaaaaaaaaaaaaa');
+    expect({ ...hungUp, serverFirst: hungUp.serverFirst.slice(0, 26) }).to.deep.equal({ ...unknown, serverFirst: unknown.serverFirst.slice(0, 26) });
+    expect(hungUp.fields).to.deep.equal(expected);
+    // Nothing listens where the cluster was: the client never learns the cluster's address either.
+    await backend.close();
+    const unreachable = await failedLogin(port, ROLE);
+    expect(unreachable.fields).to.deep.equal(expected);
+    expect(warnings).to.deep.equal(Array(2).fill('the cluster failed a login before its server-first-message; the client sees a failed password'));
   });
 });

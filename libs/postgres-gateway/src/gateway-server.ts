@@ -4,6 +4,7 @@ import tls from 'node:tls';
 import { SERVER_TLS_POLICY } from '@platform/config';
 import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
 import { AuthSchedule, LoginSlots } from './login-limits.js';
+import { KnownSalts } from './mock-scram.js';
 import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
 import { QueryCounters } from './query-counters.js';
 
@@ -26,6 +27,10 @@ export interface GatewayOptions {
   maxLoginsPerAddress?: number;
   /** Logins in progress of one user name past its first SCRAM message, i.e. holding a backend, at most (default DEFAULT_MAX_LOGINS_PER_USER). */
   maxLoginsPerUser?: number;
+  /** The same, per user name and client address (default DEFAULT_MAX_LOGINS_PER_USER_ADDRESS). */
+  maxLoginsPerUserAddress?: number;
+  /** How long a client has from the server-first-message to its final message (default DEFAULT_SCRAM_STEP_TIMEOUT_MS). */
+  scramStepTimeoutMs?: number;
   mockSaltKey: Buffer;
   /** Tests only: a schedule with known waits in place of the one learnt from real logins. */
   authSchedule?: AuthSchedule;
@@ -36,6 +41,17 @@ export interface GatewayOptions {
 export const DEFAULT_MAX_LOGINS_PER_ADDRESS = 100;
 /** Half of a credential's 100 sessions: a pool's cold start fits, a flood of unfinished logins stays bounded. */
 export const DEFAULT_MAX_LOGINS_PER_USER = 50;
+/**
+ * Per name and client address: what one application server's pool opens at once. Lower than the
+ * per-name cap, so that one address that knows a name (names are in every connection string) can
+ * no longer hold all of that name's logins.
+ */
+export const DEFAULT_MAX_LOGINS_PER_USER_ADDRESS = 20;
+/**
+ * A client computes its proof in milliseconds (4096 PBKDF2 rounds); a login stalled between the
+ * server-first-message and its final message holds a backend, so it gets seconds, not the handshake's.
+ */
+export const DEFAULT_SCRAM_STEP_TIMEOUT_MS = 2_500;
 
 /** Cancel-key indexes of compute instances start here; regions' clusters use the ones below. */
 export const FIRST_INSTANCE_SLOT = 16;
@@ -68,7 +84,10 @@ export class PostgresGateway {
       mockSaltKey: options.mockSaltKey,
       loginsPerAddress: new LoginSlots(options.maxLoginsPerAddress ?? DEFAULT_MAX_LOGINS_PER_ADDRESS),
       loginsPerUser: new LoginSlots(options.maxLoginsPerUser ?? DEFAULT_MAX_LOGINS_PER_USER),
+      loginsPerUserAddress: new LoginSlots(options.maxLoginsPerUserAddress ?? DEFAULT_MAX_LOGINS_PER_USER_ADDRESS),
+      scramStepTimeoutMs: options.scramStepTimeoutMs ?? DEFAULT_SCRAM_STEP_TIMEOUT_MS,
       authSchedule: options.authSchedule ?? new AuthSchedule(),
+      knownSalts: new KnownSalts(),
       log: options.log,
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,

@@ -1,4 +1,11 @@
-export { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, PostgresGateway, type GatewayOptions } from './gateway-server.js';
+export {
+  DEFAULT_MAX_LOGINS_PER_ADDRESS,
+  DEFAULT_MAX_LOGINS_PER_USER,
+  DEFAULT_MAX_LOGINS_PER_USER_ADDRESS,
+  DEFAULT_SCRAM_STEP_TIMEOUT_MS,
+  PostgresGateway,
+  type GatewayOptions,
+} from './gateway-server.js';
 export type { Backend, GatewayLog } from './connection.js';
 export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from './query-counters.js';
 export { MAX_CLUSTER_INDEX } from './cancel-keys.js';

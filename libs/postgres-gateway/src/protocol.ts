@@ -10,8 +10,6 @@ export const CANCEL_REQUEST_CODE = 80877102;
 export const PROTOCOL_3_0 = 196608;
 /** PostgreSQL's own limit on a startup packet (MAX_STARTUP_PACKET_LENGTH). */
 export const MAX_STARTUP_PACKET_LENGTH = 10_000;
-/** Limit on one authentication message from the client (a SASL response is a few hundred bytes). */
-export const MAX_AUTH_MESSAGE_LENGTH = 10_000;
 
 export type StartupPacket =
   | { kind: 'ssl' }
@@ -136,12 +134,12 @@ export function negotiateProtocolVersion(minorVersion: number, unrecognized: rea
 export const SSL_ACCEPTED = Buffer.from('S', 'latin1');
 export const SSL_REFUSED = Buffer.from('N', 'latin1');
 
-/** The mechanism and payload of a SASLInitialResponse ('p') body. */
-export function parseSaslInitialResponse(body: Buffer): { mechanism: string; data: string } {
-  const end = body.indexOf(0);
-  if (end < 0 || end + 5 > body.length) throw new ProtocolViolation('malformed SASL initial response');
-  const length = body.readInt32BE(end + 1);
-  const data = length < 0 ? Buffer.alloc(0) : body.subarray(end + 5, end + 5 + length);
-  if (length >= 0 && data.length !== length) throw new ProtocolViolation('malformed SASL initial response');
-  return { mechanism: body.toString('utf8', 0, end), data: data.toString('utf8') };
+/** SASLInitialResponse choosing `mechanism`, with `data` as its initial response. */
+export function saslInitialResponse(mechanism: string, data: Buffer): Buffer {
+  return message('p', Buffer.concat([Buffer.from(`${mechanism}\0`, 'utf8'), int32(data.length), data]));
+}
+
+/** SASLResponse carrying `data`. */
+export function saslResponse(data: Buffer): Buffer {
+  return message('p', data);
 }

@@ -35,8 +35,8 @@ export class RawConnection {
    * `allowHalfOpen`: when the gateway ends its side, keep this one open (a stubborn client).
    * `localAddress`: another loopback address (127.0.0.2...) stands for another client machine.
    */
-  static async open(port: number, options: { allowHalfOpen?: boolean; localAddress?: string } = {}): Promise<RawConnection> {
-    const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: options.allowHalfOpen ?? false, localAddress: options.localAddress });
+  static async open(port: number, options: { allowHalfOpen?: boolean; localAddress?: string; host?: string } = {}): Promise<RawConnection> {
+    const socket = net.connect({ host: options.host ?? '127.0.0.1', port, allowHalfOpen: options.allowHalfOpen ?? false, localAddress: options.localAddress });
     await once(socket, 'connect');
     return new RawConnection(socket);
   }
@@ -177,10 +177,13 @@ export function errorFields(body: Buffer): Record<string, string> {
   return fields;
 }
 
-/** SASLInitialResponse choosing SCRAM-SHA-256 with `data` (a client-first-message). */
-export function saslInitialResponse(data: string): Buffer {
-  const bytes = Buffer.from(data);
-  return frontendMessage('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), int32s(bytes.length), bytes]));
+/**
+ * SASLInitialResponse choosing SCRAM-SHA-256 with `data` (a client-first-message); null sends no
+ * initial response (length -1), and `trailing` adds bytes after the data that its length leaves out.
+ */
+export function saslInitialResponse(data: string | null, trailing: Buffer = Buffer.alloc(0)): Buffer {
+  const bytes = Buffer.from(data ?? '');
+  return frontendMessage('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), int32s(data === null ? -1 : bytes.length), bytes, trailing]));
 }
 
 /** SASLResponse carrying `data` (a client-final-message). */
