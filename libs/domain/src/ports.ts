@@ -224,6 +224,11 @@ export interface SigningKeyRepository {
    * was read as `from` (another replica sealed it first). Whether this call replaced it.
    */
   replacePrivateKey(kid: string, from: StoredPrivateKey, sealed: string): Promise<boolean>;
+  /**
+   * Runs `work` with a repository whose reads and writes are one transaction holding the key set's
+   * lock: of replicas doing it at once, each waits for the one before and sees what it did.
+   */
+  exclusively<T>(work: (locked: SigningKeyRepository) => Promise<T>): Promise<T>;
 }
 
 export interface OAuthClientRepository {

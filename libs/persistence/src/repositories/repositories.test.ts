@@ -572,6 +572,41 @@ describe('repositories', function () {
       expect((await keys().listPrivateKeys()).map((entry) => entry.privateKey)).to.deep.equal([{ sealed: 'v1.ring1.iv-old.sealed-old' }, { sealed: 'v1.ring2.x.y' }]);
     });
 
+    it('exclusively runs one holder of the key set\'s lock at a time, each in a transaction that commits or rolls back whole', async function () {
+      const events: string[] = [];
+      let releaseFirst = () => {};
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const first = keys().exclusively(async (locked) => {
+        events.push('first in');
+        await locked.insert(key('first', { created: at(0) }));
+        await firstHolds;
+        events.push('first out');
+      });
+      // The second waits for the lock, then sees what the first committed.
+      while (!events.includes('first in')) await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = keys().exclusively(async (locked) => {
+        events.push('second in');
+        return (await locked.listPrivateKeys()).map((entry) => entry.kid);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Outside the lock, the first's insert is not visible until it commits.
+      expect(await keys().listPrivateKeys()).to.deep.equal([]);
+      releaseFirst();
+      await first;
+      expect(await second).to.deep.equal(['first']);
+      expect(events).to.deep.equal(['first in', 'first out', 'second in']);
+
+      const failure = await keys()
+        .exclusively(async (locked) => {
+          await locked.insert(key('rolled-back', { created: at(1) }));
+          await locked.retireAllExcept('rolled-back', at(2), at(3));
+          throw new Error('halfway');
+        })
+        .catch((error: Error) => error.message);
+      expect(failure).to.equal('halfway');
+      expect(await keys().listVerifying(at(0))).to.deep.equal([publicPart(key('first', { created: at(0) }))]);
+    });
+
     it('a row holds exactly one private half', async function () {
       await keys().insert(key('k', { created: at(0) }));
       let refused = 0;
