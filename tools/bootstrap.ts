@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
-import { KeySet, requireSecretBox, ScryptPasswordHasher, Sha256ClientSecrets, SIGNING_KEY_RING_VARIABLE, type KeyLog, type SecretBox } from '@platform/auth';
+import { KeySet, maxSignedTokenSeconds, requireSecretBox, ScryptPasswordHasher, Sha256ClientSecrets, SIGNING_KEY_RING_VARIABLE, type KeyLog, type SecretBox } from '@platform/auth';
 import { ConfigError, loadPlatformConfig, loadSignInSettings, type Env, type PlatformConfig } from '@platform/config';
 import {
   API_SCOPES,
@@ -49,7 +49,7 @@ export async function prepareControlPlane(config: PlatformConfig, env: Env) {
   try {
     const applied = await migrateControlPlane(orm);
     const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, sealer, log: consoleKeyLog });
-    await keys.prepareForSigning();
+    await keys.prepareForSigning({ maxTokenSeconds: maxSignedTokenSeconds(config.developerTokenTtlSeconds) });
     const repos = openRepositories(orm);
     const { developer, workspace } = await bootstrapDeveloper(repos, {
       email: DEFAULT_DEVELOPER.email,

@@ -4,7 +4,7 @@
 // with SIGNING_KEY_SECRET_KEYS (else the ring `npm start` keeps in .data), which must open the
 // key in use: a ring the replicas lack would leave them nothing to sign with.
 import { ConfigError } from '@platform/config';
-import { KeySet, SIGNING_KEY_REFRESH_SECONDS, USER_TOKEN_MAX_AGE } from '@platform/auth';
+import { KeySet, maxSignedTokenSeconds, SIGNING_KEY_REFRESH_SECONDS } from '@platform/auth';
 import { systemClock } from '@platform/domain';
 import { MikroSigningKeyRepository, openOrm } from '@platform/persistence';
 import { consoleKeyLog, loadConfigOrExit, signingKeyRingOrExit } from './bootstrap.js';
@@ -23,8 +23,9 @@ const sealer = signingKeyRingOrExit(localSigningKeySecretKeys(process.env));
 const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 1 });
 try {
   const keys = new KeySet({ repository: new MikroSigningKeyRepository(orm.em.fork()), clock: systemClock, sealer, log: consoleKeyLog });
-  // Seals what an older release left in plain text, and proves the ring opens the key in use.
-  const ready = await keys.prepareForSigning().then(
+  const maxTokenSeconds = maxSignedTokenSeconds(developerTokenTtlSeconds);
+  // Seals (and rotates out) what an older release left in plain text, and proves the ring opens the key in use.
+  const ready = await keys.prepareForSigning({ maxTokenSeconds }).then(
     () => true,
     (error: unknown) => {
       if (!(error instanceof ConfigError)) throw error;
@@ -33,7 +34,6 @@ try {
     },
   );
   if (ready) {
-    const maxTokenSeconds = Math.max(developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
     const kid = await keys.rotate({ maxTokenSeconds });
     console.log(`New signing key ${kid}: published now, signing in 10 s.`);
     console.log(`Older keys stop signing then (replicas notice within ${SIGNING_KEY_REFRESH_SECONDS} s), and stop verifying ${SIGNING_KEY_REFRESH_SECONDS + maxTokenSeconds + 60} s later.`);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
+import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, maxSignedTokenSeconds, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
@@ -50,7 +50,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     log: logger,
   });
   try {
-    await keys.prepareForSigning();
+    await keys.prepareForSigning({ maxTokenSeconds: maxSignedTokenSeconds(config.developerTokenTtlSeconds) });
   } catch (error) {
     await orm.close();
     throw error;

@@ -32,13 +32,19 @@ describe('workspace members', function () {
     return { owner, other, W: `/workspaces/${owner.slug}` };
   }
 
-  /** How a developer joins: an owner's invitation, accepted by its invitee. */
-  async function add(W: string, token: string, invitee: { email: string; token: string }, role?: 'owner' | 'member') {
-    const invited = await p.request('POST', `${W}/invitations`, { token, json: role ? { email: invitee.email, role } : { email: invitee.email } });
+  /**
+   * How a developer joins: an owner's invitation, accepted by its invitee. An owner is a member the
+   * inviting owner promotes, since invitations make members only.
+   */
+  async function add(W: string, token: string, invitee: { id: string; email: string; token: string }, role?: 'owner' | 'member') {
+    const invited = await p.request('POST', `${W}/invitations`, { token, json: { email: invitee.email } });
     expect(invited.status, invited.text).to.equal(201);
     const accepted = await p.request('POST', `/developers/me/invitations/${invited.body.id}/accept`, { token: invitee.token });
     expect(accepted.status, accepted.text).to.equal(200);
-    return accepted.body.member as Member;
+    if (role !== 'owner') return accepted.body.member as Member;
+    const promoted = await p.request('PATCH', `${W}/members/${invitee.id}`, { token, json: { role: 'owner' } });
+    expect(promoted.status, promoted.text).to.equal(200);
+    return promoted.body as Member;
   }
 
   /** developerId -> role, as the owner (or another member) sees it. */
@@ -91,7 +97,7 @@ describe('workspace members', function () {
     const DAY_MS = 24 * 60 * 60 * 1000;
     const INVITATION_FIELDS = ['created', 'email', 'expires', 'id', 'role'];
 
-    async function invite(W: string, token: string, email: string, role?: 'owner' | 'member') {
+    async function invite(W: string, token: string, email: string, role?: 'member') {
       const invited = await p.request('POST', `${W}/invitations`, { token, json: role ? { email, role } : { email } });
       expect(invited.status, invited.text).to.equal(201);
       return invited.body as { id: string; email: string; role: string; created: string; expires: string };
@@ -150,12 +156,70 @@ describe('workspace members', function () {
       expect(again.body).to.deep.equal(notFound(invitation.id));
     });
 
-    it('gives the invitee the role invited as; an owner by invitation may invite others', async function () {
+    it('makes members only: `owner` is refused with 400 (emails are not verified), and an owner promotes the member afterwards', async function () {
       const { owner, other, W } = await team();
-      expect((await add(W, owner.token, other, 'owner')).role).to.equal('owner');
+      const refused = await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email, role: 'owner' } });
+      expectApiError(refused, 400, 'validation_failed');
+      expect(refused.body.message).to.match(/body\.role/);
+      expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([]);
+      const invitation = await invite(W, owner.token, other.email, 'member');
+      expect(invitation.role).to.equal('member');
+      expect((await accept(other.token, invitation.id)).body.member.role).to.equal('member');
+      expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
+      const promoted = await p.request('PATCH', `${W}/members/${other.id}`, { token: owner.token, json: { role: 'owner' } });
+      expect(promoted.status, promoted.text).to.equal(200);
+      // An owner so made may invite others, as members.
       const third = await p.controlPlane.newDeveloper();
       expect((await add(W, other.token, third)).role).to.equal('member');
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'owner', [third.id]: 'member' });
+    });
+
+    it('an owner invitation stored before invitations made members only shows and joins as a member', async function () {
+      const { owner, other, W } = await team();
+      const invitation = await invite(W, owner.token, other.email);
+      await p.controlPlane.orm.em.fork().execute(`update workspace_invitations set role = 'owner' where id = ?`, [invitation.id]);
+      expect((await p.request('GET', '/developers/me/invitations', { token: other.token })).body[0].role).to.equal('member');
+      expect((await accept(other.token, invitation.id)).body.member.role).to.equal('member');
+      expect(await storedRoles(owner.slug)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
+    });
+
+    it('holds at most 50 pending invitations per workspace: the 51st is 409 invitation_quota_exceeded and changes nothing', async function () {
+      const { owner, other, W } = await team();
+      const pendingOf = async () => (await p.request('GET', `${W}/invitations`, { token: owner.token })).body as { id: string }[];
+      const emails = Array.from({ length: 50 }, () => unknownEmail());
+      for (const email of emails) await invite(W, owner.token, email);
+      const before = await pendingOf();
+      expect(before).to.have.length(50);
+      const refused = await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email } });
+      expectApiError(refused, 409, 'invitation_quota_exceeded');
+      expect(refused.body.message).to.equal(`Workspace '${owner.slug}' has 50 pending invitations, its quota; revoke one or wait for one to be answered or expire`);
+      expect(await pendingOf()).to.deep.equal(before);
+      expect((await p.request('GET', '/developers/me/invitations', { token: other.token })).body).to.deep.equal([]);
+      // Inviting a pending email again replaces its invitation; a revoked one makes room.
+      const again = await invite(W, owner.token, emails[0].toUpperCase());
+      expect(await pendingOf()).to.have.length(50);
+      expect((await p.request('DELETE', `${W}/invitations/${again.id}`, { token: owner.token })).status).to.equal(204);
+      await invite(W, owner.token, other.email);
+      expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: unknownEmail() } }), 409, 'invitation_quota_exceeded');
+    });
+
+    it('pages the invitee’s list: a Link to the next page, which goes on after an invitation answered meanwhile', async function () {
+      const invitee = await p.controlPlane.newDeveloper();
+      const invitations = [];
+      for (let i = 0; i < 3; i++) {
+        const { owner, W } = await team();
+        invitations.push({ ...(await invite(W, owner.token, invitee.email)), workspace: { id: owner.workspace.id, name: owner.workspace.name, slug: owner.slug } });
+      }
+      const first = await p.request('GET', '/developers/me/invitations?limit=2', { token: invitee.token });
+      expect(first.status, first.text).to.equal(200);
+      expect(first.body).to.deep.equal(invitations.slice(0, 2));
+      const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1];
+      expect(next).to.match(/^\/developers\/me\/invitations\?limit=2&cursor=[\w-]+$/);
+      expect((await p.request('POST', `/developers/me/invitations/${invitations[1].id}/decline`, { token: invitee.token })).status).to.equal(204);
+      const second = await p.request('GET', next as string, { token: invitee.token });
+      expect(second.body).to.deep.equal(invitations.slice(2));
+      expect(second.headers.get('link')).to.equal(null);
+      expectApiError(await p.request('GET', '/developers/me/invitations?cursor=bm90LWEtY3Vyc29y', { token: invitee.token }), 400, 'invalid_cursor');
     });
 
     it('another developer cannot accept or decline it: 404, as for an invitation that does not exist', async function () {
@@ -210,16 +274,16 @@ describe('workspace members', function () {
     it('inviting an email again replaces its pending invitation', async function () {
       const { owner, other, W } = await team();
       const first = await invite(W, owner.token, other.email);
-      const second = await invite(W, owner.token, other.email.toUpperCase(), 'owner');
+      const second = await invite(W, owner.token, other.email.toUpperCase(), 'member');
       expect((await p.request('GET', `${W}/invitations`, { token: owner.token })).body).to.deep.equal([second]);
       expect((await accept(other.token, first.id)).body).to.deep.equal(notFound(first.id));
-      expect((await accept(other.token, second.id)).body.member.role).to.equal('owner');
+      expect((await accept(other.token, second.id)).body.member.role).to.equal('member');
     });
 
     it('answers 409 already_member for the email of a member (which every member can read in the member list), and changes no role', async function () {
       const { owner, other, W } = await team();
       await add(W, owner.token, other);
-      expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email, role: 'owner' } }), 409, 'already_member');
+      expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: other.email, role: 'member' } }), 409, 'already_member');
       expectApiError(await p.request('POST', `${W}/invitations`, { token: owner.token, json: { email: owner.developer.email.toUpperCase() } }), 409, 'already_member');
       expect(await roles(W, owner.token)).to.deep.equal({ [owner.developer.id]: 'owner', [other.id]: 'member' });
     });
@@ -592,8 +656,10 @@ describe('workspace members', function () {
     expect(body.paths['/developers/me/invitations']).to.have.all.keys('get');
     expect(body.paths['/developers/me/invitations/{invitationId}/accept']).to.have.all.keys('post');
     expect(body.paths['/developers/me/invitations/{invitationId}/decline']).to.have.all.keys('post');
-    expect(invitations.post.requestBody.content['application/json'].schema.properties.role.enum).to.deep.equal(['owner', 'member']);
+    expect(invitations.post.requestBody.content['application/json'].schema.properties.role.enum).to.deep.equal(['member']);
     expect(invitations.post.description).to.match(/case-insensitively/);
+    expect(invitations.post.description).to.match(/at most 50 pending invitations: past that, 409 invitation_quota_exceeded/);
+    expect(body.paths['/developers/me/invitations'].get.parameters.map((parameter: { name: string }) => parameter.name)).to.include.members(['limit', 'cursor']);
     expect(invitations.post.responses).to.include.all.keys('201', '403', '404', '409');
     expect(member.patch.description).to.match(/last_owner/);
     expect(member.delete.responses).to.include.all.keys('204', '403', '404', '409');

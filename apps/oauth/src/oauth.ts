@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { JwtAccessTokens, JwtTokenVerifier, KeySet, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
+import { JwtAccessTokens, JwtTokenVerifier, KeySet, maxSignedTokenSeconds, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { systemClock, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
@@ -27,7 +27,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     refreshSeconds: 30,
   });
   try {
-    await keys.prepareForSigning();
+    await keys.prepareForSigning({ maxTokenSeconds: maxSignedTokenSeconds(config.developerTokenTtlSeconds) });
   } catch (error) {
     await orm.close();
     throw error;

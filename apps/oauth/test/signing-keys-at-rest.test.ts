@@ -31,6 +31,8 @@ describe('signing keys sealed at rest', function () {
   let postgres: TestPostgres;
   let cp: TestControlPlane;
   let running: { close(): Promise<void> } | undefined;
+  /** Replicas of the token service besides `running`, stopped after each test. */
+  const replicas: { close(): Promise<void> }[] = [];
   /** One port per test: a restart keeps the issuer, whose tokens must still verify. */
   let port: number;
 
@@ -46,6 +48,7 @@ describe('signing keys sealed at rest', function () {
   afterEach(async function () {
     await running?.close();
     running = undefined;
+    await Promise.all(replicas.splice(0).map((replica) => replica.close()));
     await cp.close();
   });
 
@@ -70,21 +73,28 @@ describe('signing keys sealed at rest', function () {
     }
   }
 
-  /** The token service on this control plane with `ring` as SIGNING_KEY_SECRET_KEYS; its log lines are collected. */
-  async function startWith(ring: string) {
+  /** A replica of the token service on this control plane and `onPort`, with `ring` as SIGNING_KEY_SECRET_KEYS; its log lines are collected. */
+  async function startReplica(ring: string, onPort: number) {
     const log: { msg: string; level: number; [field: string]: unknown }[] = [];
-    const issuer = `http://127.0.0.1:${port}`;
+    const issuer = `http://127.0.0.1:${onPort}`;
     const config = loadOAuthConfig({
       ...cp.env,
       SIGNING_KEY_SECRET_KEYS: ring,
       OAUTH_HOST: '127.0.0.1',
-      OAUTH_PORT: String(port),
+      OAUTH_PORT: String(onPort),
       OAUTH_ISSUER: issuer,
       PUBLIC_BASE_URL: AUDIENCE,
       VALIDATE_RESPONSES: 'true',
     });
     const logger = pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line)) });
-    running = await startTokenService(config, { logger });
+    const service = await startTokenService(config, { logger });
+    return { issuer, log, service };
+  }
+
+  /** The token service on this test's port. */
+  async function startWith(ring: string) {
+    const { issuer, log, service } = await startReplica(ring, port);
+    running = service;
     return { issuer, log };
   }
 
@@ -166,21 +176,81 @@ describe('signing keys sealed at rest', function () {
     await expectNoPrivateMaterial();
   });
 
-  it('seals at start-up the plain private keys a release from before sealing left, logging how many, and signs on with them', async function () {
-    const credentials = await client();
-    // The control plane as the previous release left it: the private JWK in plain text.
-    const [row] = await rows();
-    const plain = JSON.parse(new SecretBox(parseKeyRing(cp.signingKeySecretKeys)).open(row.sealed_private_jwk as string, `signing-key:${row.kid}`)) as Record<string, unknown>;
-    await query(cp.url, 'update signing_keys set private_jwk = $1, sealed_private_jwk = null where kid = $2', [JSON.stringify(plain), row.kid]);
+  /** The control plane as the previous release left it: every private JWK in plain text, made an hour ago. */
+  async function unsealAll(): Promise<Map<string, Record<string, unknown>>> {
+    await query(cp.url, `update signing_keys set created = created - interval '1 hour'`);
+    const box = new SecretBox(parseKeyRing(cp.signingKeySecretKeys));
+    const plain = new Map<string, Record<string, unknown>>();
+    for (const row of await rows()) {
+      const jwk = JSON.parse(box.open(row.sealed_private_jwk as string, `signing-key:${row.kid}`)) as Record<string, unknown>;
+      await query(cp.url, 'update signing_keys set private_jwk = $1, sealed_private_jwk = null where kid = $2', [JSON.stringify(jwk), row.kid]);
+      plain.set(row.kid, jwk);
+    }
     expect(JSON.stringify(await rows())).to.include('"d":');
+    return plain;
+  }
+
+  const retirementMessage = 'signing keys once kept in plain text retire: a new key signs after the publish delay, and they verify until their tokens expire';
+
+  it('seals at start-up the plain private keys a release from before sealing left, and rotates them out: a new key signs after the publish delay, the old one verifies on', async function () {
+    const credentials = await client();
+    const [old] = await rows();
+    const plain = await unsealAll();
 
     const service = await startWith(cp.signingKeySecretKeys);
     expect(service.log.find((line) => line.msg === 'signing keys sealed with the first key of the ring')).to.deep.include({ sealed: 1, resealed: 0, unreadable: 0 });
     await expectNoPrivateMaterial();
-    expect(JSON.stringify(await rows())).not.to.include(String(plain.d));
-    const token = await clientToken(service.issuer, credentials);
-    expect(decodeProtectedHeader(token).kid).to.equal(row.kid);
-    expect(await verifies(service.issuer, token)).to.equal(true);
+    expect(JSON.stringify(await rows())).not.to.include(String(plain.get(old.kid)?.d));
+    const [, successor] = await rows();
+    expect(successor.kid).not.to.equal(old.kid);
+    expect(service.log.find((line) => line.msg === retirementMessage)).to.deep.include({ successor: successor.kid, signsInSeconds: 10 });
+    const [dates] = await query<{ retires: Date; expires: Date; created: Date }>(cp.url, 'select retires, expires, (select created from signing_keys where kid = $2) as created from signing_keys where kid = $1', [
+      old.kid,
+      successor.kid,
+    ]);
+    // Stops signing once the successor is published, and verifies until its last token is over.
+    expect(dates.retires.getTime() - dates.created.getTime()).to.be.within(9_000, 11_000);
+    expect(dates.expires.getTime() - dates.retires.getTime()).to.equal((30 + 3600 + 60) * 1000);
+
+    // During the publish delay the old key signs on, and the successor is already published.
+    const signedByOld = await clientToken(service.issuer, credentials);
+    expect(decodeProtectedHeader(signedByOld).kid).to.equal(old.kid);
+    const published = (await (await fetch(`${service.issuer}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+    expect(published.keys.map((key) => key.kid)).to.have.members([old.kid, successor.kid]);
+
+    let signed = signedByOld;
+    const deadline = Date.now() + 20_000;
+    while (decodeProtectedHeader(signed).kid === old.kid && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      signed = await clientToken(service.issuer, credentials);
+    }
+    expect(decodeProtectedHeader(signed).kid).to.equal(successor.kid);
+    expect(await verifies(service.issuer, signed)).to.equal(true);
+    expect(await verifies(service.issuer, signedByOld)).to.equal(true);
+  });
+
+  it('two replicas starting together on plain keys seal them and rotate once', async function () {
+    const credentials = await client();
+    const [old] = await rows();
+    await unsealAll();
+
+    const otherPort = await freePort();
+    const started = await Promise.all([startReplica(cp.signingKeySecretKeys, port), startReplica(cp.signingKeySecretKeys, otherPort)]);
+    replicas.push(...started.map((replica) => replica.service));
+    await expectNoPrivateMaterial();
+    const table = await rows();
+    expect(table).to.have.length(2);
+    const successor = table[1].kid;
+    const sealedBy = started.map((replica) => replica.log.find((line) => line.msg === 'signing keys sealed with the first key of the ring')?.sealed ?? 0);
+    expect(sealedBy.sort()).to.deep.equal([0, 1]);
+    const successors = started.flatMap((replica) => replica.log.filter((line) => line.msg === retirementMessage).map((line) => line.successor));
+    expect(successors).to.deep.equal([successor]);
+    // Both sign with the old key for the publish delay, and both publish the successor.
+    for (const replica of started) {
+      expect(decodeProtectedHeader(await clientToken(replica.issuer, credentials)).kid).to.equal(old.kid);
+      const published = (await (await fetch(`${replica.issuer}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+      expect(published.keys.map((key) => key.kid)).to.have.members([old.kid, successor]);
+    }
   });
 
   it('refuses to start, naming SIGNING_KEY_SECRET_KEYS, with a ring that cannot open the key in use, and changes nothing', async function () {

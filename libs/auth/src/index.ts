@@ -15,6 +15,7 @@ export {
   CLIENT_TOKEN_KIND,
   issueClientToken,
   USER_TOKEN_MAX_AGE,
+  maxSignedTokenSeconds,
   JwtTokenVerifier,
   JwtUserTokenIssuer,
   JwtAccessTokens,

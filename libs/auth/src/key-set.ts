@@ -1,7 +1,7 @@
 import { createPrivateKey, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ConfigError } from '@platform/config';
-import { UnavailableError, type Clock, type SecretSealer, type SigningKeyRecord, type SigningKeyRepository, type StoredPrivateKey } from '@platform/domain';
+import { UnavailableError, type Clock, type SecretSealer, type SigningKeyRecord, type SigningKeyRepository } from '@platform/domain';
 
 export const SIGNING_ALG = 'ES256';
 /**
@@ -67,11 +67,15 @@ interface VerificationKey {
   record: SigningKeyRecord;
 }
 
-/** What sealing at start-up did: plain halves sealed, halves sealed again with the ring's first key, halves it could not open. */
+/**
+ * What sealing at start-up did: plain halves sealed, halves sealed again with the ring's first key,
+ * halves it could not open, and the key added to succeed the plain ones (null when there were none).
+ */
 export interface SealingReport {
   sealed: number;
   resealed: number;
   unreadable: { kid: string; reason: string }[];
+  successor: string | null;
 }
 
 /**
@@ -89,6 +93,8 @@ export class KeySet {
   private loadingSigning: Promise<void> | null = null;
   /** The answer while the signing key cannot be opened, and until when (epoch ms) it stands. */
   private unreadable: { error: UnavailableError; until: number } | null = null;
+  /** Set by prepareForSigning: how a plain half found later is rotated out. */
+  private retirement: { maxTokenSeconds: number } | null = null;
 
   constructor(private readonly options: KeySetOptions) {}
 
@@ -105,11 +111,18 @@ export class KeySet {
    * token it signed has expired; without it, older keys go on as they were.
    */
   async rotate(retireOthers?: { maxTokenSeconds: number }): Promise<string> {
+    const kid = await this.addKey(this.options.repository, retireOthers);
+    this.forgetSigningKey();
+    return kid;
+  }
+
+  /** Adds a key through `repository` (the set's own, or the locked one of `exclusively`); see rotate(). */
+  private async addKey(repository: SigningKeyRepository, retireOthers?: { maxTokenSeconds: number }): Promise<string> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
     const kid = randomUUID();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
-    await this.options.repository.insert({
+    await repository.insert({
       kid,
       alg: SIGNING_ALG,
       publicJwk,
@@ -119,65 +132,96 @@ export class KeySet {
       expires: null,
     });
     if (retireOthers) {
-      const retires = new Date(this.options.clock.now().getTime() + (this.options.publishDelaySeconds ?? 10) * 1000);
+      const retires = new Date(this.options.clock.now().getTime() + this.publishDelaySeconds() * 1000);
       // Replicas that cached an old key may sign with it until their next read of the signing
       // key; its last token then lives maxTokenSeconds. A minute more covers clock skew and the
       // verifiers' tolerance.
       const expires = new Date(retires.getTime() + (SIGNING_KEY_REFRESH_SECONDS + retireOthers.maxTokenSeconds + 60) * 1000);
-      await this.options.repository.retireAllExcept(kid, retires, expires);
+      await repository.retireAllExcept(kid, retires, expires);
     }
+    return kid;
+  }
+
+  /** The next signature and verification read the set again: it changed. */
+  private forgetSigningKey(): void {
     this.signing = null;
     this.signingRefreshAt = 0;
     this.unreadable = null;
     this.loadedAt = 0;
-    return kid;
   }
 
   /**
-   * Seals every private half kept in plain text (written by a release from before sealing) or
-   * sealed with another key than the ring's first (a ring rotation), with the first. Halves this
-   * ring cannot open are left as they are and reported. Replicas doing this at once write each
-   * half once: a replacement is conditional on what was read.
+   * Seals every private half kept in plain text (written by a release from before sealing) and
+   * retires those keys (see retirePlainKeys), then seals again with the ring's first key every half
+   * sealed with another (a ring rotation). Halves this ring cannot open are left as they are and
+   * reported. Replicas doing this at once write each half once and rotate once.
    */
-  async sealPrivateKeys(): Promise<SealingReport> {
+  async sealPrivateKeys(retirement: { maxTokenSeconds: number }): Promise<SealingReport> {
     const { repository, sealer } = this.options;
-    const report: SealingReport = { sealed: 0, resealed: 0, unreadable: [] };
+    const { sealed, successor } = await this.retirePlainKeys(retirement);
+    const report: SealingReport = { sealed, resealed: 0, unreadable: [], successor };
     for (const { kid, privateKey } of await repository.listPrivateKeys()) {
+      // Plain halves are retirePlainKeys' alone: sealing one here would hide it from the rotation.
+      if ('plain' in privateKey || !sealer.needsResealing(privateKey.sealed)) continue;
       let plaintext: string;
-      if ('plain' in privateKey) {
-        plaintext = JSON.stringify(privateKey.plain);
-      } else {
-        if (!sealer.needsResealing(privateKey.sealed)) continue;
-        try {
-          plaintext = sealer.open(privateKey.sealed, sealingContext(kid));
-        } catch (error) {
-          report.unreadable.push({ kid, reason: (error as Error).message });
-          continue;
-        }
+      try {
+        plaintext = sealer.open(privateKey.sealed, sealingContext(kid));
+      } catch (error) {
+        report.unreadable.push({ kid, reason: (error as Error).message });
+        continue;
       }
-      if (await repository.replacePrivateKey(kid, privateKey, sealer.seal(plaintext, sealingContext(kid)))) {
-        if ('plain' in privateKey) report.sealed++;
-        else report.resealed++;
-      }
+      // Conditional on what was read: of replicas re-sealing at once, one write wins.
+      if (await repository.replacePrivateKey(kid, privateKey, sealer.seal(plaintext, sealingContext(kid)))) report.resealed++;
     }
     return report;
   }
 
   /**
-   * A signing process's start-up, before it listens: seals every private half not yet sealed with
-   * the ring's first key (an upgrade from a release that kept them in plain text, or a ring
-   * rotation) and logs how many; makes the first key of a new installation; and opens the key that
-   * signs now, so a ring that lacks its key stops the start with a ConfigError naming
-   * SIGNING_KEY_SECRET_KEYS instead of answering 503 to every token request.
+   * Seals the private halves kept in plain text and, when there were any, adds a new key that
+   * signs after the publish delay and retires every other, as `rotate` does: a plain half may
+   * survive in old row versions, the WAL and backups, so a key once kept in plain text must stop
+   * signing; it verifies until the last token it signed has expired. Under the key set's lock, in
+   * one transaction: replicas starting together seal and rotate once, and a replica that finds
+   * the halves sealed has a successor to find too.
    */
-  async prepareForSigning(): Promise<void> {
+  async retirePlainKeys(retirement: { maxTokenSeconds: number }): Promise<{ sealed: number; successor: string | null }> {
+    const { sealer } = this.options;
+    const outcome = await this.options.repository.exclusively(async (locked) => {
+      let sealed = 0;
+      for (const { kid, privateKey } of await locked.listPrivateKeys()) {
+        if (!('plain' in privateKey)) continue;
+        if (await locked.replacePrivateKey(kid, privateKey, sealer.seal(JSON.stringify(privateKey.plain), sealingContext(kid)))) sealed++;
+      }
+      return { sealed, successor: sealed > 0 ? await this.addKey(locked, retirement) : null };
+    });
+    if (outcome.successor) this.forgetSigningKey();
+    return outcome;
+  }
+
+  /**
+   * A signing process's start-up, before it listens: seals every private half not yet sealed with
+   * the ring's first key (an upgrade from a release that kept them in plain text, whose keys are
+   * then rotated out, or a ring rotation) and logs how many; makes the first key of a new
+   * installation; and opens the key that signs now, so a ring that lacks its key stops the start
+   * with a ConfigError naming SIGNING_KEY_SECRET_KEYS instead of answering 503 to every token
+   * request. `maxTokenSeconds` is the longest lifetime of a token the set signs (see
+   * maxSignedTokenSeconds): how long a retired key must go on verifying.
+   */
+  async prepareForSigning(retirement: { maxTokenSeconds: number }): Promise<void> {
+    this.retirement = retirement;
     const log = this.options.log;
-    const report = await this.sealPrivateKeys();
+    const report = await this.sealPrivateKeys(retirement);
     for (const { kid, reason } of report.unreadable) {
       log?.error({ kid, reason }, `a signing key's private half cannot be opened with ${SIGNING_KEY_RING_VARIABLE}`);
     }
     if (report.sealed > 0 || report.resealed > 0 || report.unreadable.length > 0) {
       log?.info({ sealed: report.sealed, resealed: report.resealed, unreadable: report.unreadable.length }, 'signing keys sealed with the first key of the ring');
+    }
+    if (report.successor) {
+      log?.info(
+        { successor: report.successor, signsInSeconds: this.publishDelaySeconds() },
+        'signing keys once kept in plain text retire: a new key signs after the publish delay, and they verify until their tokens expire',
+      );
     }
     await this.ensureSigningKey();
     try {
@@ -187,6 +231,10 @@ export class KeySet {
       const reason = error.cause instanceof Error ? error.cause.message : 'it does not open';
       throw new ConfigError(SIGNING_KEY_RING_VARIABLE, `cannot open the signing key in use (${reason}): give every replica the ring the platform's keys are sealed with`);
     }
+  }
+
+  private publishDelaySeconds(): number {
+    return this.options.publishDelaySeconds ?? 10;
   }
 
   /**
@@ -208,7 +256,7 @@ export class KeySet {
   }
 
   private async loadSigningKey(now: Date): Promise<void> {
-    const delayMs = (this.options.publishDelaySeconds ?? 10) * 1000;
+    const delayMs = this.publishDelaySeconds() * 1000;
     const newest = await this.options.repository.findSigning(now, now);
     if (!newest) throw new Error('No signing key: call ensureSigningKey() at start-up');
     let record = newest;
@@ -219,8 +267,15 @@ export class KeySet {
       record = (await this.options.repository.findSigning(now, new Date(now.getTime() - delayMs))) ?? newest;
       if (record !== newest) refreshAt = Math.min(refreshAt, newest.created.getTime() + delayMs);
     }
+    if ('plain' in record.privateKey) {
+      // A release from before sealing wrote it since start-up (its `keys:rotate`, say): this key
+      // is rotated out like those found at start-up, and the set read again.
+      if (!this.retirement) throw new Error('A plain signing key and no retirement: call prepareForSigning() at start-up');
+      await this.retirePlainKeys(this.retirement);
+      return this.loadSigningKey(now);
+    }
     if (this.signing?.kid !== record.kid) {
-      const privateJwk = await this.openPrivateKey(record.kid, record.privateKey, now);
+      const privateJwk = await this.openPrivateKey(record.kid, record.privateKey.sealed, now);
       this.signing = {
         kid: record.kid,
         key: (await importJWK(privateJwk as JWK, SIGNING_ALG)) as CryptoKey,
@@ -234,17 +289,12 @@ export class KeySet {
   }
 
   /**
-   * A key's private JWK. A plain one (a row an older release wrote during an upgrade) is used and
-   * sealed at once. One this ring cannot open makes signing unavailable rather than an internal
-   * error: the caller gets 503 `signing_key_unreadable`, the app's log the reason.
+   * A key's private JWK. One this ring cannot open makes signing unavailable rather than an
+   * internal error: the caller gets 503 `signing_key_unreadable`, the app's log the reason.
    */
-  private async openPrivateKey(kid: string, stored: StoredPrivateKey, now: Date): Promise<Record<string, unknown>> {
-    if ('plain' in stored) {
-      await this.options.repository.replacePrivateKey(kid, stored, this.options.sealer.seal(JSON.stringify(stored.plain), sealingContext(kid)));
-      return stored.plain;
-    }
+  private async openPrivateKey(kid: string, sealed: string, now: Date): Promise<Record<string, unknown>> {
     try {
-      const opened = JSON.parse(this.options.sealer.open(stored.sealed, sealingContext(kid))) as Record<string, unknown>;
+      const opened = JSON.parse(this.options.sealer.open(sealed, sealingContext(kid))) as Record<string, unknown>;
       this.unreadable = null;
       return opened;
     } catch (error) {

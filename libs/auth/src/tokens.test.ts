@@ -48,6 +48,19 @@ class InMemorySigningKeys implements SigningKeyRepository {
     return true;
   }
 
+  private turn: Promise<unknown> = Promise.resolve();
+  exclusiveRuns = 0;
+
+  /** One at a time, as the advisory lock makes it (no rollback: the tests' work does not fail halfway). */
+  exclusively<T>(work: (locked: SigningKeyRepository) => Promise<T>): Promise<T> {
+    const run = this.turn.then(() => {
+      this.exclusiveRuns++;
+      return work(this);
+    });
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
   async retireAllExcept(kid: string, retires: Date, expires: Date): Promise<void> {
     for (const row of this.rows) {
       if (row.kid === kid) continue;
@@ -80,6 +93,8 @@ function developer(principal: Principal): DeveloperPrincipal {
 const ISSUER = 'https://auth.example.test';
 const AUDIENCE = 'https://api.example.test';
 const START = Date.UTC(2026, 0, 1, 12, 0, 0);
+/** The longest token the key sets of these tests sign lives an hour. */
+const RETIREMENT = { maxTokenSeconds: 3600 };
 
 function base64url(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -544,39 +559,92 @@ describe('sealed signing keys', () => {
     await keysWith(oldKey).rotate();
     expect(sealedHalves()).to.deep.equal(['plain', 'old']);
 
-    const report = await keysWith(oldKey).sealPrivateKeys();
-    expect(report).to.deep.equal({ sealed: 1, resealed: 0, unreadable: [] });
+    const report = await keysWith(oldKey).sealPrivateKeys(RETIREMENT);
+    const successor = repository.rows[2].kid;
+    expect(report).to.deep.equal({ sealed: 1, resealed: 0, unreadable: [], successor });
     expect(JSON.stringify(repository.rows)).not.to.include(String(plain.d));
-    expect(sealedHalves()).to.deep.equal(['old', 'old']);
+    expect(sealedHalves()).to.deep.equal(['old', 'old', 'old']);
 
     // Rotation of the ring, step 1: the new key second changes nothing.
-    expect(await keysWith(oldKey, newKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 0, unreadable: [] });
+    const nothing = { sealed: 0, resealed: 0, unreadable: [], successor: null };
+    expect(await keysWith(oldKey, newKey).sealPrivateKeys(RETIREMENT)).to.deep.equal(nothing);
     // Step 2: the new key first re-seals everything, once however many replicas do it.
-    expect(await keysWith(newKey, oldKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 2, unreadable: [] });
-    expect(await keysWith(newKey, oldKey).sealPrivateKeys()).to.deep.equal({ sealed: 0, resealed: 0, unreadable: [] });
-    expect(sealedHalves()).to.deep.equal(['new', 'new']);
+    expect(await keysWith(newKey, oldKey).sealPrivateKeys(RETIREMENT)).to.deep.equal({ ...nothing, resealed: 3 });
+    expect(await keysWith(newKey, oldKey).sealPrivateKeys(RETIREMENT)).to.deep.equal(nothing);
+    expect(sealedHalves()).to.deep.equal(['new', 'new', 'new']);
     // Step 3: a ring without the old key signs with what was sealed before.
     clock.advance(60_000);
     const { token } = await sign(keysWith(newKey));
+    expect(decodeProtectedHeader(token).kid).to.equal(successor);
     expect(developer(await new JwtTokenVerifier(keysWith(newKey), settings()).verify(token)).developerId).to.equal('d');
+  });
+
+  it('retires the keys once kept in plain text: a successor signs after the publish delay, and their tokens verify until they expire', async () => {
+    await insertPlainKey('from-before');
+    clock.advance(60_000);
+    const upgraded = clock.now().getTime();
+    const keys = keysWith(oldKey);
+    const verifier = () => new JwtTokenVerifier(keysWith(oldKey), settings());
+    await keys.prepareForSigning(RETIREMENT);
+    const [plain, successor] = repository.rows;
+    expect(successor.kid).not.to.equal('from-before');
+    expect(sealedHalves()).to.deep.equal(['old', 'old']);
+    // Retired as keys:rotate retires: signing stops after the publish delay, verifying once the
+    // longest token it may have signed (a replica's last read 30 s on, then an hour, then a minute) is over.
+    expect(plain.retires).to.deep.equal(new Date(upgraded + 10_000));
+    expect(plain.expires).to.deep.equal(new Date(upgraded + 10_000 + (30 + 3600 + 60) * 1000));
+    expect([successor.retires, successor.expires]).to.deep.equal([null, null]);
+
+    // Published first: every replica knows the successor before it signs.
+    const signedBefore = await sign(keys);
+    expect(decodeProtectedHeader(signedBefore.token).kid).to.equal('from-before');
+    expect((await keys.publicJwks()).keys.map((key) => key.kid)).to.deep.equal([successor.kid, 'from-before']);
+
+    clock.advance(10_000);
+    const signedAfter = await sign(keys);
+    expect(decodeProtectedHeader(signedAfter.token).kid).to.equal(successor.kid);
+    expect(developer(await verifier().verify(signedBefore.token)).developerId).to.equal('d');
+    expect(developer(await verifier().verify(signedAfter.token)).developerId).to.equal('d');
+    // A second start finds nothing in plain text and rotates nothing.
+    await keysWith(oldKey).prepareForSigning(RETIREMENT);
+    expect(repository.rows).to.have.length(2);
+  });
+
+  it('replicas starting together seal and rotate once', async () => {
+    await insertPlainKey('from-before');
+    await insertPlainKey('also-from-before');
+    const reports = await Promise.all([1, 2, 3].map(() => keysWith(oldKey).sealPrivateKeys(RETIREMENT)));
+    expect(repository.exclusiveRuns).to.equal(3);
+    expect(repository.rows.map((row) => row.kid).slice(0, 2)).to.deep.equal(['from-before', 'also-from-before']);
+    expect(repository.rows).to.have.length(3);
+    expect(reports.map((report) => [report.sealed, report.successor])).to.deep.equal([
+      [2, repository.rows[2].kid],
+      [0, null],
+      [0, null],
+    ]);
   });
 
   it('a ring without the key a half was sealed with reports it and leaves it as it is', async () => {
     await keysWith(oldKey).ensureSigningKey();
     const before = structuredClone(repository.rows);
-    const report = await keysWith(newKey).sealPrivateKeys();
+    const report = await keysWith(newKey).sealPrivateKeys(RETIREMENT);
     expect(report.sealed + report.resealed).to.equal(0);
     expect(report.unreadable).to.deep.equal([{ kid: before[0].kid, reason: "sealed with key 'old', which is not in the ring" }]);
     expect(repository.rows).to.deep.equal(before);
   });
 
-  it('signs with a plain half an older release wrote meanwhile, and seals it at once', async () => {
+  it('a plain half an older release wrote after start-up signs until its successor may, sealed at once', async () => {
+    const keys = keysWith(oldKey);
+    await keys.prepareForSigning(RETIREMENT);
+    clock.advance(60_000);
     await insertPlainKey('written-by-an-older-release');
     clock.advance(60_000);
-    const keys = keysWith(oldKey);
     const { token } = await sign(keys);
     expect(decodeProtectedHeader(token).kid).to.equal('written-by-an-older-release');
-    expect(sealedHalves()).to.deep.equal(['old']);
+    expect(sealedHalves()).to.deep.equal(['old', 'old', 'old']);
+    const successor = repository.rows[2].kid;
+    clock.advance(10_000);
+    expect(decodeProtectedHeader((await sign(keys)).token).kid).to.equal(successor);
   });
 
   it('a signing key this ring cannot open: 503 signing_key_unreadable, told once per retry interval, never a 500', async () => {
@@ -608,18 +676,25 @@ describe('sealed signing keys', () => {
       };
     };
 
-    it('seals, logs how many, makes the first key, and logs nothing when there is nothing to do', async () => {
+    it('seals, logs how many and the successor, makes the first key, and logs nothing when there is nothing to do', async () => {
       await insertPlainKey('from-before');
       const log = logged();
-      await loggedKeysWith(log, oldKey).prepareForSigning();
-      expect(log.lines).to.deep.equal([{ level: 'info', fields: { sealed: 1, resealed: 0, unreadable: 0 }, message: 'signing keys sealed with the first key of the ring' }]);
+      await loggedKeysWith(log, oldKey).prepareForSigning(RETIREMENT);
+      expect(log.lines).to.deep.equal([
+        { level: 'info', fields: { sealed: 1, resealed: 0, unreadable: 0 }, message: 'signing keys sealed with the first key of the ring' },
+        {
+          level: 'info',
+          fields: { successor: repository.rows[1].kid, signsInSeconds: 10 },
+          message: 'signing keys once kept in plain text retire: a new key signs after the publish delay, and they verify until their tokens expire',
+        },
+      ]);
       const again = logged();
-      await loggedKeysWith(again, oldKey).prepareForSigning();
+      await loggedKeysWith(again, oldKey).prepareForSigning(RETIREMENT);
       expect(again.lines).to.deep.equal([]);
 
       const fresh = logged();
       repository = new InMemorySigningKeys();
-      await loggedKeysWith(fresh, oldKey).prepareForSigning();
+      await loggedKeysWith(fresh, oldKey).prepareForSigning(RETIREMENT);
       expect(repository.rows).to.have.length(1);
       expect(fresh.lines).to.deep.equal([]);
     });
@@ -627,7 +702,7 @@ describe('sealed signing keys', () => {
     it('stops the start with a ConfigError naming SIGNING_KEY_SECRET_KEYS when the key in use does not open', async () => {
       await keysWith(oldKey).ensureSigningKey();
       const log = logged();
-      const error = await rejection(loggedKeysWith(log, newKey).prepareForSigning());
+      const error = await rejection(loggedKeysWith(log, newKey).prepareForSigning(RETIREMENT));
       expect(error).to.be.instanceOf(ConfigError);
       expect(error.message).to.match(/^SIGNING_KEY_SECRET_KEYS: cannot open the signing key in use \(sealed with key 'old', which is not in the ring\)/);
       // Start-up's report (the key, then the counts), and the failed open of the key in use.
@@ -642,7 +717,7 @@ describe('sealed signing keys', () => {
       await keysWith(newKey).rotate({ maxTokenSeconds: 60 });
       clock.advance(60_000);
       const log = logged();
-      await loggedKeysWith(log, newKey).prepareForSigning();
+      await loggedKeysWith(log, newKey).prepareForSigning(RETIREMENT);
       expect(log.lines.filter((line) => line.level === 'error').map((line) => line.fields)).to.deep.equal([{ kid: oldKid, reason: "sealed with key 'old', which is not in the ring" }]);
       expect(log.lines.at(-1)?.fields).to.deep.equal({ sealed: 0, resealed: 0, unreadable: 1 });
     });

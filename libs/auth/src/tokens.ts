@@ -20,6 +20,14 @@ export const CLIENT_TOKEN_KIND = 'client';
 /** SPEC: user tokens live 3600 s (`maxAge`). */
 export const USER_TOKEN_MAX_AGE = 3600;
 
+/**
+ * The longest a token signed with the platform's keys lives (a developer's or a client's, which
+ * live DEVELOPER_TOKEN_TTL, or a user's): how long a retired key must go on verifying.
+ */
+export function maxSignedTokenSeconds(developerTokenTtlSeconds: number): number {
+  return Math.max(developerTokenTtlSeconds, USER_TOKEN_MAX_AGE);
+}
+
 export interface TokenSettings {
   /** `iss`: the token service's public URL. */
   issuer: string;

@@ -41,6 +41,16 @@ export function pageOf<T extends { id: string }>(rows: T[], request: PageRequest
   return { items, nextAfterId: rows.length > request.limit ? items[items.length - 1].id : null };
 }
 
+/**
+ * A page of rows read by key (created, id) with one extra, as pageOf: the cursor carries the last
+ * item's key, so the page after it is found even when that item has gone since.
+ */
+export function keyedPageOf<T extends { id: string; created: Date }>(rows: T[], request: PageRequest): Page<T> {
+  const page = pageOf(rows, request);
+  const last = page.items.at(-1);
+  return page.nextAfterId !== null && last ? { ...page, nextAfterAt: last.created.getTime() } : page;
+}
+
 /** An item's place in a list paged by key: when it was made (ms), then its id. */
 export interface PageKey {
   at: number;

@@ -52,7 +52,10 @@ export interface WorkspaceInvitation {
   workspace: Pick<Workspace, 'id' | 'name' | 'slug'>;
   /** As the owner typed it; matched case-insensitively. */
   email: string;
-  /** The role the invitee gets on accepting. */
+  /**
+   * What the invitee becomes on accepting: always `member` (INVITED_ROLE). Emails are not
+   * verified, so whoever registered an email would get what its invitation grants.
+   */
   role: WorkspaceRole;
   created: Date;
   expires: Date;
@@ -63,11 +66,14 @@ export interface WorkspaceInvitationRepository {
   /**
    * Invites `email`, replacing a pending (or expired) invitation of the same email to the same
    * workspace, so an owner who invites again gets a fresh invitation and the old one stops working.
+   * Null, and nothing changed, when the workspace already has `maxPending` pending invitations of
+   * other emails: counted and written under the workspace's lock, so concurrent invitations at the
+   * cap cannot both pass.
    */
-  create(input: { workspaceId: string; email: string; role: WorkspaceRole; invitedBy: string; created: Date; expires: Date }): Promise<WorkspaceInvitation>;
+  create(input: { workspaceId: string; email: string; role: WorkspaceRole; invitedBy: string; created: Date; expires: Date; maxPending: number }): Promise<WorkspaceInvitation | null>;
   listForWorkspace(workspaceId: string, now: Date): Promise<WorkspaceInvitation[]>;
-  /** The invitations for an email, case-insensitively, across workspaces. */
-  listForEmail(email: string, now: Date): Promise<WorkspaceInvitation[]>;
+  /** A page of the invitations for an email, case-insensitively, across workspaces, in (created, id) order. */
+  listForEmail(email: string, now: Date, page: PageRequest): Promise<Page<WorkspaceInvitation>>;
   findForEmail(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null>;
   /** Deletes the workspace's invitation; false when it has none by that id (or it expired). */
   revoke(workspaceId: string, id: string, now: Date): Promise<boolean>;
@@ -224,6 +230,11 @@ export interface SigningKeyRepository {
    * was read as `from` (another replica sealed it first). Whether this call replaced it.
    */
   replacePrivateKey(kid: string, from: StoredPrivateKey, sealed: string): Promise<boolean>;
+  /**
+   * Runs `work` with a repository whose reads and writes are one transaction holding the key set's
+   * lock: of replicas doing it at once, each waits for the one before and sees what it did.
+   */
+  exclusively<T>(work: (locked: SigningKeyRepository) => Promise<T>): Promise<T>;
 }
 
 export interface OAuthClientRepository {

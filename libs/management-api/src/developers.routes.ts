@@ -1,7 +1,6 @@
-import { acceptInvitation, byCreated, currentDeveloper, declineInvitation, EMAIL_MAX_LENGTH, listMyInvitations, PERSON_NAME_MAX_LENGTH } from '@platform/domain';
-import { PAGE_LINK_HEADER, arrayOf, nullable, pageQueryFields, record, text, uuid } from '@platform/http';
+import { acceptInvitation, currentDeveloper, declineInvitation, EMAIL_MAX_LENGTH, listMyInvitations, PERSON_NAME_MAX_LENGTH } from '@platform/domain';
+import { PAGE_LINK_HEADER, arrayOf, nullable, pageQueryFields, pageRequest, pagedAnswer, record, text, uuid } from '@platform/http';
 import { defineManagementRoute, PAGED } from './management-scope.js';
-import { pagedList } from './paged-list.js';
 import { myInvitationPathParams } from './path-params.js';
 import {
   ReceivedInvitationSchema,
@@ -62,7 +61,7 @@ export const developerRoutes = [
     query: record(pageQueryFields),
     success: { status: 200, description: 'A page of pending invitations, earliest first', schema: arrayOf(ReceivedInvitationSchema), headers: PAGE_LINK_HEADER },
     errors: [403],
-    handler: async (input) => pagedList(await listMyInvitations(input.scope, input.caller), input, byCreated, presentReceivedInvitation),
+    handler: async (input) => pagedAnswer(await listMyInvitations(input.scope, input.caller, pageRequest(input.query)), presentReceivedInvitation, input),
   }),
   defineManagementRoute({
     method: 'POST',
@@ -70,8 +69,8 @@ export const developerRoutes = [
     operationId: 'acceptInvitation',
     summary: 'Accept an invitation: join its workspace',
     description:
-      `${INVITEE_ONLY} The developer joins with the invitation’s role and reaches the workspace at once; the invitation is ` +
-      'spent. A developer who is a member already keeps their role.',
+      `${INVITEE_ONLY} The developer joins as a member (invitations never make owners) and reaches the workspace at ` +
+      'once; the invitation is spent. A developer who is a member already keeps their role.',
     tags: ['workspaces'],
     auth: 'management',
     params: myInvitationPathParams,

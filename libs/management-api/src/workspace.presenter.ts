@@ -1,5 +1,6 @@
 import {
   EMAIL_MAX_LENGTH,
+  INVITED_ROLE,
   PERSON_NAME_MAX_LENGTH,
   WORKSPACE_NAME_MAX_LENGTH,
   WORKSPACE_ROLES,
@@ -54,10 +55,16 @@ export function presentMember(member: WorkspaceMember) {
   };
 }
 
+/**
+ * An invitation's role: always `member`. Emails are not verified at sign-up, so an invitation goes
+ * to whoever registered the email; an owner promotes the member once they know who it is.
+ */
+export const InvitedRoleSchema = oneOf([INVITED_ROLE], 'What the invitee becomes on accepting: always member (owners promote members afterwards)');
+
 const invitationFields = {
   id: uuid('The invitation’s id'),
   email: text({ max: EMAIL_MAX_LENGTH, description: 'The email invited, as the owner typed it; the developer with this email (case-insensitively) may accept' }),
-  role: WorkspaceRoleSchema,
+  role: InvitedRoleSchema,
   created: dateTime(),
   expires: dateTime('After this the invitation can no longer be accepted'),
 };
@@ -69,7 +76,8 @@ export function presentInvitation(invitation: WorkspaceInvitation) {
   return {
     id: invitation.id,
     email: invitation.email,
-    role: invitation.role,
+    // What accepting grants, whatever an invitation made before the rule was changed recorded.
+    role: INVITED_ROLE,
     created: invitation.created.toISOString(),
     expires: invitation.expires.toISOString(),
   };

@@ -1,5 +1,6 @@
 import {
   INVITATION_TTL_DAYS,
+  INVITATIONS_PER_WORKSPACE,
   REGIONS,
   changeMemberRole,
   createWorkspace,
@@ -20,6 +21,7 @@ import { WORKSPACE_PATH, invitationPathParams, memberPathParams, workspacePathPa
 import { emailField, workspaceNameField, workspaceSlugField } from './request-fields.js';
 import {
   InvitationSchema,
+  InvitedRoleSchema,
   WorkspaceMemberSchema,
   WorkspaceRoleSchema,
   WorkspaceSchema,
@@ -34,7 +36,7 @@ const CreateWorkspaceRequest = record({
 });
 const InviteRequest = record({
   email: emailField('Who is invited: the developer with this email, matched case-insensitively, now or once they sign up'),
-  role: optional(WorkspaceRoleSchema),
+  role: optional(InvitedRoleSchema),
 });
 const ChangeRoleRequest = record({ role: WorkspaceRoleSchema });
 /** Membership changes are for people: a client's token cannot grant access to its workspace. */
@@ -126,7 +128,11 @@ export const workspaceRoutes = [
       `declines it. It expires after ${INVITATION_TTL_DAYS} days. The answer is the same for an email with an account ` +
       'and one without, so it tells nobody which emails are registered. Inviting an email again replaces its pending ' +
       'invitation (the older one stops working). 409 already_member when a member has this email: the member list ' +
-      'shows that to every member already. `role` (default `member`) is what the invitee gets on accepting.',
+      `shows that to every member already. A workspace has at most ${INVITATIONS_PER_WORKSPACE} pending invitations: past ` +
+      'that, 409 invitation_quota_exceeded and nothing changes (inviting a pending email again still replaces its ' +
+      'invitation); revoke one, or wait for answers or expiry. An invitation makes its invitee a `member`, never an ' +
+      'owner: emails are not verified at sign-up, so it goes to whoever registered the email; promote the member with ' +
+      'PATCH on the member once you know who it is. `role` may be omitted or `member`; `owner` is 400 validation_failed.',
     tags: ['workspaces'],
     auth: 'management',
     params: workspacePathParams,

@@ -1,6 +1,7 @@
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { requireDeveloper } from '../authorization.js';
 import type { Developer, DeveloperPrincipal, Principal, Workspace } from '../model.js';
+import type { Page, PageRequest } from '../paging.js';
 import type { Clock, DeveloperRepository, WorkspaceInvitation, WorkspaceInvitationRepository, WorkspaceMember, WorkspaceRole } from '../ports.js';
 import { getWorkspace, requireWorkspaceOwner, type WorkspaceDeps } from './workspaces.js';
 
@@ -14,6 +15,18 @@ import { getWorkspace, requireWorkspaceOwner, type WorkspaceDeps } from './works
 /** How long an invitation waits for its invitee. */
 export const INVITATION_TTL_DAYS = 7;
 const INVITATION_TTL_MS = INVITATION_TTL_DAYS * 24 * 60 * 60 * 1000;
+/**
+ * Pending invitations a workspace may have at once: each puts the workspace's name, which its
+ * owner chose, in someone else's list of invitations, so an owner must not be able to fill
+ * anyone's list.
+ */
+export const INVITATIONS_PER_WORKSPACE = 50;
+/**
+ * What an invitation makes its invitee. Never `owner`: developers sign up with emails nobody
+ * verified, so an invitation goes to whoever registered the email, and an owner could hand the
+ * workspace to a stranger by naming a colleague's address. Owners promote members they know.
+ */
+export const INVITED_ROLE: WorkspaceRole = 'member';
 
 export type InvitationDeps = WorkspaceDeps & {
   invitations: WorkspaceInvitationRepository;
@@ -35,31 +48,36 @@ function invitationNotFound(id: string): NotFoundError {
 const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
- * An owner invites an email to the workspace, as `member` unless `role` says `owner`. An email
- * that already belongs to a member is 409 already_member: every member can list the members with
- * their emails, so this tells the owner nothing new, and it says nothing about emails outside the
- * workspace. No account is looked up: registered and unknown emails take the same path.
+ * An owner invites an email to the workspace, as a member (INVITED_ROLE). An email that already
+ * belongs to a member is 409 already_member: every member can list the members with their emails,
+ * so this tells the owner nothing new, and it says nothing about emails outside the workspace. No
+ * account is looked up: registered and unknown emails take the same path. Past
+ * INVITATIONS_PER_WORKSPACE pending invitations, 409 invitation_quota_exceeded and nothing changes;
+ * inviting a pending email again replaces its invitation and counts once.
  */
-export async function inviteMember(
-  deps: InvitationDeps,
-  caller: Principal,
-  slug: string,
-  input: { email: string; role?: WorkspaceRole },
-): Promise<WorkspaceInvitation> {
+export async function inviteMember(deps: InvitationDeps, caller: Principal, slug: string, input: { email: string }): Promise<WorkspaceInvitation> {
   const developer = requireDeveloper(caller);
   const workspace = await getWorkspace(deps, caller, slug);
   const members = await requireWorkspaceOwner(deps, developer, workspace, 'invite members');
   const member = members.find((each) => sameEmail(each.email, input.email));
   if (member) throw new ConflictError('already_member', `${member.email} is already a member of the workspace`);
   const created = deps.clock.now();
-  return deps.invitations.create({
+  const invitation = await deps.invitations.create({
     workspaceId: workspace.id,
     email: input.email,
-    role: input.role ?? 'member',
+    role: INVITED_ROLE,
     invitedBy: developer.developerId,
     created,
     expires: new Date(created.getTime() + INVITATION_TTL_MS),
+    maxPending: INVITATIONS_PER_WORKSPACE,
   });
+  if (!invitation) {
+    throw new ConflictError(
+      'invitation_quota_exceeded',
+      `Workspace '${workspace.slug}' has ${INVITATIONS_PER_WORKSPACE} pending invitations, its quota; revoke one or wait for one to be answered or expire`,
+    );
+  }
+  return invitation;
 }
 
 /**
@@ -95,16 +113,20 @@ async function invitee(deps: InvitationDeps, caller: Principal): Promise<{ princ
   return { principal, developer };
 }
 
-/** The pending invitations for the signed-in developer's email, whichever workspace sent them. */
-export async function listMyInvitations(deps: InvitationDeps, caller: Principal): Promise<WorkspaceInvitation[]> {
+/**
+ * A page of the pending invitations for the signed-in developer's email, whichever workspace sent
+ * them: paged where they are stored, since any number of workspaces may invite one email.
+ */
+export async function listMyInvitations(deps: InvitationDeps, caller: Principal, page: PageRequest): Promise<Page<WorkspaceInvitation>> {
   const { developer } = await invitee(deps, caller);
-  return deps.invitations.listForEmail(developer.email, deps.clock.now());
+  return deps.invitations.listForEmail(developer.email, deps.clock.now(), page);
 }
 
 /**
- * The invitee joins the workspace with the invitation's role, and the invitation is spent. An
- * invitation for another email answers as if it did not exist. Someone who became a member
- * meanwhile keeps the role they have: an invitation is consent to join, not to a role change.
+ * The invitee joins the workspace as a member, and the invitation is spent: an `owner` invitation
+ * made before invitations granted `member` only joins as a member too. An invitation for another
+ * email answers as if it did not exist. Someone who became a member meanwhile keeps the role they
+ * have: an invitation is consent to join, not to a role change.
  */
 export async function acceptInvitation(deps: InvitationDeps, caller: Principal, id: string): Promise<AcceptedInvitation> {
   const { principal, developer } = await invitee(deps, caller);
@@ -116,7 +138,7 @@ export async function acceptInvitation(deps: InvitationDeps, caller: Principal, 
     const taken = await editor.takeInvitation(id, developer.email, now);
     if (!taken) throw invitationNotFound(id);
     const existing = members.find((each) => each.developerId === principal.developerId);
-    return existing ?? editor.add(principal.developerId, taken.role);
+    return existing ?? editor.add(principal.developerId, INVITED_ROLE);
   });
   const workspace = await deps.workspaces.findById(invitation.workspace.id);
   if (!workspace) throw invitationNotFound(id);

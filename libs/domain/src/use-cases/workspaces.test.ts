@@ -11,7 +11,8 @@ import type {
   WorkspaceRole,
 } from '../ports.js';
 import { isValidWorkspaceSlug } from '../workspace-slug.js';
-import { acceptInvitation, declineInvitation, inviteMember, listInvitations, listMyInvitations, revokeInvitation } from './invitations.js';
+import { firstPage, pageByKey, byCreated, type Page, type PageRequest } from '../paging.js';
+import { acceptInvitation, declineInvitation, INVITATIONS_PER_WORKSPACE, inviteMember, listInvitations, listMyInvitations, revokeInvitation } from './invitations.js';
 import {
   bootstrapDeveloper,
   changeMemberRole,
@@ -138,8 +139,10 @@ class InMemoryInvitations implements WorkspaceInvitationRepository {
 
   constructor(private readonly workspaces: InMemoryWorkspaces) {}
 
-  async create(input: Parameters<WorkspaceInvitationRepository['create']>[0]): Promise<WorkspaceInvitation> {
+  async create(input: Parameters<WorkspaceInvitationRepository['create']>[0]): Promise<WorkspaceInvitation | null> {
     const { id, name, slug } = (await this.workspaces.findById(input.workspaceId))!;
+    const others = this.rows.filter((row) => row.workspace.id === id && row.expires > input.created && !same(row.email, input.email));
+    if (others.length >= input.maxPending) return null;
     const replaced = this.rows.findIndex((row) => row.workspace.id === id && same(row.email, input.email));
     if (replaced >= 0) this.rows.splice(replaced, 1);
     const invitation: WorkspaceInvitation = { id: `inv-${this.nextId++}`, workspace: { id, name, slug }, email: input.email, role: input.role, created: input.created, expires: input.expires };
@@ -151,8 +154,12 @@ class InMemoryInvitations implements WorkspaceInvitationRepository {
     return this.rows.filter((row) => row.workspace.id === workspaceId && row.expires > now);
   }
 
-  async listForEmail(email: string, now: Date): Promise<WorkspaceInvitation[]> {
-    return this.rows.filter((row) => same(row.email, email) && row.expires > now);
+  async listForEmail(email: string, now: Date, page: PageRequest): Promise<Page<WorkspaceInvitation>> {
+    return pageByKey(
+      this.rows.filter((row) => same(row.email, email) && row.expires > now),
+      page,
+      byCreated,
+    );
   }
 
   find(id: string, email: string, now: Date): WorkspaceInvitation | null {
@@ -428,8 +435,8 @@ describe('workspace use cases', () => {
     const as = (developerId: string): DeveloperPrincipal => ({ kind: 'developer', developerId, scopes: [] });
 
     /** An owner's invitation, accepted by its invitee: how a developer joins. */
-    async function join(email: string, role?: WorkspaceRole) {
-      const invitation = await inviteMember(deps, alice, 'acme', { email, role });
+    async function join(email: string) {
+      const invitation = await inviteMember(deps, alice, 'acme', { email });
       return acceptInvitation(deps, as((await developers.findByEmail(email))!.id), invitation.id);
     }
 
@@ -473,23 +480,23 @@ describe('workspace use cases', () => {
     describe('invitations', () => {
       it('invites any email with one answer shape, registered or not, and adds nobody until accepted', async () => {
         const registered = await inviteMember(deps, alice, 'acme', { email: 'BOB@example.TEST' });
-        const unknown = await inviteMember(deps, alice, 'acme', { email: 'nobody@example.test', role: 'owner' });
+        const unknown = await inviteMember(deps, alice, 'acme', { email: 'nobody@example.test' });
         expect(Object.keys(registered).sort()).to.deep.equal(Object.keys(unknown).sort());
         expect(registered).to.deep.include({ email: 'BOB@example.TEST', role: 'member', created: now, expires: new Date('2026-03-08T00:00:00Z') });
-        expect(unknown).to.deep.include({ email: 'nobody@example.test', role: 'owner' });
+        expect(unknown).to.deep.include({ email: 'nobody@example.test', role: 'member' });
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
         expect((await listInvitations(deps, alice, 'acme')).map((each) => each.email)).to.deep.equal(['BOB@example.TEST', 'nobody@example.test']);
       });
 
-      it('shows the invitee their invitations, case-insensitively, and makes them a member with its role when they accept', async () => {
-        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@EXAMPLE.test', role: 'owner' });
-        expect((await listMyInvitations(deps, bob)).map((each) => each.id)).to.deep.equal([invitation.id]);
-        expect(await listMyInvitations(deps, carol)).to.deep.equal([]);
+      it('shows the invitee their invitations, case-insensitively, and makes them a member when they accept', async () => {
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@EXAMPLE.test' });
+        expect((await listMyInvitations(deps, bob, firstPage())).items.map((each) => each.id)).to.deep.equal([invitation.id]);
+        expect((await listMyInvitations(deps, carol, firstPage())).items).to.deep.equal([]);
         const accepted = await acceptInvitation(deps, bob, invitation.id);
         expect(accepted.workspace).to.equal(workspace);
-        expect(accepted.member).to.include({ developerId: 'dev-bob', role: 'owner' });
-        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'owner' });
-        expect(await listMyInvitations(deps, bob)).to.deep.equal([]);
+        expect(accepted.member).to.include({ developerId: 'dev-bob', role: 'member' });
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+        expect((await listMyInvitations(deps, bob, firstPage())).items).to.deep.equal([]);
         await expectError(acceptInvitation(deps, bob, invitation.id), NotFoundError, 'invitation_not_found');
       });
 
@@ -519,16 +526,39 @@ describe('workspace use cases', () => {
 
       it('replaces a pending invitation of the same email: the newer one counts', async () => {
         const first = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
-        const second = await inviteMember(deps, alice, 'acme', { email: 'Bob@Example.test', role: 'owner' });
+        const second = await inviteMember(deps, alice, 'acme', { email: 'Bob@Example.test' });
         await expectError(acceptInvitation(deps, bob, first.id), NotFoundError, 'invitation_not_found');
-        expect((await acceptInvitation(deps, bob, second.id)).member.role).to.equal('owner');
+        expect((await acceptInvitation(deps, bob, second.id)).member.role).to.equal('member');
+      });
+
+      it('makes its invitee a member even when it was stored as an owner invitation (made before invitations granted member only)', async () => {
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        workspaces.invitations.rows[0] = { ...invitation, role: 'owner' };
+        expect((await acceptInvitation(deps, bob, invitation.id)).member.role).to.equal('member');
+        expect(roles()).to.deep.equal({ 'dev-alice': 'owner', 'dev-bob': 'member' });
+      });
+
+      it(`holds at most ${INVITATIONS_PER_WORKSPACE} pending invitations per workspace: past it ConflictError invitation_quota_exceeded and nothing changes`, async () => {
+        for (let i = 0; i < INVITATIONS_PER_WORKSPACE; i++) await inviteMember(deps, alice, 'acme', { email: `person-${i}@example.test` });
+        const before = await listInvitations(deps, alice, 'acme');
+        await expectError(inviteMember(deps, alice, 'acme', { email: 'bob@example.test' }), ConflictError, 'invitation_quota_exceeded');
+        expect(await listInvitations(deps, alice, 'acme')).to.deep.equal(before);
+        // Inviting a pending email again replaces its invitation: no more pending than before.
+        const again = await inviteMember(deps, alice, 'acme', { email: 'PERSON-0@example.test' });
+        expect((await listInvitations(deps, alice, 'acme')).map((each) => each.id)).to.include(again.id).and.to.have.length(INVITATIONS_PER_WORKSPACE);
+        // A revoked, answered or expired invitation makes room.
+        await revokeInvitation(deps, alice, 'acme', again.id);
+        await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        await expectError(inviteMember(deps, alice, 'acme', { email: 'carol@example.test' }), ConflictError, 'invitation_quota_exceeded');
+        now = new Date(now.getTime() + 8 * 24 * 3600 * 1000);
+        await inviteMember(deps, alice, 'acme', { email: 'carol@example.test' });
       });
 
       it('answers ConflictError already_member for a member’s email, and keeps a member’s role when they accept an older invitation', async () => {
         await expectError(inviteMember(deps, alice, 'acme', { email: 'ALICE@example.test' }), ConflictError, 'already_member');
-        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test', role: 'owner' });
-        workspaces.members.get(workspace.id)!.set('dev-bob', { role: 'member', added: now });
-        expect((await acceptInvitation(deps, bob, invitation.id)).member.role).to.equal('member');
+        const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
+        workspaces.members.get(workspace.id)!.set('dev-bob', { role: 'owner', added: now });
+        expect((await acceptInvitation(deps, bob, invitation.id)).member.role).to.equal('owner');
         expect(await listInvitations(deps, alice, 'acme')).to.deep.equal([]);
       });
 
@@ -556,7 +586,7 @@ describe('workspace use cases', () => {
         await expectError(removeMember(deps, client, 'acme', 'dev-alice'), ForbiddenError, 'developer_token_required');
         const invitation = await inviteMember(deps, alice, 'acme', { email: 'bob@example.test' });
         const bound = boundTo(bob, workspace);
-        await expectError(listMyInvitations(deps, bound), ForbiddenError, 'workspace_bound_token');
+        await expectError(listMyInvitations(deps, bound, firstPage()), ForbiddenError, 'workspace_bound_token');
         await expectError(acceptInvitation(deps, bound, invitation.id), ForbiddenError, 'workspace_bound_token');
         expect(roles()).to.deep.equal({ 'dev-alice': 'owner' });
       });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WorkspaceInvitation, WorkspaceInvitationRepository, WorkspaceRole } from '@platform/domain';
+import { invalidCursor, isUuid, keyedPageOf, type Page, type PageRequest, type WorkspaceInvitation, type WorkspaceInvitationRepository, type WorkspaceRole } from '@platform/domain';
 
 interface InvitationRow {
   id: string;
@@ -31,10 +31,14 @@ function toInvitation(row: InvitationRow): WorkspaceInvitation {
   };
 }
 
-/** One `select` of invitations with their workspace, in list order. */
-function selectInvitations(where: string): string {
-  return `select ${COLUMNS} from ${FROM} where ${where} order by i.created, i.id`;
+/**
+ * One `select` of invitations with their workspace, in list order: by (created to the millisecond,
+ * id), the key a page's cursor carries.
+ */
+function selectInvitations(where: string, limit = ''): string {
+  return `select ${COLUMNS} from ${FROM} where ${where} order by ${PAGE_KEY} ${limit}`;
 }
+const PAGE_KEY = `date_trunc('milliseconds', i.created), i.id`;
 
 /**
  * Deletes and answers a workspace's unexpired invitation for `email`, through `tx`: the membership
@@ -60,9 +64,17 @@ export class SqlWorkspaceInvitations implements WorkspaceInvitationRepository {
     return (await this.em.execute<InvitationRow[]>(sql, params)).map(toInvitation);
   }
 
-  async create(input: Parameters<WorkspaceInvitationRepository['create']>[0]): Promise<WorkspaceInvitation> {
+  async create(input: Parameters<WorkspaceInvitationRepository['create']>[0]): Promise<WorkspaceInvitation | null> {
     const id = randomUUID();
-    await this.em.transactional(async (tx) => {
+    const created = await this.em.transactional(async (tx) => {
+      // The workspace's membership lock (see editMembers): invitations of one workspace are counted
+      // and written one at a time, so two at the cap cannot both pass.
+      await tx.execute('select id from workspaces where id = ? for no key update', [input.workspaceId]);
+      const [{ pending }] = await tx.execute<{ pending: number }[]>(
+        'select count(*)::int as pending from workspace_invitations where workspace_id = ? and expires > ? and lower(email) <> lower(?)',
+        [input.workspaceId, input.created, input.email],
+      );
+      if (pending >= input.maxPending) return false;
       // Expired invitations of the workspace go when an owner invites: they are kept no longer than
       // the workspace keeps inviting, and nothing reads them.
       await tx.execute('delete from workspace_invitations where workspace_id = ? and expires <= ?', [input.workspaceId, input.created]);
@@ -73,17 +85,32 @@ export class SqlWorkspaceInvitations implements WorkspaceInvitationRepository {
                created = excluded.created, expires = excluded.expires`,
         [id, input.workspaceId, input.email, input.role, input.invitedBy, input.created, input.expires],
       );
+      return true;
     });
-    const [created] = await this.rows(selectInvitations('i.id = ?'), [id]);
-    return created;
+    if (!created) return null;
+    const [invitation] = await this.rows(selectInvitations('i.id = ?'), [id]);
+    return invitation;
   }
 
   async listForWorkspace(workspaceId: string, now: Date): Promise<WorkspaceInvitation[]> {
     return this.rows(selectInvitations('i.workspace_id = ? and i.expires > ?'), [workspaceId, now]);
   }
 
-  async listForEmail(email: string, now: Date): Promise<WorkspaceInvitation[]> {
-    return this.rows(selectInvitations(`${FOR_EMAIL} and i.expires > ?`), [email, now]);
+  async listForEmail(email: string, now: Date, page: PageRequest): Promise<Page<WorkspaceInvitation>> {
+    // Any number of workspaces may invite one email: the page is cut here, not after reading them all.
+    if (page.afterId === null) {
+      return keyedPageOf(await this.rows(selectInvitations(`${FOR_EMAIL} and i.expires > ?`, 'limit ?'), [email, now, page.limit + 1]), page);
+    }
+    // The cursor is the last item's key, so the next page is found even when that invitation has gone since.
+    if (page.afterAt === undefined || !isUuid(page.afterId)) throw invalidCursor();
+    const rows = await this.rows(selectInvitations(`${FOR_EMAIL} and i.expires > ? and (${PAGE_KEY}) > (?::timestamptz, ?::uuid)`, 'limit ?'), [
+      email,
+      now,
+      new Date(page.afterAt),
+      page.afterId,
+      page.limit + 1,
+    ]);
+    return keyedPageOf(rows, page);
   }
 
   async findForEmail(id: string, email: string, now: Date): Promise<WorkspaceInvitation | null> {

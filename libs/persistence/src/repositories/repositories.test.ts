@@ -286,6 +286,13 @@ describe('repositories', function () {
     const now = new Date('2026-03-01T12:00:00.000Z');
     const later = (days: number) => new Date(now.getTime() + days * day);
 
+    /** An invitation under a cap no test reaches. */
+    async function invite(input: Omit<Parameters<Repositories['invitations']['create']>[0], 'maxPending'>) {
+      const created = await openRepositories(cp.orm).invitations.create({ ...input, maxPending: 50 });
+      if (!created) throw new Error('the workspace is at its cap');
+      return created;
+    }
+
     async function invitedWorkspace() {
       const owner = await developer();
       const workspace = await openRepositories(cp.orm).workspaces.create({ name: 'Team', slug: uniqueSlug(), ownerId: owner.id });
@@ -294,7 +301,7 @@ describe('repositories', function () {
 
     it('create answers the invitation with its workspace; the invitee finds it case-insensitively until it expires', async function () {
       const { owner, workspace } = await invitedWorkspace();
-      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: 'Ada@Example.TEST', role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
+      const invitation = await invite({ workspaceId: workspace.id, email: 'Ada@Example.TEST', role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
       expect(invitation).to.deep.equal({
         id: invitation.id,
         workspace: { id: workspace.id, name: 'Team', slug: workspace.slug },
@@ -305,36 +312,80 @@ describe('repositories', function () {
       });
       expect(invitation.id).to.match(/^[0-9a-f-]{36}$/);
       const fresh = openRepositories(cp.orm).invitations;
-      expect(await fresh.listForEmail('ada@example.test', now)).to.deep.equal([invitation]);
+      expect((await fresh.listForEmail('ada@example.test', now, firstPage())).items).to.deep.equal([invitation]);
       expect(await fresh.findForEmail(invitation.id, 'ADA@example.test', now)).to.deep.equal(invitation);
       expect(await fresh.listForWorkspace(workspace.id, now)).to.deep.equal([invitation]);
       expect(await fresh.findForEmail(invitation.id, 'someone@example.test', now)).to.equal(null);
-      expect(await fresh.listForEmail('ada@example.test', later(7))).to.deep.equal([]);
+      expect((await fresh.listForEmail('ada@example.test', later(7), firstPage())).items).to.deep.equal([]);
       expect(await fresh.findForEmail(invitation.id, 'ada@example.test', later(7))).to.equal(null);
       expect(await fresh.listForWorkspace(workspace.id, later(7))).to.deep.equal([]);
     });
 
     it('create replaces the pending invitation of the same email, and drops the workspace’s expired ones', async function () {
       const { owner, workspace } = await invitedWorkspace();
-      const first = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
-      await repos.invitations.create({ workspaceId: workspace.id, email: 'old@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(1) });
-      const second = await repos.invitations.create({ workspaceId: workspace.id, email: 'ADA@example.test', role: 'owner', invitedBy: owner.id, created: later(2), expires: later(9) });
+      const first = await invite({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      await invite({ workspaceId: workspace.id, email: 'old@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(1) });
+      const second = await invite({ workspaceId: workspace.id, email: 'ADA@example.test', role: 'owner', invitedBy: owner.id, created: later(2), expires: later(9) });
       expect(second.id).not.to.equal(first.id);
       expect(await repos.invitations.findForEmail(first.id, 'ada@example.test', later(2))).to.equal(null);
       const rows = await query(cp.url, 'select email, role from workspace_invitations where workspace_id = $1', [workspace.id]);
       expect(rows).to.deep.equal([{ email: 'ADA@example.test', role: 'owner' }]);
     });
 
+    it('create stops at maxPending pending invitations of other emails, concurrent ones included, and changes nothing past it', async function () {
+      const { owner, workspace } = await invitedWorkspace();
+      const input = (email: string, created = now) => ({ workspaceId: workspace.id, email, role: 'member' as const, invitedBy: owner.id, created, expires: later(7), maxPending: 3 });
+      await invite({ ...input('expired@example.test'), expires: later(1) });
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => openRepositories(cp.orm).invitations.create(input(`person-${i}@example.test`, later(2)))),
+      );
+      expect(answers.filter((answer) => answer !== null)).to.have.length(3);
+      const pending = async () => (await query<{ email: string }>(cp.url, 'select email from workspace_invitations where workspace_id = $1 order by email', [workspace.id])).map((row) => row.email);
+      const before = await pending();
+      expect(before).to.have.length(3);
+      expect(await repos.invitations.create(input('one-more@example.test', later(2)))).to.equal(null);
+      expect(await pending()).to.deep.equal(before);
+      // A pending email invited again is replaced, not counted twice.
+      expect(await repos.invitations.create(input(before[0].toUpperCase(), later(2)))).not.to.equal(null);
+      expect(await pending()).to.have.length(3);
+    });
+
+    it('listForEmail pages by (created, id) in SQL, and a page goes on after an invitation that has gone since', async function () {
+      const email = `invitee-${randomBytes(3).toString('hex')}@example.test`;
+      const invited = [];
+      for (let i = 0; i < 5; i++) {
+        const { owner, workspace } = await invitedWorkspace();
+        // Two at a time made at the same instant: the id orders them, and a page may end between them.
+        const created = new Date(now.getTime() + Math.floor(i / 2) * 1000);
+        invited.push(await invite({ workspaceId: workspace.id, email, role: 'member', invitedBy: owner.id, created, expires: later(7) }));
+      }
+      const order = [...invited].sort((a, b) => a.created.getTime() - b.created.getTime() || (a.id < b.id ? -1 : 1)).map((each) => each.id);
+      const first = await repos.invitations.listForEmail(email, now, { limit: 2, afterId: null });
+      expect(first.items.map((each) => each.id)).to.deep.equal(order.slice(0, 2));
+      expect(first).to.include({ nextAfterId: order[1], nextAfterAt: first.items[1].created.getTime() });
+      // The last item of the page declines before the next page is read.
+      await repos.invitations.decline(order[1], email, now);
+      const second = await repos.invitations.listForEmail(email, now, { limit: 2, afterId: first.nextAfterId, afterAt: first.nextAfterAt });
+      expect(second.items.map((each) => each.id)).to.deep.equal(order.slice(2, 4));
+      const third = await repos.invitations.listForEmail(email, now, { limit: 2, afterId: second.nextAfterId, afterAt: second.nextAfterAt });
+      expect(third.items.map((each) => each.id)).to.deep.equal(order.slice(4));
+      expect(third.nextAfterId).to.equal(null);
+      for (const cursor of [{ afterId: order[0] }, { afterId: 'not-a-uuid', afterAt: 1 }]) {
+        const error = await repos.invitations.listForEmail(email, now, { limit: 2, ...cursor }).catch((caught: Error) => caught);
+        expect(error).to.include({ code: 'invalid_cursor' });
+      }
+    });
+
     it('revoke and decline delete a pending invitation once, and only their own', async function () {
       const { owner, workspace } = await invitedWorkspace();
       const other = await invitedWorkspace();
-      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      const invitation = await invite({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
       expect(await repos.invitations.revoke(other.workspace.id, invitation.id, now)).to.equal(false);
       expect(await repos.invitations.decline(invitation.id, 'bob@example.test', now)).to.equal(false);
       expect(await repos.invitations.revoke(workspace.id, invitation.id, later(7))).to.equal(false);
       expect(await repos.invitations.revoke(workspace.id, invitation.id, now)).to.equal(true);
       expect(await repos.invitations.revoke(workspace.id, invitation.id, now)).to.equal(false);
-      const again = await repos.invitations.create({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
+      const again = await invite({ workspaceId: workspace.id, email: 'ada@example.test', role: 'member', invitedBy: owner.id, created: now, expires: later(7) });
       expect(await repos.invitations.decline(again.id, 'Ada@example.test', now)).to.equal(true);
       expect(await repos.invitations.decline(again.id, 'ada@example.test', now)).to.equal(false);
     });
@@ -342,7 +393,7 @@ describe('repositories', function () {
     it('the membership editor takes an invitation in the transaction that adds its invitee', async function () {
       const { owner, workspace } = await invitedWorkspace();
       const ada = await developer(`ada-${randomBytes(3).toString('hex')}@example.test`);
-      const invitation = await repos.invitations.create({ workspaceId: workspace.id, email: ada.email.toUpperCase(), role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
+      const invitation = await invite({ workspaceId: workspace.id, email: ada.email.toUpperCase(), role: 'owner', invitedBy: owner.id, created: now, expires: later(7) });
       // An edit that fails after taking it keeps the invitation.
       try {
         await repos.workspaces.editMembers(workspace.id, async (_, editor) => {
@@ -362,7 +413,7 @@ describe('repositories', function () {
       });
       expect(taken).to.deep.equal(invitation);
       expect(await openRepositories(cp.orm).workspaces.editMembers(other.workspace.id, (_, editor) => editor.takeInvitation(invitation.id, ada.email, now))).to.equal(null);
-      expect(await repos.invitations.listForEmail(ada.email, now)).to.deep.equal([]);
+      expect((await repos.invitations.listForEmail(ada.email, now, firstPage())).items).to.deep.equal([]);
       expect((await repos.workspaces.listMembers(workspace.id)).map((member) => [member.developerId, member.role])).to.deep.equal([
         [owner.id, 'owner'],
         [ada.id, 'owner'],
@@ -570,6 +621,41 @@ describe('repositories', function () {
       expect(await keys().replacePrivateKey('new', { sealed: 'v1.ring0.stale' }, 'v1.ring2.x.y')).to.equal(false);
       expect(await keys().replacePrivateKey('new', { sealed: 'v1.ring1.iv-new.secret-new' }, 'v1.ring2.x.y')).to.equal(true);
       expect((await keys().listPrivateKeys()).map((entry) => entry.privateKey)).to.deep.equal([{ sealed: 'v1.ring1.iv-old.sealed-old' }, { sealed: 'v1.ring2.x.y' }]);
+    });
+
+    it('exclusively runs one holder of the key set\'s lock at a time, each in a transaction that commits or rolls back whole', async function () {
+      const events: string[] = [];
+      let releaseFirst = () => {};
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const first = keys().exclusively(async (locked) => {
+        events.push('first in');
+        await locked.insert(key('first', { created: at(0) }));
+        await firstHolds;
+        events.push('first out');
+      });
+      // The second waits for the lock, then sees what the first committed.
+      while (!events.includes('first in')) await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = keys().exclusively(async (locked) => {
+        events.push('second in');
+        return (await locked.listPrivateKeys()).map((entry) => entry.kid);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Outside the lock, the first's insert is not visible until it commits.
+      expect(await keys().listPrivateKeys()).to.deep.equal([]);
+      releaseFirst();
+      await first;
+      expect(await second).to.deep.equal(['first']);
+      expect(events).to.deep.equal(['first in', 'first out', 'second in']);
+
+      const failure = await keys()
+        .exclusively(async (locked) => {
+          await locked.insert(key('rolled-back', { created: at(1) }));
+          await locked.retireAllExcept('rolled-back', at(2), at(3));
+          throw new Error('halfway');
+        })
+        .catch((error: Error) => error.message);
+      expect(failure).to.equal('halfway');
+      expect(await keys().listVerifying(at(0))).to.deep.equal([publicPart(key('first', { created: at(0) }))]);
     });
 
     it('a row holds exactly one private half', async function () {
