@@ -82,6 +82,19 @@ async function superusersOf(admin: pg.Client): Promise<string[]> {
 }
 
 /**
+ * Gives the owner role what the database's other roles own in it (objects its credentials made
+ * that the platform's hand-over does not cover, such as operators, or made before it), as
+ * deleting a credential does. Then the restore needs to act as the owner role alone, and its login
+ * holds nothing more; in particular no credential's membership, which leads (SET ROLE) to the
+ * admin role. Run on the paused source as its superuser: REASSIGN OWNED evaluates nothing.
+ */
+async function handOverToOwner(source: pg.Client, physicalName: string, roleNames: string[]): Promise<void> {
+  const own = databaseRoleNames(physicalName);
+  const from = [own.admin, own.tenant, own.scoped, ...roleNames.filter(isCredentialRole)].map((name) => source.escapeIdentifier(name));
+  await source.query(`reassign owned by ${from.join(', ')} to ${source.escapeIdentifier(own.owner)}`);
+}
+
+/**
  * Creates the login that restores the customer's objects, connected to the new database as its
  * superuser: LOGIN and no other attribute, the owner role and the roles that own customer entries
  * (to recreate their objects and give them back), USAGE on the platform schema and EXECUTE on its
@@ -231,6 +244,7 @@ export class DatabaseMover {
         roles: await this.readRoles(source, physicalName),
         superusers: await superusersOf(source),
       }));
+      await withClient(databaseUrl(sourceAdminUrl, physicalName), (source) => handOverToOwner(source, physicalName, roles.roles.map((role) => role.rolname)));
       await withClient(targetAdminUrl, async (target) => {
         // An earlier copy on the target (a move back within the old copy's grace, a retried move)
         // goes first, with the roles of credentials deleted since: they must not log in again there.
