@@ -197,8 +197,8 @@ function assertSameSchema(source: string, restored: string): void {
  * SCRAM verifiers, so every credential and the platform's service role log in unchanged), then,
  * with the source paused, pg_dump of the database and a restore on the target in three parts
  * (restore-plan.ts): the platform's objects as the target's superuser, the customer's as a login
- * that holds only the database's own roles (`<database>_mover`, made for the move and dropped after
- * it), the platform's event triggers last. PostgreSQL evaluates customer code while it restores
+ * that holds the database's owner role (`<database>_mover`, made for the move and dropped after
+ * it), the platform's event triggers last; then the copy's schema must be the source's. PostgreSQL evaluates customer code while it restores
  * customer objects (CHECK and DOMAIN constraints, generated columns, index expressions...), and
  * that code must never run with a superuser's rights.
  *
@@ -273,8 +273,8 @@ export class DatabaseMover {
       // The dump carried the source's paused connection limit. A shared cluster's databases get the
       // configured cap; a dedicated server holds this database alone, and its own max_connections bounds it.
       await withClient(targetAdminUrl, (target) => setDatabaseConnectionLimit(target, physicalName, targetShared ? this.connectionLimit : -1));
-      // 2. The customer's objects, as a login with the database's roles and nothing more. Two jobs:
-      // tables' data and indexes load side by side.
+      // 2. The customer's objects, as a login that holds the owner role and nothing more (see
+      // handOverToOwner). Two jobs: tables' data and indexes load side by side.
       if (plan.customer.length > 0) {
         const password = randomBytes(32).toString('base64url');
         await withClient(databaseUrl(targetAdminUrl, physicalName), (database) => createMoverRole(database, physicalName, password, plan.customerOwners));
