@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { UnavailableError } from '@platform/domain';
+import { mayServeAtOnce, nextToServe, roomToOpen, type DatabaseCounts } from './connection-grants.js';
 import type { Queryable } from './queryable.js';
+import { PINNED_SEARCH_PATH_OPTIONS } from './search-path.js';
 import { DATA_PLANE_TYPES } from './timestamp-parser.js';
 
 export interface ConnectionBudgetOptions {
@@ -48,15 +50,6 @@ export const CONNECTION_BUDGET_DEFAULTS = {
   connectTimeoutMs: 10_000,
 } satisfies Required<ConnectionBudgetOptions>;
 
-/**
- * Libpq options for every platform connection to a customer's database. Customers may create
- * functions and operators in `public`; the platform connects as a superuser or a service role,
- * and an untyped parameter can make a customer's overload the better match for a built-in name,
- * which would run it with the platform's rights. pg_catalog alone (pg_temp last, as PostgreSQL advises) means no
- * customer object answers to an unqualified name, so the platform's SQL names tables with schemas.
- */
-export const PINNED_SEARCH_PATH_OPTIONS = '-c search_path=pg_catalog,pg_temp';
-
 interface Connection {
   readonly client: pg.Client & { release(error?: unknown): void };
   readonly database: DatabaseLine;
@@ -94,9 +87,6 @@ interface ClusterBudget {
   /** Databases with requests waiting. */
   readonly waiting: Set<DatabaseLine>;
 }
-
-/** An idle connection unused this long is at rest: it may close to make room for any database. */
-const RESTING_MS = 1_000;
 
 function busy(why: string): UnavailableError {
   return new UnavailableError('database_busy', `The database is busy (${why}); try again shortly`);
@@ -185,7 +175,7 @@ export class ConnectionBudget {
     if (this.closed) return Promise.reject(busy('the platform is stopping'));
     const line = this.line(url);
     // Nobody of this database waits before us (first come, first served), and it is under its limit.
-    if (line.waiters.length === 0 && line.active < this.settings.connectionsPerDatabase && line.cluster.active < this.settings.activePerCluster) {
+    if (mayServeAtOnce(countsOf(line), line.cluster, this.settings)) {
       const idle = this.takeIdle(line);
       if (idle) return Promise.resolve(idle);
       if (this.mayOpen(line)) return this.open(line);
@@ -218,27 +208,13 @@ export class ConnectionBudget {
     return connection;
   }
 
-  /** Whether a login may start now for `line` (room, see makeRoom, made if need be). */
+  /** Whether a login may start now for `line` (see roomToOpen), the oldest idle connection closed for it if need be. */
   private mayOpen(line: DatabaseLine): boolean {
-    return line.cluster.opening < this.settings.openingPerCluster && this.makeRoom(line);
-  }
-
-  /**
-   * Whether one more connection may open for `line`: there is room in the budget, or the cluster's
-   * least recently used idle connection was closed for it. That is done for a database holding no
-   * connection, whichever database the idle one belongs to; for one that holds some, only when the
-   * idle one is at rest (unused for RESTING_MS): a connection idle between two requests of a busy
-   * database stays, or every request would close one and open another.
-   */
-  private makeRoom(line: DatabaseLine): boolean {
     const { cluster } = line;
-    if (cluster.open < this.settings.connectionsPerCluster) return true;
     const oldest = cluster.idle.values().next();
-    if (oldest.done) return false;
-    const holdsNone = line.active === 0 && line.idle.length === 0;
-    if (!holdsNone && oldest.value.idleSince > Date.now() - RESTING_MS) return false;
-    void this.discard(oldest.value);
-    return true;
+    const room = roomToOpen(countsOf(line), { ...cluster, oldestIdleSince: oldest.done ? undefined : oldest.value.idleSince }, this.settings, Date.now());
+    if (room === 'close-oldest-idle' && !oldest.done) void this.discard(oldest.value);
+    return room !== 'none';
   }
 
   /** Opens a connection for `line`, counted against the budget from now on. */
@@ -319,28 +295,10 @@ export class ConnectionBudget {
     return connection.client.end().catch(() => {});
   }
 
-  /**
-   * Gives freed connections and room to waiting requests. First to a waiting database that holds
-   * no connection at all (by room in the budget, or by closing the cluster's least recently used
-   * idle connection, another database's if need be); then each waiting database reuses its own
-   * idle connection; then room goes to the waiting database with the fewest. Moving a connection
-   * between two databases that both hold some would cost a close and an open per request and buy
-   * nothing the per-database limit does not already bound. While openingPerCluster logins are
-   * under way, only databases with an idle connection of their own are served.
-   */
+  /** Gives freed connections and room to waiting requests, in the order nextToServe says. */
   private serveWaiting(cluster: ClusterBudget): void {
-    while (cluster.waiting.size > 0 && cluster.active < this.settings.activePerCluster) {
-      const mayLogIn = cluster.opening < this.settings.openingPerCluster;
-      let next: DatabaseLine | undefined;
-      for (const line of cluster.waiting) {
-        if (line.active >= this.settings.connectionsPerDatabase || (!mayLogIn && line.idle.length === 0)) continue;
-        if (line.active === 0) {
-          next = line;
-          break;
-        }
-        const reuses = line.idle.length > 0;
-        if (!next || (reuses && next.idle.length === 0) || (reuses === next.idle.length > 0 && line.active < next.active)) next = line;
-      }
+    for (;;) {
+      const next = nextToServe(cluster.waiting, countsOf, cluster, this.settings);
       if (!next) return;
       const idle = this.takeIdle(next);
       if (!idle && !this.mayOpen(next)) return;
@@ -367,6 +325,11 @@ export class ConnectionBudget {
       }
     }
   }
+}
+
+/** What the grant rules read of a database's side. */
+function countsOf(line: DatabaseLine): DatabaseCounts {
+  return { active: line.active, idle: line.idle.length, waiting: line.waiters.length };
 }
 
 function clusterKey(url: string): string {

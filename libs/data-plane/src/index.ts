@@ -1,4 +1,5 @@
-export { CONNECTION_BUDGET_DEFAULTS, ConnectionBudget, PINNED_SEARCH_PATH_OPTIONS, type ConnectionBudgetOptions } from './connection-budget.js';
+export { CONNECTION_BUDGET_DEFAULTS, ConnectionBudget, type ConnectionBudgetOptions } from './connection-budget.js';
+export { PINNED_SEARCH_PATH_OPTIONS } from './search-path.js';
 export { PgDataPlane } from './pg-data-plane.js';
 export { BUILT_IN_SCHEMA_STEPS, BUILT_IN_SCHEMA_VERSION } from './built-in-schema.js';
 export { installBuiltInSchema, installedSchemaVersion } from './schema-installer.js';
