@@ -50,11 +50,22 @@ export const CONNECTION_BUDGET_DEFAULTS = {
   connectTimeoutMs: 10_000,
 } satisfies Required<ConnectionBudgetOptions>;
 
+/**
+ * Where a connection is in its life. Every count the budget keeps follows from these states, and
+ * one method (`enter`) moves a connection between them and keeps the counts.
+ *   - `new`: made, not counted yet;
+ *   - `opening`: its login is under way (counts against the budget and the database's limit);
+ *   - `active`: checked out by a request;
+ *   - `idle`: open and unused, on its database's stack and the cluster's least-recently-used list;
+ *   - `closed`: ended, or being ended; it counts nowhere.
+ */
+type ConnectionState = 'new' | 'opening' | 'active' | 'idle' | 'closed';
+
 interface Connection {
   readonly client: pg.Client & { release(error?: unknown): void };
   readonly database: DatabaseLine;
+  state: ConnectionState;
   idleSince: number;
-  checkedOut: boolean;
   /** The server or the socket ended it: it is closed when given back, never reused. */
   broken: boolean;
 }
@@ -70,17 +81,17 @@ interface DatabaseLine {
   readonly url: string;
   readonly cluster: ClusterBudget;
   readonly idle: Connection[];
-  /** Checked out or being opened. */
+  /** In state `active` or `opening`. */
   active: number;
   readonly waiters: Waiter[];
 }
 
 interface ClusterBudget {
-  /** Open and being opened, every database of the cluster together. */
+  /** Open and being opened (not closed), every database of the cluster together. */
   open: number;
-  /** Checked out, every database together (their `active`, less the connections being opened). */
+  /** In state `active`, every database together. */
   active: number;
-  /** Being opened (logins under way), every database together. */
+  /** In state `opening` (logins under way), every database together. */
   opening: number;
   /** Every idle connection of the cluster, least recently used first (a Set keeps insertion order). */
   readonly idle: Set<Connection>;
@@ -199,13 +210,38 @@ export class ConnectionBudget {
 
   /** The database's most recently used idle connection, checked out. */
   private takeIdle(line: DatabaseLine): Connection | undefined {
-    const connection = line.idle.pop();
+    const connection = line.idle[line.idle.length - 1];
     if (!connection) return undefined;
-    line.cluster.idle.delete(connection);
-    line.active += 1;
-    line.cluster.active += 1;
-    connection.checkedOut = true;
+    this.enter(connection, 'active');
     return connection;
+  }
+
+  /** Moves a connection to `to`, keeping every count; a connection leaves `closed` never. */
+  private enter(connection: Connection, to: ConnectionState): void {
+    const from = connection.state;
+    if (from === to || from === 'closed') return;
+    const { database: line } = connection;
+    const { cluster } = line;
+    if (from === 'new') cluster.open += 1;
+    else if (from === 'opening') cluster.opening -= 1;
+    else if (from === 'active') cluster.active -= 1;
+    else {
+      // The most recently used is on top: taking it is a pop, closing an older one a splice.
+      const at = line.idle.lastIndexOf(connection);
+      if (at === line.idle.length - 1) line.idle.pop();
+      else if (at >= 0) line.idle.splice(at, 1);
+      cluster.idle.delete(connection);
+    }
+    if (from === 'opening' || from === 'active') line.active -= 1;
+    if (to === 'opening') cluster.opening += 1;
+    else if (to === 'active') cluster.active += 1;
+    else if (to === 'idle') {
+      connection.idleSince = Date.now();
+      line.idle.push(connection);
+      cluster.idle.add(connection);
+    } else if (to === 'closed') cluster.open -= 1;
+    if (to === 'opening' || to === 'active') line.active += 1;
+    connection.state = to;
   }
 
   /** Whether a login may start now for `line` (see roomToOpen), the oldest idle connection closed for it if need be. */
@@ -219,9 +255,6 @@ export class ConnectionBudget {
 
   /** Opens a connection for `line`, counted against the budget from now on. */
   private async open(line: DatabaseLine): Promise<Connection> {
-    line.cluster.open += 1;
-    line.cluster.opening += 1;
-    line.active += 1;
     const client = new pg.Client({
       connectionString: line.url,
       options: PINNED_SEARCH_PATH_OPTIONS,
@@ -231,14 +264,16 @@ export class ConnectionBudget {
     const connection: Connection = {
       client: Object.assign(client, { release: (error?: unknown) => this.release(connection, error) }),
       database: line,
+      state: 'new',
       idleSince: 0,
-      checkedOut: true,
       broken: false,
     };
+    // Counted against the budget and its database's limit from now on.
+    this.enter(connection, 'opening');
     // A connection lost while idle leaves the idle list at once; one in use is closed on release.
     const lost = () => {
       connection.broken = true;
-      if (connection.checkedOut) return;
+      if (connection.state !== 'idle') return;
       void this.discard(connection);
       this.serveWaiting(line.cluster);
     };
@@ -247,9 +282,7 @@ export class ConnectionBudget {
     try {
       await client.connect();
     } catch (error) {
-      line.cluster.open -= 1;
-      line.cluster.opening -= 1;
-      line.active -= 1;
+      this.enter(connection, 'closed');
       client.end().catch(() => {});
       this.serveWaiting(line.cluster);
       // A server too loaded to finish a login in time is busy, not broken: 503, to be tried again.
@@ -258,38 +291,26 @@ export class ConnectionBudget {
     }
     // In use from now on: opening does not count against activePerCluster, or opening connections
     // (most of the work when the databases in use outnumber the budget) would run a few at a time.
-    line.cluster.opening -= 1;
-    line.cluster.active += 1;
+    this.enter(connection, 'active');
     // A login slot is free: a request waiting for one may start its own.
     this.serveWaiting(line.cluster);
     return connection;
   }
 
   private release(connection: Connection, error?: unknown): void {
-    if (!connection.checkedOut) return;
-    connection.checkedOut = false;
+    if (connection.state !== 'active') return;
     const { database: line } = connection;
-    line.active -= 1;
-    line.cluster.active -= 1;
     // An error of the connection itself (not of the SQL) leaves it unusable.
-    if (connection.broken || this.closed || (error !== undefined && isConnectionError(error))) {
-      void this.discard(connection, true);
-    } else {
-      connection.idleSince = Date.now();
-      line.idle.push(connection);
-      line.cluster.idle.add(connection);
-    }
+    if (connection.broken || this.closed || (error !== undefined && isConnectionError(error))) void this.discard(connection);
+    else this.enter(connection, 'idle');
     this.serveWaiting(line.cluster);
   }
 
-  /** Closes a connection that is not checked out (or one just given back) and frees its place. */
-  private discard(connection: Connection, released = false): Promise<void> {
+  /** Closes a connection that is idle, or given back unusable, and frees its place; once. */
+  private discard(connection: Connection): Promise<void> {
+    if (connection.state === 'closed' || connection.state === 'opening') return Promise.resolve();
     const { database: line } = connection;
-    const at = line.idle.indexOf(connection);
-    if (at >= 0) line.idle.splice(at, 1);
-    else if (!released) return Promise.resolve(); // already discarded
-    line.cluster.idle.delete(connection);
-    line.cluster.open -= 1;
+    this.enter(connection, 'closed');
     // A database with nothing open or waiting is forgotten (a dropped one would otherwise stay).
     if (line.active === 0 && line.idle.length === 0 && line.waiters.length === 0) this.databases.delete(line.url);
     return connection.client.end().catch(() => {});
