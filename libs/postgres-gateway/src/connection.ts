@@ -4,8 +4,8 @@ import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_SETTING, physicalDatabaseName, type ConnectionRoute, type ConnectionRoutes } from '@platform/domain';
 import { serialize } from 'pg-protocol';
-import { Parser } from 'pg-protocol/dist/parser.js';
-import type { BackendMessage, DatabaseError } from 'pg-protocol/dist/messages.js';
+import type { DatabaseError } from 'pg-protocol';
+import { parseBackendMessage, type BackendMessage } from './backend-parser.js';
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
 import { backendOfProcessId, clientProcessId } from './cancel-keys.js';
 import { AuthSchedule, LoginSlots, addressKey } from './login-limits.js';
@@ -15,6 +15,7 @@ import {
   ProtocolViolation,
   SSL_ACCEPTED,
   SSL_REFUSED,
+  TERMINATE,
   authenticationSasl,
   authenticationSaslContinue,
   backendKeyData,
@@ -27,6 +28,7 @@ import {
   type ErrorFields,
   type StartupPacket,
 } from './protocol.js';
+import { FrontendType } from './message-types.js';
 import { QueryTracker, type QueryCounters } from './query-counters.js';
 import { relaySession } from './relay.js';
 import {
@@ -328,13 +330,6 @@ class BackendError extends Error {
   }
 }
 
-function parseBackendMessage(raw: Buffer): BackendMessage {
-  let parsed: BackendMessage | undefined;
-  new Parser().parse(raw, (message) => (parsed = message));
-  if (!parsed) throw new Error(`could not parse a backend message of type ${raw[0]}`);
-  return parsed;
-}
-
 /** A physical name for routing checks of names that are no credential: every physical name has its length. */
 const STAND_IN_PHYSICAL_NAME = physicalDatabaseName('00000000-0000-0000-0000-000000000000');
 
@@ -368,7 +363,7 @@ async function waitUntil(since: number, ms: number): Promise<void> {
  */
 async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer> {
   const type = (await reader.peek(1))[0];
-  if (type !== 0x70) throw new ProtocolViolation(`expected SASL response, got message type ${type}`);
+  if (type !== FrontendType.SaslResponse) throw new ProtocolViolation(`expected SASL response, got message type ${type}`);
   const length = (await reader.peek(5)).readInt32BE(1);
   if (length < 4 || length > MAX_SASL_MESSAGE_LENGTH) throw passwordFailed(user);
   return (await reader.message(MAX_SASL_MESSAGE_LENGTH)).body;
@@ -565,8 +560,6 @@ async function relaySessionStart(client: Duplex, backend: Duplex, backendReader:
   }
   client.write(held.length === 1 ? held[0] : Buffer.concat(held));
 }
-
-const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]);
 
 /**
  * Whether `tenantId` is a live tenant, asked in the new session as its credential (never a more
