@@ -12,7 +12,6 @@ import { AuthSchedule, LoginSlots, addressKey } from './login-limits.js';
 import { KnownSalts, mockServerFirstMessage } from './mock-scram.js';
 import {
   MAX_STARTUP_PACKET_LENGTH,
-  ProtocolViolation,
   SSL_ACCEPTED,
   SSL_REFUSED,
   TERMINATE,
@@ -25,10 +24,10 @@ import {
   saslInitialResponse,
   saslResponse,
   startupMessage,
-  type ErrorFields,
   type StartupPacket,
 } from './protocol.js';
 import { FrontendType } from './message-types.js';
+import { ProtocolViolation, Refusal, SqlState, refusals } from './refusals.js';
 import { QueryTracker, type QueryCounters } from './query-counters.js';
 import { relaySession } from './relay.js';
 import {
@@ -92,17 +91,6 @@ const MAX_BACKEND_HANDSHAKE_MESSAGE = 1 << 20;
 /** Startup parameters the gateway sets itself or refuses, rather than passing on. */
 const OWN_PARAMETERS = new Set(['user', 'database', 'options', 'replication']);
 
-/** A reason to end the connection with an ErrorResponse. */
-class Refusal extends Error {
-  constructor(readonly fields: ErrorFields) {
-    super(fields.message);
-  }
-}
-
-function fatal(code: string, message: string, extra: Partial<ErrorFields> = {}): Refusal {
-  return new Refusal({ severity: 'FATAL', code, message, ...extra });
-}
-
 /**
  * Serves one client connection: TLS negotiation, the startup packet, routing, the authentication
  * relayed to the cluster (which checks the password), then the session's bytes both ways, counted.
@@ -142,32 +130,30 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
       return;
     }
     if (packet.kind !== 'startup') {
-      if (packet.kind === 'unsupported') throw fatal('0A000', `unsupported frontend protocol ${packet.version >>> 16}.${packet.version & 0xffff}: server supports 3.0 to 3.0`);
+      if (packet.kind === 'unsupported') throw refusals.unsupportedProtocol(packet.version);
       throw new ProtocolViolation('unexpected negotiation request');
     }
-    if (context.openConnections() > context.maxConnections) throw fatal('53300', 'sorry, too many clients already');
-    if (!secure && !context.allowPlain) {
-      throw fatal('28000', 'the gateway accepts TLS connections only', { hint: 'Connect with sslmode=require, or sslmode=verify-full and the platform’s certificate authority.' });
-    }
+    if (context.openConnections() > context.maxConnections) throw refusals.tooManyClients();
+    if (!secure && !context.allowPlain) throw refusals.tlsRequired();
 
     const parameters = packet.parameters;
     const unrecognized = [...parameters.keys()].filter((name) => name.startsWith('_pq_.'));
     if (packet.minorVersion > 0 || unrecognized.length > 0) client.write(negotiateProtocolVersion(0, unrecognized));
     const user = parameters.get('user');
-    if (!user) throw fatal('28000', 'no PostgreSQL user name specified in startup packet');
+    if (!user) throw refusals.noUserName();
     const database = parameters.get('database') || user;
     const replication = parameters.get('replication');
     if (replication !== undefined && !['false', 'off', 'no', '0'].includes(replication.toLowerCase())) {
-      throw fatal('0A000', 'replication connections are not supported through the gateway');
+      throw refusals.replicationUnsupported();
     }
     const requested = takeTenant(parameters);
     if ('invalid' in requested) {
-      throw fatal('22023', `invalid value for parameter "${requested.invalid.name}": "${requested.invalid.value}"`, { hint: 'A tenant id is a UUID.' });
+      throw refusals.invalidTenantParameter(requested.invalid.name, requested.invalid.value);
     }
 
     const releaseAddress = context.loginsPerAddress.take(addressKey(socket.remoteAddress));
     if (!releaseAddress) {
-      throw fatal('53300', 'too many logins in progress from this address', { detail: `At most ${context.loginsPerAddress.max} logins from one address may be under way at once.` });
+      throw refusals.tooManyLoginsFromAddress(context.loginsPerAddress.max);
     }
     releases.push(releaseAddress);
 
@@ -186,7 +172,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // The database's physical name and the tenant setting make the packet longer, and PostgreSQL
     // drops one over its limit without a word: say so here rather than close on the client.
     if (longest.length > MAX_STARTUP_PACKET_LENGTH) {
-      throw fatal('08P01', 'invalid length of startup packet', { detail: `Routed to its database, the packet would be ${longest.length} bytes, over ${MAX_STARTUP_PACKET_LENGTH}.` });
+      throw refusals.routedStartupTooLong(longest.length, MAX_STARTUP_PACKET_LENGTH);
     }
 
     // The gateway asks for the password itself and starts a backend only once the client answers:
@@ -206,20 +192,18 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // nothing from the name's slots that other addresses need.
     const releaseUserAddress = context.loginsPerUserAddress.take(`${addressKey(socket.remoteAddress)} ${user}`);
     if (!releaseUserAddress) {
-      throw fatal('53300', `too many logins in progress for user "${user}" from this address`, {
-        detail: `At most ${context.loginsPerUserAddress.max} logins of one user from one address may be under way at once.`,
-      });
+      throw refusals.tooManyLoginsOfUserFromAddress(user, context.loginsPerUserAddress.max);
     }
     releases.push(releaseUserAddress);
     const releaseUser = context.loginsPerUser.take(user);
     if (!releaseUser) {
-      throw fatal('53300', `too many logins in progress for user "${user}"`, { detail: `At most ${context.loginsPerUser.max} logins of one user may be under way at once.` });
+      throw refusals.tooManyLoginsOfUser(user, context.loginsPerUser.max);
     }
     releases.push(releaseUser);
 
     if (!route) {
       await failMockExchange(client, reader, first, user, context, answered);
-      throw passwordFailed(user);
+      throw refusals.passwordFailed(user);
     }
     const target = context.backendFor(route);
     // A scoped credential's tenant follows its role; the setting would change nothing.
@@ -237,8 +221,8 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     });
     const backendReader = cluster.reader;
     // Authenticated by the cluster: now the name must be the credential's own database's.
-    if (database !== route.database.name) throw fatal('3D000', `database "${database}" does not exist`);
-    if (route.database.status !== 'READY') throw fatal('57P03', `database "${database}" is not ready yet`, { detail: `Its status is ${route.database.status}.` });
+    if (database !== route.database.name) throw refusals.databaseDoesNotExist(database);
+    if (route.database.status !== 'READY') throw refusals.databaseNotReady(database, route.database.status);
     // A tenant named at login must be one of the database's live tenants: otherwise every random
     // id would become a tenant series in /metrics and in insights. Asked in the session itself, as
     // the credential, before the client has it (a scoped credential's tenant is the platform's).
@@ -252,9 +236,8 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
   } catch (error) {
     backend?.destroy();
     for (const release of releases) release();
-    if (error instanceof Refusal || error instanceof ProtocolViolation) {
-      const fields = error instanceof Refusal ? error.fields : { severity: 'FATAL' as const, code: error.code, message: error.message, detail: error.detail };
-      endKeepingDeadline(client, timer, errorResponse(fields));
+    if (error instanceof Refusal) {
+      endKeepingDeadline(client, timer, errorResponse(error.fields));
     } else if (error instanceof BackendError) {
       endKeepingDeadline(client, timer, error.raw);
     } else {
@@ -297,12 +280,8 @@ async function findRoute(context: ConnectionContext, user: string): Promise<Conn
     return await context.routes.find(user);
   } catch (error) {
     context.log.warn({ err: error }, 'looking up a credential failed');
-    throw fatal('57P03', 'the gateway cannot look up credentials right now; try again shortly');
+    throw refusals.routesUnavailable();
   }
-}
-
-function passwordFailed(user: string): Refusal {
-  return fatal('28P01', `password authentication failed for user "${user}"`);
 }
 
 async function upgradeToTls(socket: net.Socket, secureContext: tls.SecureContext): Promise<tls.TLSSocket> {
@@ -365,7 +344,7 @@ async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer
   const type = (await reader.peek(1))[0];
   if (type !== FrontendType.SaslResponse) throw new ProtocolViolation(`expected SASL response, got message type ${type}`);
   const length = (await reader.peek(5)).readInt32BE(1);
-  if (length < 4 || length > MAX_SASL_MESSAGE_LENGTH) throw passwordFailed(user);
+  if (length < 4 || length > MAX_SASL_MESSAGE_LENGTH) throw refusals.passwordFailed(user);
   return (await reader.message(MAX_SASL_MESSAGE_LENGTH)).body;
 }
 
@@ -398,7 +377,7 @@ async function failMockExchange(client: Duplex, reader: ByteReader, first: Clien
   const finalAt = performance.now();
   checkClientFinalMessage(final, first, serverFirst.nonce);
   await waitUntil(finalAt, context.authSchedule.delayMs('verdict'));
-  throw passwordFailed(user);
+  throw refusals.passwordFailed(user);
 }
 
 interface AuthenticationRelay {
@@ -480,15 +459,15 @@ async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backen
       if (message.name !== 'authenticationSASLFinal') throw new Error(`unexpected ${message.name} before authentication ended`);
     }
   } catch (error) {
-    if (accepted) throw error instanceof ClusterRefusal ? authenticationRefusal(error.fields, user) : error;
-    if (error instanceof ClusterRefusal && error.fields.code === '28P01') {
+    if (accepted) throw error instanceof ClusterRefusal ? refusals.fromCluster(error.fields, user) : error;
+    if (error instanceof ClusterRefusal && error.fields.code === SqlState.invalidPassword) {
       recordVerdict();
-      throw passwordFailed(user);
+      throw refusals.passwordFailed(user);
     }
     context.log.warn({ user, err: error }, 'the cluster failed a login before its verdict; the client sees a failed password');
     backend!.destroy();
     await waitUntil(finalAt, schedule.delayMs('verdict'));
-    throw passwordFailed(user);
+    throw refusals.passwordFailed(user);
   }
 }
 
@@ -516,22 +495,6 @@ async function backendAuthMessageRaw(backendReader: ByteReader): Promise<{ raw: 
 }
 
 /**
- * The cluster's refusal once its verdict is in, in the gateway's words: a wrong password reads
- * exactly as an unknown name's refusal, and other errors keep only the fields the gateway's own
- * errors have (no source file, line or routine of the server).
- */
-function authenticationRefusal(error: DatabaseError, user: string): Refusal {
-  if (error.code === '28P01') return passwordFailed(user);
-  return new Refusal({
-    severity: error.severity === 'ERROR' ? 'ERROR' : 'FATAL',
-    code: error.code ?? '08006',
-    message: error.message,
-    ...(error.detail ? { detail: error.detail } : {}),
-    ...(error.hint ? { hint: error.hint } : {}),
-  });
-}
-
-/**
  * After authentication: parameter statuses and notices go to the client as they came, the backend's
  * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake. With a tenant
  * to check, they are held back until the check has passed, so a refused client never had a session.
@@ -553,10 +516,7 @@ async function relaySessionStart(client: Duplex, backend: Duplex, backendReader:
   }
   if (check && !(await isLiveTenant(backend, backendReader, check.tenantId))) {
     backend.write(TERMINATE);
-    throw fatal('22023', `tenant "${check.tenantId}" does not exist`, {
-      detail: `${TENANT_CONTEXT_SETTING} names no live tenant of database "${check.database}".`,
-      hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
-    });
+    throw refusals.tenantDoesNotExist(check.tenantId, check.database);
   }
   client.write(held.length === 1 ? held[0] : Buffer.concat(held));
 }
@@ -583,7 +543,7 @@ async function isLiveTenant(backend: Duplex, backendReader: ByteReader, tenantId
     if (message.name === 'readyForQuery') break;
   }
   if (failure) {
-    throw fatal(failure.code ?? '08006', 'the gateway could not check the tenant', { detail: failure.message });
+    throw refusals.tenantCheckFailed(failure.code, failure.message);
   }
   return live;
 }

@@ -4,6 +4,7 @@
 // packet's fields and the type and length of every later message (frames.ts).
 
 import { BackendType, FrontendType } from './message-types.js';
+import { ProtocolViolation, type ErrorFields } from './refusals.js';
 
 /** The protocol codes that stand where a startup packet's version would. */
 export const SSL_REQUEST_CODE = 80877103;
@@ -62,18 +63,6 @@ export function startupMessage(parameters: Iterable<[string, string]>): Buffer {
   return Buffer.concat([head, body]);
 }
 
-/** A malformed message from the client: PostgreSQL answers 08P01 and closes. */
-export class ProtocolViolation extends Error {
-  constructor(
-    message: string,
-    readonly detail?: string,
-    /** SQLSTATE: 08P01 unless a more precise one fits (0A000, a feature not supported). */
-    readonly code = '08P01',
-  ) {
-    super(message);
-  }
-}
-
 function message(type: number, body: Buffer): Buffer {
   const head = Buffer.alloc(5);
   head[0] = type;
@@ -85,15 +74,6 @@ function int32(value: number): Buffer {
   const buffer = Buffer.alloc(4);
   buffer.writeInt32BE(value, 0);
   return buffer;
-}
-
-export interface ErrorFields {
-  severity: 'FATAL' | 'ERROR';
-  /** SQLSTATE */
-  code: string;
-  message: string;
-  detail?: string;
-  hint?: string;
 }
 
 /** An ErrorResponse with the fields PostgreSQL always sends (S, V, C, M) and D and H when given. */
