@@ -13,6 +13,8 @@ export const CANCEL_REQUEST_CODE = 80877102;
 export const PROTOCOL_3_0 = 196608;
 /** PostgreSQL's own limit on a startup packet (MAX_STARTUP_PACKET_LENGTH). */
 export const MAX_STARTUP_PACKET_LENGTH = 10_000;
+/** What the backend may send during the handshake at most, per message. */
+export const MAX_BACKEND_HANDSHAKE_MESSAGE = 1 << 20;
 
 export type StartupPacket =
   | { kind: 'ssl' }

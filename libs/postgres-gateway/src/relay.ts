@@ -1,6 +1,6 @@
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ConnectionContext } from './connection.js';
+import type { ConnectionContext } from './context.js';
 import { FramingError, MessageScanner } from './frames.js';
 import { errorResponse } from './protocol.js';
 import type { QueryTracker } from './query-counters.js';
