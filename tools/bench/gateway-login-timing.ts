@@ -76,7 +76,6 @@ try {
     // A control plane that answers at once for both names, so only the gateway's steps differ.
     routes: { find: async (name) => (name === ROLE ? route : null), findInstanceBySlot: async () => null },
     backends: [target],
-    backendFor: () => target,
     allowPlain: true,
     countQueries: false,
     handshakeTimeoutMs: 10_000,

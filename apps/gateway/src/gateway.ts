@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { pino, type Logger } from 'pino';
-import { REGIONS, regionId, type Region } from '@platform/domain';
-import { PostgresGateway, type Backend, type QueryCell } from '@platform/postgres-gateway';
+import { REGIONS } from '@platform/domain';
+import { PostgresGateway, regionBackend, type QueryCell } from '@platform/postgres-gateway';
 import { ControlPlaneConnectionRoutes, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
 import type { GatewayConfig } from './config.js';
 import { InsightsWriter } from './insights-writer.js';
@@ -18,25 +18,15 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** A region's cluster as the gateway reaches it: its host and port, and its index in cancel keys. */
-function backendOf(region: Region, clusterUrl: string): Backend {
-  const url = new URL(clusterUrl);
-  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 5432), index: regionId(region) };
-}
-
 /** Opens the control plane (for routes), listens for PostgreSQL clients and for health and metrics. */
 export async function startGateway(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
   const orm = await openOrm({ databaseUrl: config.databaseUrl });
-  const backends = new Map(REGIONS.map((region) => [region, backendOf(region, config.clusterUrls[region])]));
   const gateway = new PostgresGateway({
     host: config.gateway.host,
     port: config.gateway.port,
     routes: new ControlPlaneConnectionRoutes(orm),
-    backends: [...backends.values()],
-    // A database on dedicated compute is on its instance's server, whose cancel slot its sessions'
-    // cancel keys carry (0, none: a cancel for them is dropped).
-    backendFor: (route) => (route.database.server ? { ...route.database.server, index: route.cancelSlot ?? 0 } : backends.get(route.database.region)!),
+    backends: REGIONS.map((region) => regionBackend(region, config.clusterUrls[region])),
     tls: config.tls ?? undefined,
     allowPlain: config.allowPlain,
     countQueries: config.countQueries,

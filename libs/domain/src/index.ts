@@ -4,6 +4,7 @@ export * from './database-name.js';
 export * from './database-status.js';
 export * from './workspace-slug.js';
 export * from './regions.js';
+export * from './cancel-slots.js';
 export * from './model.js';
 export * from './ports.js';
 export * from './use-cases/workspaces.js';

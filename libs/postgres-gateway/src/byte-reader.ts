@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { ProtocolViolation } from './protocol.js';
+import { ProtocolViolation } from './refusals.js';
 
 /** What the handshake holds unread at most: its messages are small, and a flood is refused. */
 const MAX_BUFFERED_BYTES = 1 << 20;

@@ -3,7 +3,7 @@
 // went by: it never copies or decodes a body, so a 1 GB COPY row costs what a 5-byte one does. A
 // full parser (pg-protocol's decodes every DataRow) would spend more than the relaying itself.
 
-const READY_FOR_QUERY = 0x5a; // 'Z'
+import { BackendType } from './message-types.js';
 
 export class FramingError extends Error {}
 
@@ -35,7 +35,7 @@ export class MessageScanner {
         const type = chunk[offset];
         const length = chunk.readInt32BE(offset + 1);
         if (length < 4) throw new FramingError(`invalid message length ${length}`);
-        this.onMessage(type, type === READY_FOR_QUERY && length >= 5 ? chunk[offset + 5] : -1);
+        this.onMessage(type, type === BackendType.ReadyForQuery && length >= 5 ? chunk[offset + 5] : -1);
         offset += 1;
         this.remaining = length;
         continue;
@@ -55,7 +55,7 @@ export class MessageScanner {
     const type = this.header[0];
     const length = this.header.readInt32BE(1);
     if (length < 4) throw new FramingError(`invalid message length ${length}`);
-    const wantsStatus = type === READY_FOR_QUERY && length >= 5;
+    const wantsStatus = type === BackendType.ReadyForQuery && length >= 5;
     if (wantsStatus && this.headerLength < 6) return offset;
     this.onMessage(type, wantsStatus ? this.header[5] : -1);
     // What is left of the body: the length counts itself, and the status byte when it was taken.

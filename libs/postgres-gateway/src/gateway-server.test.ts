@@ -81,7 +81,6 @@ describe('PostgresGateway: connections that end in the handshake', () => {
       port: 0,
       routes: { findInstanceBySlot: async () => null, ...routes },
       backends: [target],
-      backendFor: () => target,
       allowPlain,
       countQueries: true,
       handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,

@@ -2,10 +2,12 @@ import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import { SERVER_TLS_POLICY } from '@platform/config';
-import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
+import type { ConnectionRoutes } from '@platform/domain';
 import { AuthSchedule, LoginSlots } from './login-limits.js';
 import { KnownSalts } from './mock-scram.js';
-import { serveConnection, type Backend, type ConnectionContext, type GatewayLog } from './connection.js';
+import type { Backend } from './backends.js';
+import type { ConnectionContext, GatewayLog } from './context.js';
+import { serveConnection } from './handshake.js';
 import { QueryCounters } from './query-counters.js';
 
 export interface GatewayOptions {
@@ -13,9 +15,8 @@ export interface GatewayOptions {
   /** 0 picks a free port. */
   port: number;
   routes: ConnectionRoutes;
-  /** The servers that hold the databases; `backendFor` picks a route's, by region. */
+  /** The regions' clusters, each at its region's number (`regionBackend`); a database on a compute instance is on the instance's server. */
   backends: readonly Backend[];
-  backendFor(route: ConnectionRoute): Backend;
   /** PEM certificate chain and key; without them SSLRequest is refused and only plain connections remain. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   allowPlain: boolean;
@@ -53,9 +54,6 @@ export const DEFAULT_MAX_LOGINS_PER_USER_ADDRESS = 20;
  */
 export const DEFAULT_SCRAM_STEP_TIMEOUT_MS = 2_500;
 
-/** Cancel-key indexes of compute instances start here; regions' clusters use the ones below. */
-export const FIRST_INSTANCE_SLOT = 16;
-
 /** The PostgreSQL gateway: one listening socket, every connection served on its own. */
 export class PostgresGateway {
   readonly counters: QueryCounters | null;
@@ -65,17 +63,9 @@ export class PostgresGateway {
 
   constructor(private readonly options: GatewayOptions) {
     this.counters = options.countQueries ? new QueryCounters() : null;
-    const byIndex = new Map(options.backends.map((backend) => [backend.index, backend]));
     this.context = {
       routes: options.routes,
-      backendFor: options.backendFor,
-      // A region's cluster, or (from 16 on) a compute instance's server, found by its cancel slot.
-      backendAt: async (index) => {
-        const cluster = byIndex.get(index);
-        if (cluster || index < FIRST_INSTANCE_SLOT) return cluster;
-        const server = await options.routes.findInstanceBySlot(index).catch(() => null);
-        return server ? { ...server, index } : undefined;
-      },
+      clusters: options.backends,
       tls: options.tls ? tls.createSecureContext({ ...SERVER_TLS_POLICY, cert: options.tls.cert, key: options.tls.key }) : null,
       allowPlain: options.allowPlain,
       counters: this.counters,

@@ -6,6 +6,7 @@ export {
   PostgresGateway,
   type GatewayOptions,
 } from './gateway-server.js';
-export type { Backend, GatewayLog } from './connection.js';
+export { regionBackend, type Backend } from './backends.js';
+export type { GatewayLog } from './context.js';
 export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from './query-counters.js';
 export { MAX_CLUSTER_INDEX } from './cancel-keys.js';

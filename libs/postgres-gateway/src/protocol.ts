@@ -1,7 +1,10 @@
 // The parts of PostgreSQL's wire protocol (version 3.0) that the gateway reads in a client's
 // startup packet and writes itself. Backend messages it relays are parsed with pg-protocol
-// (handshake.ts); frontend messages have no parser there, and the gateway needs only the startup
+// (backend-parser.ts); frontend messages have no parser there, and the gateway needs only the startup
 // packet's fields and the type and length of every later message (frames.ts).
+
+import { BackendType, FrontendType } from './message-types.js';
+import { ProtocolViolation, type ErrorFields } from './refusals.js';
 
 /** The protocol codes that stand where a startup packet's version would. */
 export const SSL_REQUEST_CODE = 80877103;
@@ -10,6 +13,8 @@ export const CANCEL_REQUEST_CODE = 80877102;
 export const PROTOCOL_3_0 = 196608;
 /** PostgreSQL's own limit on a startup packet (MAX_STARTUP_PACKET_LENGTH). */
 export const MAX_STARTUP_PACKET_LENGTH = 10_000;
+/** What the backend may send during the handshake at most, per message. */
+export const MAX_BACKEND_HANDSHAKE_MESSAGE = 1 << 20;
 
 export type StartupPacket =
   | { kind: 'ssl' }
@@ -60,21 +65,9 @@ export function startupMessage(parameters: Iterable<[string, string]>): Buffer {
   return Buffer.concat([head, body]);
 }
 
-/** A malformed message from the client: PostgreSQL answers 08P01 and closes. */
-export class ProtocolViolation extends Error {
-  constructor(
-    message: string,
-    readonly detail?: string,
-    /** SQLSTATE: 08P01 unless a more precise one fits (0A000, a feature not supported). */
-    readonly code = '08P01',
-  ) {
-    super(message);
-  }
-}
-
-function message(type: string, body: Buffer): Buffer {
+function message(type: number, body: Buffer): Buffer {
   const head = Buffer.alloc(5);
-  head.write(type, 0, 'latin1');
+  head[0] = type;
   head.writeInt32BE(body.length + 4, 1);
   return Buffer.concat([head, body]);
 }
@@ -83,15 +76,6 @@ function int32(value: number): Buffer {
   const buffer = Buffer.alloc(4);
   buffer.writeInt32BE(value, 0);
   return buffer;
-}
-
-export interface ErrorFields {
-  severity: 'FATAL' | 'ERROR';
-  /** SQLSTATE */
-  code: string;
-  message: string;
-  detail?: string;
-  hint?: string;
 }
 
 /** An ErrorResponse with the fields PostgreSQL always sends (S, V, C, M) and D and H when given. */
@@ -108,26 +92,26 @@ export function errorResponse(fields: ErrorFields): Buffer {
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([key, value]) => `${key}${value}\0`)
     .join('');
-  return message('E', Buffer.from(`${text}\0`, 'utf8'));
+  return message(BackendType.ErrorResponse, Buffer.from(`${text}\0`, 'utf8'));
 }
 
 /** AuthenticationSASL offering the mechanisms given. */
 export function authenticationSasl(mechanisms: readonly string[]): Buffer {
-  return message('R', Buffer.concat([int32(10), Buffer.from(`${mechanisms.map((name) => `${name}\0`).join('')}\0`, 'utf8')]));
+  return message(BackendType.Authentication, Buffer.concat([int32(10), Buffer.from(`${mechanisms.map((name) => `${name}\0`).join('')}\0`, 'utf8')]));
 }
 
 export function authenticationSaslContinue(data: string): Buffer {
-  return message('R', Buffer.concat([int32(11), Buffer.from(data, 'utf8')]));
+  return message(BackendType.Authentication, Buffer.concat([int32(11), Buffer.from(data, 'utf8')]));
 }
 
 export function backendKeyData(processId: number, secretKey: number): Buffer {
-  return message('K', Buffer.concat([int32(processId), int32(secretKey)]));
+  return message(BackendType.BackendKeyData, Buffer.concat([int32(processId), int32(secretKey)]));
 }
 
 /** NegotiateProtocolVersion: the newest minor version the gateway speaks, and the options it ignored. */
 export function negotiateProtocolVersion(minorVersion: number, unrecognized: readonly string[]): Buffer {
   const names = Buffer.from(unrecognized.map((name) => `${name}\0`).join(''), 'utf8');
-  return message('v', Buffer.concat([int32(minorVersion), int32(unrecognized.length), names]));
+  return message(BackendType.NegotiateProtocolVersion, Buffer.concat([int32(minorVersion), int32(unrecognized.length), names]));
 }
 
 /** The answer to SSLRequest and GSSENCRequest: one byte, S (go ahead) or N (no). */
@@ -136,10 +120,13 @@ export const SSL_REFUSED = Buffer.from('N', 'latin1');
 
 /** SASLInitialResponse choosing `mechanism`, with `data` as its initial response. */
 export function saslInitialResponse(mechanism: string, data: Buffer): Buffer {
-  return message('p', Buffer.concat([Buffer.from(`${mechanism}\0`, 'utf8'), int32(data.length), data]));
+  return message(FrontendType.SaslResponse, Buffer.concat([Buffer.from(`${mechanism}\0`, 'utf8'), int32(data.length), data]));
 }
 
 /** SASLResponse carrying `data`. */
 export function saslResponse(data: Buffer): Buffer {
-  return message('p', data);
+  return message(FrontendType.SaslResponse, data);
 }
+
+/** Terminate: the session ends without a word to the client. */
+export const TERMINATE = message(FrontendType.Terminate, Buffer.alloc(0));

@@ -2,6 +2,7 @@
 // cell, so counting one query is a few additions and one histogram bucket; nothing is sampled, so
 // the counts are exact.
 import { LatencyHistogram, type QueryMinute } from '@platform/domain';
+import { BackendType, FrontendType, TRANSACTION_IDLE } from './message-types.js';
 
 /** One minute of a cell: what insights are made of. */
 export interface MinuteFigures {
@@ -81,16 +82,6 @@ export function recordQuery(cell: QueryCell, elapsedMs: number, error: boolean, 
   figures.latency.recordMicros(elapsedMs * 1000);
 }
 
-const CLIENT_QUERY = 0x51; // 'Q'
-const CLIENT_EXECUTE = 0x45; // 'E'
-const CLIENT_FUNCTION_CALL = 0x46; // 'F'
-const CLIENT_SYNC = 0x53; // 'S'
-const SERVER_COMMAND_COMPLETE = 0x43; // 'C'
-const SERVER_EMPTY_QUERY = 0x49; // 'I'
-const SERVER_PORTAL_SUSPENDED = 0x73; // 's'
-const SERVER_ERROR = 0x45; // 'E'
-const SERVER_READY = 0x5a; // 'Z'
-
 /** What the client asked for and the backend has not answered yet, oldest first. */
 const Pending = {
   /** A simple query or a function call: it ends at ReadyForQuery. */
@@ -112,24 +103,24 @@ export class QueryTracker {
   private readonly started: number[] = [];
   private failed = false;
   /** The backend's transaction status from its last ReadyForQuery: I, T or E. */
-  transactionStatus = 0x49;
+  transactionStatus: number = TRANSACTION_IDLE;
 
   constructor(private readonly cell: QueryCell) {}
 
   fromClient = (type: number): void => {
-    if (type === CLIENT_QUERY || type === CLIENT_FUNCTION_CALL) this.push(Pending.Simple);
-    else if (type === CLIENT_EXECUTE) this.push(Pending.Execute);
-    else if (type === CLIENT_SYNC) this.push(Pending.Sync);
+    if (type === FrontendType.Query || type === FrontendType.FunctionCall) this.push(Pending.Simple);
+    else if (type === FrontendType.Execute) this.push(Pending.Execute);
+    else if (type === FrontendType.Sync) this.push(Pending.Sync);
   };
 
   fromServer = (type: number, status: number): void => {
     switch (type) {
-      case SERVER_COMMAND_COMPLETE:
-      case SERVER_EMPTY_QUERY:
-      case SERVER_PORTAL_SUSPENDED:
+      case BackendType.CommandComplete:
+      case BackendType.EmptyQueryResponse:
+      case BackendType.PortalSuspended:
         if (this.kinds[0] === Pending.Execute) this.finish(false);
         break;
-      case SERVER_ERROR:
+      case BackendType.ErrorResponse:
         if (this.kinds[0] === Pending.Execute) {
           this.finish(true);
         } else if (this.kinds[0] === Pending.Simple && !this.failed) {
@@ -139,7 +130,7 @@ export class QueryTracker {
           this.failed = true;
         }
         break;
-      case SERVER_READY:
+      case BackendType.ReadyForQuery:
         this.transactionStatus = status;
         // Executes still waiting were skipped after an error: they never ran.
         while (this.kinds[0] === Pending.Execute) this.drop();

@@ -1,9 +1,10 @@
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ConnectionContext } from './connection.js';
+import type { ConnectionContext } from './context.js';
 import { FramingError, MessageScanner } from './frames.js';
 import { errorResponse } from './protocol.js';
 import type { QueryTracker } from './query-counters.js';
+import { ProtocolViolation } from './refusals.js';
 
 /**
  * The session proper: each chunk goes on as it came, with backpressure both ways. The client gets
@@ -47,7 +48,7 @@ export function relaySession(
     } catch (error) {
       if (!(error instanceof FramingError)) throw error;
       backend.destroy();
-      endClient(errorResponse({ severity: 'FATAL', code: '08P01', message: error.message }));
+      endClient(errorResponse(new ProtocolViolation(error.message).fields));
       return;
     }
     if (!backend.write(chunk)) client.pause();

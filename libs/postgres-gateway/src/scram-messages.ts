@@ -5,7 +5,7 @@
 // reaches the cluster, and any check the cluster makes that the gateway does not would answer a
 // real name differently from an unknown one (whose exchange never leaves the gateway).
 
-import { ProtocolViolation } from './protocol.js';
+import { ProtocolViolation, refusals } from './refusals.js';
 
 export const SCRAM_MECHANISM = 'SCRAM-SHA-256';
 /** PostgreSQL's limit on one SASL message, its length word included (PG_MAX_SASL_MESSAGE_LENGTH). */
@@ -131,10 +131,10 @@ export function parseClientFirstMessage(input: Buffer): ClientFirstMessage {
   } else {
     throw malformed(`Unexpected channel-binding flag "${byteName(flag)}".`);
   }
-  if (reader.byte() === 0x61) throw new ProtocolViolation('client uses authorization identity, but it is not supported', undefined, '0A000');
+  if (reader.byte() === 0x61) throw refusals.authorizationIdentityUnsupported();
   if (reader.byte() !== 0x2c) throw malformed(`Unexpected attribute "${byteName(reader.byte())}" in client-first-message.`);
   reader.at++;
-  if (reader.byte() === 0x6d) throw new ProtocolViolation('client requires an unsupported SCRAM extension', undefined, '0A000');
+  if (reader.byte() === 0x6d) throw refusals.scramExtensionUnsupported();
   // The SCRAM user name is ignored (the startup packet's counts), but must be there.
   reader.value('n');
   const clientNonce = reader.value('r');

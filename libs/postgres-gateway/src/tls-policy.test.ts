@@ -18,7 +18,6 @@ describe('PostgresGateway: the platform’s TLS policy after SSLRequest', functi
       port: 0,
       routes: { find: async () => null, findInstanceBySlot: async () => null },
       backends: [target],
-      backendFor: () => target,
       tls: pair,
       allowPlain: false,
       countQueries: false,

@@ -2,6 +2,7 @@ import type { Transaction } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
   ConflictError,
+  INSTANCE_CANCEL_SLOTS,
   LIVE_COMPUTE_STATUSES,
   type Clock,
   type ComputeInstance,
@@ -78,11 +79,11 @@ export class SqlComputeInstances implements ComputeInstanceRepository {
            )
            insert into compute_instances (id, database_id, name, instance_type, desired_type, status, cancel_slot)
            select ?, claimed.id, ?, ?::jsonb, ?::jsonb, 'PENDING',
-             (select min(slot) from generate_series(16, 511) slot
+             (select min(slot) from generate_series(?::int, ?::int) slot
                where not exists (select 1 from compute_instances taken where taken.cancel_slot = slot and taken.status <> 'TERMINATED'))
            from claimed
            returning ${COLUMNS}`,
-          [input.id, input.databaseId, input.id, input.name, type, type],
+          [input.id, input.databaseId, input.id, input.name, type, type, INSTANCE_CANCEL_SLOTS.first, INSTANCE_CANCEL_SLOTS.last],
         );
         break;
       } catch (error) {

@@ -1,0 +1,51 @@
+// Step two of a connection: its startup packet, read as a login. Everything here is refused for
+// every name alike, before any name is looked up.
+import type { ConnectionContext, HandshakeState } from './context.js';
+import { addressKey } from './login-limits.js';
+import { negotiateProtocolVersion, type StartupPacket } from './protocol.js';
+import { ProtocolViolation, refusals } from './refusals.js';
+import { takeTenant } from './startup-options.js';
+
+/** What a client asks for in its startup packet. */
+export interface LoginRequest {
+  user: string;
+  /** The database it names (its user name when it names none, as PostgreSQL has it). */
+  database: string;
+  /** Every parameter, as sent. */
+  parameters: ReadonlyMap<string, string>;
+  /** The tenant it names, in its options or as a parameter; null for none. */
+  tenantId: string | null;
+  /** Its options without the tenant setting. */
+  options: readonly string[];
+}
+
+/** Parameter values that turn replication off, as PostgreSQL reads them. */
+const REPLICATION_OFF = ['false', 'off', 'no', '0'];
+
+/**
+ * Reads the login of a startup packet, answering NegotiateProtocolVersion when the client asks for
+ * more than 3.0, and takes the login's slot of its client address (held until the session starts).
+ */
+export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPacket, { kind: 'cancel' }>, context: ConnectionContext): LoginRequest {
+  if (packet.kind !== 'startup') {
+    if (packet.kind === 'unsupported') throw refusals.unsupportedProtocol(packet.version);
+    throw new ProtocolViolation('unexpected negotiation request');
+  }
+  if (context.openConnections() > context.maxConnections) throw refusals.tooManyClients();
+  if (!handshake.secure && !context.allowPlain) throw refusals.tlsRequired();
+
+  const parameters = packet.parameters;
+  const unrecognized = [...parameters.keys()].filter((name) => name.startsWith('_pq_.'));
+  if (packet.minorVersion > 0 || unrecognized.length > 0) handshake.client.write(negotiateProtocolVersion(0, unrecognized));
+  const user = parameters.get('user');
+  if (!user) throw refusals.noUserName();
+  const replication = parameters.get('replication');
+  if (replication !== undefined && !REPLICATION_OFF.includes(replication.toLowerCase())) throw refusals.replicationUnsupported();
+  const requested = takeTenant(parameters);
+  if ('invalid' in requested) throw refusals.invalidTenantParameter(requested.invalid.name, requested.invalid.value);
+
+  const releaseAddress = context.loginsPerAddress.take(addressKey(handshake.address));
+  if (!releaseAddress) throw refusals.tooManyLoginsFromAddress(context.loginsPerAddress.max);
+  handshake.hold(releaseAddress);
+  return { user, database: parameters.get('database') || user, parameters, tenantId: requested.tenantId, options: requested.rest };
+}
