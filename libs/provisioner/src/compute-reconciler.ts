@@ -4,7 +4,7 @@ import {
   type ClusterDirectory,
   type ComputeDriver,
   type ComputeOutcome,
-  type ComputeReconciler as ComputeNudge,
+  type ComputeProvisioner,
   type ComputeServer,
   type ComputeStore,
   type ComputeTask,
@@ -53,7 +53,7 @@ function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> 
  * longer run (after a restart of the platform), and removes the files of instances the control
  * plane has forgotten.
  */
-export class ComputeReconciler implements ComputeNudge {
+export class ComputeReconciler implements ComputeProvisioner {
   private readonly loop: NudgedLoop;
 
   constructor(private readonly options: ComputeReconcilerOptions) {
