@@ -6,7 +6,7 @@ import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, SqlComputeInstances, SqlComputeStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
-import { ComputeReconciler, DatabaseMover, LocalComputeDriver, ObserverSampler, PgClusterDirectory, Reconciler } from '@platform/provisioner';
+import { ComputeReconciler, DatabaseMover, LocalComputeDriver, ObserverSampler, PgClusterDirectory, DatabaseReconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { startInsightsHousekeeping } from './insights-housekeeping.js';
@@ -70,7 +70,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   });
 
   // The provisioner moves databases from REQUESTED to READY and drops deleted ones.
-  const reconciler = new Reconciler({
+  const reconciler = new DatabaseReconciler({
     store: new MikroProvisioningStore(orm, systemClock),
     clusters,
     intervalMs: config.reconcileIntervalMs,
@@ -133,7 +133,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     clock: systemClock,
     computeInstances: new SqlComputeInstances(orm),
     computeCatalog: config.compute.types,
-    computeReconciler,
+    computeProvisioner: computeReconciler,
   };
 
   const tokens = await tokenEndpoint(orm, config, keys, { hasher, throttle }, logger);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { CREDENTIAL_ROLE_NAME, isUuid, NotFoundError } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, CREDENTIAL_ROLE_PREFIX, isUuid, NotFoundError } from '@platform/domain';
 import { credentialLimitStatements, DATABASE_LIMIT_DEFAULTS, type CredentialSessionLimits } from './database-limits.js';
 import { databaseRoleNames, moverRoleName } from './database-roles.js';
 import { scramVerifier } from './scram-verifier.js';
@@ -14,10 +14,29 @@ const CONNECTION_LIMIT = 100;
 /** How long dropCredentialRole waits for each session it ends to go. */
 const TERMINATE_WAIT_MS = 5_000;
 
-/** A new random credential role name: `cred_` and 20 lowercase base32 characters (100 bits). */
+/** A new random credential role name: the prefix and 20 lowercase base32 characters (100 bits). */
 export function credentialRoleName(): string {
   // 256 is a multiple of 32: every character is equally likely.
-  return `cred_${[...randomBytes(20)].map((byte) => BASE32[byte % 32]).join('')}`;
+  return CREDENTIAL_ROLE_PREFIX + [...randomBytes(20)].map((byte) => BASE32[byte % 32]).join('');
+}
+
+/**
+ * The roles of a database's credentials on a server: members of its roles (its own and its
+ * service role) named like credentials, by name. By prefix, not the whole pattern: a stray
+ * `cred_` member of the database's groups is the database's too, and goes with it.
+ */
+export async function credentialRolesOf(admin: pg.ClientBase, physicalName: string): Promise<string[]> {
+  const groups = [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)];
+  const found = await admin.query<{ rolname: string }>(
+    `select distinct member.rolname
+       from pg_catalog.pg_auth_members m
+       join pg_catalog.pg_roles grp on grp.oid = m.roleid
+       join pg_catalog.pg_roles member on member.oid = m.member
+      where grp.rolname = any($1::text[]) and pg_catalog.starts_with(member.rolname, $2::text)
+      order by member.rolname`,
+    [groups, CREDENTIAL_ROLE_PREFIX],
+  );
+  return found.rows.map((row) => row.rolname);
 }
 
 function assertCredentialRoleName(roleName: string): void {

@@ -83,14 +83,14 @@ export async function applyDatabaseLimits(
   const wanted = settingsOf(limits.session).map(([name, value]) => `${name}=${value}`);
   const roles = await admin.query<{ rolname: string }>(
     `select r.rolname from pg_catalog.pg_roles r
-      where r.rolname ~ '^cred_[a-z2-7]{20}$'
+      where r.rolname ~ $3::text
         and ($2::name is null or exists (
               select from pg_catalog.pg_auth_members m join pg_catalog.pg_roles g on g.oid = m.roleid
                where m.member = r.oid and g.rolname in ($2::name || '${DATABASE_ROLE_SUFFIXES.owner}', $2::name || '${DATABASE_ROLE_SUFFIXES.scoped}')))
         and not coalesce((select s.setconfig @> $1::text[] from pg_catalog.pg_db_role_setting s
                            where s.setrole = r.oid and s.setdatabase = 0), false)
       order by r.rolname`,
-    [wanted, only ?? null],
+    [wanted, only ?? null, CREDENTIAL_ROLE_NAME.source],
   );
   for (const { rolname } of roles.rows) await admin.query(credentialLimitStatements(rolname, limits.session).join(';\n'));
   if (!connections) return { roles: roles.rowCount ?? 0, databases: 0 };

@@ -16,6 +16,7 @@ const PHYSICAL_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
 /** The longest database name step 4 accepts (the longest suffix still fits in 63 characters). */
 export const MAX_PHYSICAL_NAME_LENGTH = 56;
 
+/** Refuses a physical name outside the rule before it reaches SQL (physical names are generated, never typed). */
 export function assertPhysicalName(physicalName: string): void {
   if (!PHYSICAL_NAME.test(physicalName)) throw new Error(`refusing physical database name '${physicalName}'`);
 }

@@ -3,8 +3,11 @@ import type { Database } from './model.js';
 /** A credential's id is its PostgreSQL role name: an identifier of at most 63 bytes. */
 export const ROLE_NAME_MAX_LENGTH = 63;
 
-/** Every credential's role is `cred_` and 20 lowercase base32 characters (100 random bits). */
-export const CREDENTIAL_ROLE_NAME = /^cred_[a-z2-7]{20}$/;
+/** What every credential's role name starts with; SQL that looks for credentials' roles takes it as a parameter. */
+export const CREDENTIAL_ROLE_PREFIX = 'cred_';
+
+/** Every credential's role is CREDENTIAL_ROLE_PREFIX and 20 lowercase base32 characters (100 random bits). */
+export const CREDENTIAL_ROLE_NAME = new RegExp(`^${CREDENTIAL_ROLE_PREFIX}[a-z2-7]{20}$`);
 
 /** A PostgreSQL role that logs in to one database; its id is the role's name. */
 export interface Credential {

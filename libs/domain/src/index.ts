@@ -37,5 +37,6 @@ export * from './client-address-key.js';
 export * from './paging.js';
 export * from './compute/compute-types.js';
 export * from './compute/compute-instances.js';
+export * from './compute/compute-step.js';
 export * from './compute/compute.js';
 export * from './uuid.js';

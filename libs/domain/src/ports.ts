@@ -167,7 +167,7 @@ export interface ClusterDirectory {
   forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver;
 }
 
-/** Wakes whatever moves databases toward their desired state; drops a deleted one now. */
+/** Wakes whatever moves databases toward their desired state (the provisioner's DatabaseReconciler); drops a deleted one now. */
 export interface Provisioner {
   nudge(): void;
   dropNow(databaseId: string): Promise<void>;

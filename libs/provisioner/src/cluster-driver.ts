@@ -14,11 +14,12 @@ import { isLocalPostgres } from './process-cpu.js';
 import {
   auditCustomerRoles,
   applyDatabaseLimits,
+  assertPhysicalName,
   BUILT_IN_SCHEMA_VERSION,
   createCredentialRole,
   credentialRoleName,
+  credentialRolesOf,
   DATABASE_LIMIT_DEFAULTS,
-  databaseRoleNames,
   dropCredentialRole,
   dropDatabaseRoles,
   enableServiceLogin,
@@ -27,12 +28,6 @@ import {
   PINNED_SEARCH_PATH_OPTIONS,
   type DatabaseLimits,
 } from '@platform/data-plane';
-
-function assertPhysicalName(name: string): void {
-  // Physical names are generated, never user input; refuse anything else before it reaches SQL.
-  // The data plane's rule: a name short enough to carry the database's role names.
-  databaseRoleNames(name);
-}
 
 /** Where a driver reports roles its audit repaired: an error, since something gave a customer's role what the platform never does. */
 export type RoleRepairLog = (repair: CustomerRoleRepair) => void;
@@ -132,7 +127,7 @@ export class PgClusterDriver implements ClusterDriver {
     // Roles are cluster-wide and would outlive the database. With it gone they own nothing and
     // hold no privilege, so plain drops succeed; the credentials' memberships say which are its.
     await this.withAdmin(async (admin) => {
-      for (const role of await this.credentialRolesOf(admin, physicalName)) await admin.query(`drop role if exists ${admin.escapeIdentifier(role)}`);
+      for (const role of await credentialRolesOf(admin, physicalName)) await admin.query(`drop role if exists ${admin.escapeIdentifier(role)}`);
       await dropDatabaseRoles(admin, physicalName);
     });
   }
@@ -205,20 +200,6 @@ export class PgClusterDriver implements ClusterDriver {
   private async exists(physicalName: string): Promise<boolean> {
     const result = await this.admin.query('select 1 from pg_database where datname = $1', [physicalName]);
     return (result.rowCount ?? 0) > 0;
-  }
-
-  /** The credential roles of a database: members of its group roles, named like credentials. */
-  private async credentialRolesOf(admin: pg.PoolClient, physicalName: string): Promise<string[]> {
-    const result = await admin.query<{ rolname: string }>(
-      `select distinct member.rolname
-         from pg_auth_members m
-         join pg_roles grp on grp.oid = m.roleid
-         join pg_roles member on member.oid = m.member
-        where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')
-        order by member.rolname`,
-      [Object.values(databaseRoleNames(physicalName))],
-    );
-    return result.rows.map((row) => row.rolname);
   }
 
   /** One connection of the admin pool: the data-plane functions take a client, not a pool. */

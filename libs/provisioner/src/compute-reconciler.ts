@@ -1,5 +1,17 @@
 import { connect } from 'node:net';
-import type { ClusterDirectory, ComputeDriver, ComputeOutcome, ComputeReconciler as ComputeNudge, ComputeServer, ComputeStore, ComputeTask, Region, ServerAddress } from '@platform/domain';
+import {
+  nextComputeStep,
+  type ClusterDirectory,
+  type ComputeDriver,
+  type ComputeOutcome,
+  type ComputeProvisioner,
+  type ComputeServer,
+  type ComputeStore,
+  type ComputeTask,
+  type OnFailure,
+  type Region,
+  type ServerAddress,
+} from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
 import { NudgedLoop } from './nudged-loop.js';
 
@@ -13,7 +25,7 @@ export interface ComputeReconcilerOptions {
   intervalMs: number;
   /** How long a moved database's old copy stays (paused) before it is dropped: longer than any replica caches where a database is. */
   dropGraceMs: number;
-  /** Failed attempts after which provisioning or a resize gives up (FAILED). */
+  /** Failed attempts after which provisioning or a resize gives up (FAILED); COMPUTE_MAX_ATTEMPTS unless set. */
   maxAttempts?: number;
   log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Test-only: called at named steps; a test makes it kill the process to prove recovery. */
@@ -41,7 +53,7 @@ function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> 
  * longer run (after a restart of the platform), and removes the files of instances the control
  * plane has forgotten.
  */
-export class ComputeReconciler implements ComputeNudge {
+export class ComputeReconciler implements ComputeProvisioner {
   private readonly loop: NudgedLoop;
 
   constructor(private readonly options: ComputeReconcilerOptions) {
@@ -102,68 +114,88 @@ export class ComputeReconciler implements ComputeNudge {
     }
   }
 
+  /** Carries out the step the domain chooses for the claimed instance (nextComputeStep). */
   private async perform(task: ComputeTask): Promise<ComputeOutcome> {
-    const { instance, database } = task;
-    const context = { instanceId: instance.id, databaseId: database.id, status: instance.status };
-    const fault = this.options.faultPoint ?? (() => {});
-    const clusterUrl = () => this.options.clusterAdminUrl(database.region);
-
-    if (database.deleted || instance.status === 'DELETING') {
-      if (!database.deleted && database.server) {
-        // Back to the region's cluster with every row, before the server goes. The switch commits
-        // first (logins go back at once); removing the server is the next step.
-        const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
-        fault('compute_deleting_before_move');
-        await this.options.mover.move(database.physicalName, server.adminUrl, clusterUrl(), () => this.options.store.markMoving(database.id));
-        await this.options.clusters.forRegion(database.region).auditCustomerRoles(database.physicalName);
-        fault('compute_deleting_after_move');
-        this.options.log.info(context, 'database moved back to its cluster');
-        return { databaseServer: null };
-      }
-      if (!database.deleted) {
-        // A move onto the instance that never finished may have left the cluster's copy paused.
-        await this.options.mover.resume(clusterUrl(), database.physicalName);
-      }
-      fault('compute_deleting_before_remove');
-      await this.options.driver.remove(instance.id);
-      this.options.log.info(context, 'compute instance terminated');
-      return { status: 'TERMINATED', server: null, databaseServer: database.deleted ? undefined : null, pendingDrop: null };
-    }
-    if (task.pendingDrop && task.dropAfter && task.dropAfter.getTime() <= Date.now()) {
-      // The copy a move left on the region's cluster (paused since), with the roles there.
-      await this.options.clusters.forRegion(database.region).dropDatabase(database.physicalName);
-      this.options.log.info(context, 'moved database’s old copy dropped');
-      return { pendingDrop: null };
-    }
-    switch (instance.status) {
-      case 'PENDING':
-        return { status: 'PROVISIONING' };
-      case 'PROVISIONING':
-        return this.orFail(task, 'provisioning', async () => {
-          const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
-          fault('compute_provisioning_before_move');
-          const { pausedAt } = await this.options.mover.move(database.physicalName, clusterUrl(), server.adminUrl, () => this.options.store.markMoving(database.id), {
-            targetShared: false,
-          });
-          await this.options.clusters.forDatabase({ region: database.region, instanceId: instance.id, server: server.address }).auditCustomerRoles(database.physicalName);
-          fault('compute_provisioning_after_move');
-          this.options.log.info({ ...context, pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');
-          return this.served(server, { status: 'READY', failure: null, pendingDrop: { copy: 'cluster', after: new Date(Date.now() + this.options.dropGraceMs) } });
-        });
-      case 'READY':
-        return instance.desiredInstanceType.id === instance.instanceType.id ? {} : { status: 'RESIZING' };
-      case 'RESIZING':
-        return this.orFail(task, 'resizing', async () => {
-          fault('compute_resizing_before_restart');
-          // Logins wait at the gateways for the restart instead of finding the server down.
-          if (database.server) await this.options.store.markMoving(database.id);
-          const server = await this.options.driver.restart(instance.id, instance.desiredInstanceType);
-          this.options.log.info({ ...context, type: instance.desiredInstanceType.id }, 'compute instance resized');
-          return this.served(server, { status: 'READY', instanceType: instance.desiredInstanceType, failure: null });
-        }, () => this.options.driver.restart(instance.id, instance.instanceType));
-      default:
+    const step = nextComputeStep(task, new Date(), this.options.maxAttempts);
+    switch (step.kind) {
+      case 'advance':
+        return { status: step.to };
+      case 'move-in':
+        return this.orFail(task, step.onFailure, 'provisioning', () => this.moveIn(task));
+      case 'resize':
+        return this.orFail(task, step.onFailure, 'resizing', () => this.resize(task), () => this.options.driver.restart(task.instance.id, task.instance.instanceType));
+      case 'move-back':
+        return this.moveBack(task);
+      case 'remove':
+        return this.remove(task, step.databaseLives);
+      case 'drop-old-copy':
+        return this.dropOldCopy(task);
+      case 'nothing':
         return {};
     }
+  }
+
+  private fault(step: string): void {
+    this.options.faultPoint?.(step);
+  }
+
+  private context({ instance, database }: ComputeTask): object {
+    return { instanceId: instance.id, databaseId: database.id, status: instance.status };
+  }
+
+  private clusterUrl(task: ComputeTask): string {
+    return this.options.clusterAdminUrl(task.database.region);
+  }
+
+  private async moveIn(task: ComputeTask): Promise<ComputeOutcome> {
+    const { instance, database } = task;
+    const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
+    this.fault('compute_provisioning_before_move');
+    const { pausedAt } = await this.options.mover.move(database.physicalName, this.clusterUrl(task), server.adminUrl, () => this.options.store.markMoving(database.id), {
+      targetShared: false,
+    });
+    await this.options.clusters.forDatabase({ region: database.region, instanceId: instance.id, server: server.address }).auditCustomerRoles(database.physicalName);
+    this.fault('compute_provisioning_after_move');
+    this.options.log.info({ ...this.context(task), pausedMs: Date.now() - pausedAt }, 'database moved onto its compute instance');
+    return this.served(server, { status: 'READY', failure: null, pendingDrop: { copy: 'cluster', after: new Date(Date.now() + this.options.dropGraceMs) } });
+  }
+
+  private async resize(task: ComputeTask): Promise<ComputeOutcome> {
+    const { instance, database } = task;
+    this.fault('compute_resizing_before_restart');
+    // Logins wait at the gateways for the restart instead of finding the server down.
+    if (database.server) await this.options.store.markMoving(database.id);
+    const server = await this.options.driver.restart(instance.id, instance.desiredInstanceType);
+    this.options.log.info({ ...this.context(task), type: instance.desiredInstanceType.id }, 'compute instance resized');
+    return this.served(server, { status: 'READY', instanceType: instance.desiredInstanceType, failure: null });
+  }
+
+  /** Back to the region's cluster with every row, before the server goes. The switch commits first (logins go back at once); removing the server is the next step. */
+  private async moveBack(task: ComputeTask): Promise<ComputeOutcome> {
+    const { instance, database } = task;
+    const server = await this.options.driver.ensureRunning(instance.id, instance.instanceType);
+    this.fault('compute_deleting_before_move');
+    await this.options.mover.move(database.physicalName, server.adminUrl, this.clusterUrl(task), () => this.options.store.markMoving(database.id));
+    await this.options.clusters.forRegion(database.region).auditCustomerRoles(database.physicalName);
+    this.fault('compute_deleting_after_move');
+    this.options.log.info(this.context(task), 'database moved back to its cluster');
+    return { databaseServer: null };
+  }
+
+  private async remove(task: ComputeTask, databaseLives: boolean): Promise<ComputeOutcome> {
+    // A move onto the instance that never finished may have left the cluster's copy paused.
+    if (databaseLives) await this.options.mover.resume(this.clusterUrl(task), task.database.physicalName);
+    this.fault('compute_deleting_before_remove');
+    await this.options.driver.remove(task.instance.id);
+    this.options.log.info(this.context(task), 'compute instance terminated');
+    return { status: 'TERMINATED', server: null, databaseServer: databaseLives ? null : undefined, pendingDrop: null };
+  }
+
+  /** The copy a move left on the region's cluster (paused since), with the roles there. */
+  private async dropOldCopy(task: ComputeTask): Promise<ComputeOutcome> {
+    await this.options.clusters.forRegion(task.database.region).dropDatabase(task.database.physicalName);
+    this.options.log.info(this.context(task), 'moved database’s old copy dropped');
+    return { pendingDrop: null };
   }
 
   private served(server: ComputeServer, outcome: ComputeOutcome): ComputeOutcome {
@@ -171,14 +203,20 @@ export class ComputeReconciler implements ComputeNudge {
   }
 
   /**
-   * Runs a step; after maxAttempts failures in a row it gives up: FAILED with the reason, after
-   * `recover` (a resize restarts the server as it was, so the database stays served).
+   * Runs a step; when its failure is to give up (nextComputeStep says when): FAILED with the
+   * reason, after `recover` (a resize restarts the server as it was, so the database stays served).
    */
-  private async orFail(task: ComputeTask, what: string, step: () => Promise<ComputeOutcome>, recover?: () => Promise<ComputeServer>): Promise<ComputeOutcome> {
+  private async orFail(
+    task: ComputeTask,
+    onFailure: OnFailure,
+    what: string,
+    step: () => Promise<ComputeOutcome>,
+    recover?: () => Promise<ComputeServer>,
+  ): Promise<ComputeOutcome> {
     try {
       return await step();
     } catch (error) {
-      if (task.attempts + 1 < (this.options.maxAttempts ?? 3)) throw error;
+      if (onFailure === 'retry') throw error;
       const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000);
       this.options.log.error({ instanceId: task.instance.id, err: error }, 'compute instance failed');
       if (!recover) return { status: 'FAILED', failure: reason };

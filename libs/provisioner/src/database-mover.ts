@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
 import { CREDENTIAL_ROLE_NAME } from '@platform/domain';
-import { databaseRoleNames, moverRoleName, scramVerifier, serviceRoleName, setDatabaseConnectionLimit } from '@platform/data-plane';
+import { assertPhysicalName, credentialRolesOf, databaseRoleNames, moverRoleName, scramVerifier, serviceRoleName, setDatabaseConnectionLimit } from '@platform/data-plane';
 import { planRestore } from './restore-plan.js';
+import { parseRoleSetting } from './role-settings.js';
+import { assertSameSchema } from './schema-comparison.js';
 
 /** pg_dump and pg_restore of the servers' own major version (tools/pg-client-tools.mjs puts them in place). */
 export interface ClientTools {
@@ -51,17 +53,6 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
 /** The database's own roles and its service role. */
 function ownRoles(physicalName: string): string[] {
   return [...Object.values(databaseRoleNames(physicalName)), serviceRoleName(physicalName)];
-}
-
-/** The roles of the database's credentials on a server: members of its roles named cred_. */
-async function credentialRolesOf(client: pg.Client, physicalName: string): Promise<string[]> {
-  const found = await client.query<{ rolname: string }>(
-    `select distinct member.rolname from pg_auth_members m
-       join pg_roles grp on grp.oid = m.roleid join pg_roles member on member.oid = m.member
-      where grp.rolname = any($1) and starts_with(member.rolname, 'cred_')`,
-    [ownRoles(physicalName)],
-  );
-  return found.rows.map((row) => row.rolname);
 }
 
 function isCredentialRole(name: string): boolean {
@@ -165,30 +156,6 @@ function run(tool: string, args: string[], url?: string): Promise<string> {
     child.once('error', fail);
     child.once('close', (code) => (code === 0 ? done(printed) : fail(new Error(`${tool.split('/').pop()} failed (${code}): ${errors.trim().slice(0, 1500)}`))));
   });
-}
-
-/** A schema as SQL, less what differs between two faithful copies: comments, blank lines, pg_dump's per-run restrict key. */
-function comparable(schema: string): string[] {
-  return schema.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--') && !/^\\(un)?restrict /.test(line));
-}
-
-/**
- * Refuses a restored schema that is not the source's. Customer code runs while the customer's
- * objects are restored, as the mover (it holds the owner role), before the platform's event
- * triggers are back: it could drop a tenant-aware table's policy, unforce row-level security, make
- * a function SECURITY DEFINER or create what the guards refuse. Anything it created is gone with
- * the mover's DROP OWNED; anything it changed shows here, and the move fails with the source kept.
- */
-function assertSameSchema(source: string, restored: string): void {
-  const [before, after] = [comparable(source), comparable(restored)];
-  const at = before.findIndex((line, index) => line !== after[index]);
-  const differs = at === -1 ? (after.length === before.length ? -1 : before.length) : at;
-  if (differs === -1) return;
-  const show = (line: string | undefined) => (line === undefined ? 'nothing' : `'${line.slice(0, 200)}'`);
-  throw new Error(
-    `the restored schema differs from the source's (code of the database ran while it was restored and changed it): ` +
-      `at line ${differs + 1}, the source has ${show(before[differs])}, the copy ${show(after[differs])}`,
-  );
 }
 
 /**
@@ -302,7 +269,7 @@ export class DatabaseMover {
 
   /** Refuses every new session of the database but superusers', and ends those it has. */
   async pause(adminUrl: string, physicalName: string): Promise<void> {
-    databaseRoleNames(physicalName);
+    assertPhysicalName(physicalName);
     await withClient(adminUrl, async (admin) => {
       await admin.query(`alter database ${physicalName} connection limit 0`);
       await admin.query(`select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [physicalName]);
@@ -311,7 +278,7 @@ export class DatabaseMover {
 
   /** Lets sessions in again (a move that failed, or a database that stays where it is), up to `limit`. */
   async resume(adminUrl: string, physicalName: string, limit = this.connectionLimit): Promise<void> {
-    databaseRoleNames(physicalName);
+    assertPhysicalName(physicalName);
     await withClient(adminUrl, async (admin) => {
       const found = await admin.query(`select 1 from pg_database where datname = $1`, [physicalName]);
       if (found.rowCount) await setDatabaseConnectionLimit(admin, physicalName, limit);
@@ -360,8 +327,7 @@ export class DatabaseMover {
       await target.query(`alter role ${id(role.rolname)} ${attributes.join(' ')}`);
       await target.query(`alter role ${id(role.rolname)} reset all`);
       for (const setting of role.settings ?? []) {
-        const [, name, value] = /^([A-Za-z_][A-Za-z0-9_.]*)=(.*)$/s.exec(setting) ?? [];
-        if (name === undefined) throw new Error(`unexpected setting of role ${role.rolname}: ${setting.slice(0, 100)}`);
+        const { name, value } = parseRoleSetting(role.rolname, setting);
         await target.query(`alter role ${id(role.rolname)} set ${name} to ${target.escapeLiteral(value)}`);
       }
     }

@@ -1,5 +1,5 @@
 export { PgClusterDirectory, PgClusterDriver, type RoleRepairLog } from './cluster-driver.js';
-export { Reconciler, type ReconcilerOptions } from './reconciler.js';
+export { DatabaseReconciler, type DatabaseReconcilerOptions } from './database-reconciler.js';
 export { ObserverSampler, type ObserverSamplerOptions } from './observer-sampler.js';
 export { ComputeReconciler, type ComputeReconcilerOptions } from './compute-reconciler.js';
 export { DatabaseMover, type ClientTools } from './database-mover.js';

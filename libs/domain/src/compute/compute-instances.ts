@@ -56,8 +56,8 @@ export interface ComputeInstanceRepository {
   markDeleting(databaseId: string, id: string): Promise<ComputeInstance | null>;
 }
 
-/** Wakes whatever moves instances toward their desired state. */
-export interface ComputeReconciler {
+/** Wakes whatever moves instances toward their desired state (the provisioner's ComputeReconciler). */
+export interface ComputeProvisioner {
   nudge(): void;
 }
 

@@ -88,13 +88,13 @@ describe('compute use cases', () => {
   let p: ReturnType<typeof fakePlatform>;
   let instances: FakeInstances;
   let nudges: number;
-  let deps: ReturnType<typeof fakePlatform>['deps'] & { computeInstances: FakeInstances; computeCatalog: readonly ComputeType[]; computeReconciler: { nudge(): void } };
+  let deps: ReturnType<typeof fakePlatform>['deps'] & { computeInstances: FakeInstances; computeCatalog: readonly ComputeType[]; computeProvisioner: { nudge(): void } };
 
   beforeEach(() => {
     p = fakePlatform();
     instances = new FakeInstances();
     nudges = 0;
-    deps = { ...p.deps, computeInstances: instances, computeCatalog: DEFAULT_COMPUTE_TYPES, computeReconciler: { nudge: () => void nudges++ } };
+    deps = { ...p.deps, computeInstances: instances, computeCatalog: DEFAULT_COMPUTE_TYPES, computeProvisioner: { nudge: () => void nudges++ } };
   });
 
   it('lists the catalog to members of the workspace only, and refuses user tokens', async () => {

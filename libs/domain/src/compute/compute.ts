@@ -5,14 +5,14 @@ import type { Database, Principal } from '../model.js';
 import type { DatabasePath } from '../paths.js';
 import { getDatabase, type DatabaseDeps } from '../use-cases/databases.js';
 import { getWorkspace } from '../use-cases/workspaces.js';
-import { INSTANCE_NAME_MAX_LENGTH, type ComputeInstance, type ComputeInstanceRepository, type ComputeReconciler, type InstanceWindow } from './compute-instances.js';
+import { INSTANCE_NAME_MAX_LENGTH, type ComputeInstance, type ComputeInstanceRepository, type ComputeProvisioner, type InstanceWindow } from './compute-instances.js';
 import { resolveComputeType, type ComputeType } from './compute-types.js';
 
 export interface ComputeDeps extends DatabaseDeps {
   computeInstances: ComputeInstanceRepository;
   /** The compute types every workspace may use; empty when the platform runs no dedicated compute. */
   computeCatalog: readonly ComputeType[];
-  computeReconciler: ComputeReconciler;
+  computeProvisioner: ComputeProvisioner;
 }
 
 /** An instance with the database it serves. */
@@ -68,7 +68,7 @@ export async function createComputeInstance(
     throw new ConflictError('database_not_ready', `Database '${database.name}' is ${database.status}, not READY yet`);
   }
   const instance = await deps.computeInstances.create({ id: randomUUID(), databaseId: database.id, name: input.instanceName, type });
-  deps.computeReconciler.nudge();
+  deps.computeProvisioner.nudge();
   return { database, instance };
 }
 
@@ -114,7 +114,7 @@ export async function updateComputeInstance(
   if (instance.status === 'FAILED' && desiredType && desiredType.id !== instance.desiredInstanceType.id) throw notChangeable();
   const updated = await deps.computeInstances.update(database.id, id, { name: input.instanceName, desiredType });
   if (!updated) throw notChangeable();
-  if (desiredType) deps.computeReconciler.nudge();
+  if (desiredType) deps.computeProvisioner.nudge();
   return { database, instance: updated };
 }
 
@@ -127,6 +127,6 @@ export async function deleteComputeInstance(deps: ComputeDeps, caller: Principal
   const { database } = await getComputeInstance(deps, caller, path, id);
   const instance = await deps.computeInstances.markDeleting(database.id, id);
   if (!instance) throw instanceNotFound(id);
-  deps.computeReconciler.nudge();
+  deps.computeProvisioner.nudge();
   return { database, instance };
 }

@@ -17,6 +17,7 @@ import {
   type ServerAddress,
 } from '@platform/domain';
 import { isUniqueViolation } from '../errors.js';
+import { claimWithBackoff, type BackoffOptions } from './claim-with-backoff.js';
 
 interface InstanceRow {
   id: string;
@@ -131,8 +132,8 @@ export class SqlComputeInstances implements ComputeInstanceRepository {
   }
 }
 
-const RETRY_BASE_MS = 1_000;
-const RETRY_MAX_MS = 30_000;
+/** The longest wait between two attempts at one instance. */
+const RETRY_CAP_MS = 30_000;
 
 /**
  * Claims instances that need work with FOR UPDATE SKIP LOCKED (several API replicas share the
@@ -140,58 +141,61 @@ const RETRY_MAX_MS = 30_000;
  * a step that throws leaves the row as it was, with a retry time.
  */
 export class SqlComputeStore implements ComputeStore {
+  private readonly backoff: BackoffOptions;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.backoff = {
+      orm,
+      clock,
+      table: 'compute_instances',
+      retryCapMs: RETRY_CAP_MS,
+      // A move that failed resumed its source: logins need not wait for it.
+      onFailure: (id) =>
+        orm.em.getConnection().execute(`update databases set moving_since = null where id = (select database_id from compute_instances where id = ?)`, [id], 'run').then(() => undefined),
+    };
+  }
 
   async claim(work: (task: ComputeTask) => Promise<ComputeOutcome>, options: { instanceId?: string } = {}): Promise<boolean> {
-    const em = this.orm.em.fork();
-    let claimedId: string | null = null;
-    try {
-      await em.transactional(async (tx) => {
-        const connection = tx.getConnection();
-        const ctx = tx.getTransactionContext();
-        const [row] = await connection.execute<(InstanceRow & { physical_name: string; region: Region; db_deleted: Date | null; server_host: string | null; server_port: number | null })[]>(
-          `select i.${COLUMNS.split(', ').join(', i.')}, d.physical_name, d.region, d.deleted as db_deleted, d.server_host, d.server_port
-           from compute_instances i join databases d on d.id = i.database_id
-           where (?::uuid is null or i.id = ?::uuid)
-             and (i.status in ('PENDING', 'PROVISIONING', 'RESIZING', 'DELETING')
-               or (i.status = 'READY' and i.desired_type ->> 'id' <> i.instance_type ->> 'id')
-               or (i.status in ${LIVE} and d.deleted is not null and i.status <> 'DELETING')
-               or (i.pending_drop is not null and i.drop_after <= ?))
-             and (i.next_attempt_at is null or i.next_attempt_at <= ?)
-           order by i.updated limit 1
-           for update of i skip locked`,
-          [options.instanceId ?? null, options.instanceId ?? null, this.clock.now(), this.clock.now()],
-          'all',
-          ctx,
-        );
-        if (!row) return;
-        claimedId = row.id;
-        const task: ComputeTask = {
-          instance: toInstance(row),
-          database: {
-            id: row.database_id,
-            physicalName: row.physical_name,
-            region: row.region,
-            deleted: row.db_deleted !== null,
-            server: row.server_host && row.server_port ? { host: row.server_host, port: row.server_port } : null,
-          },
-          server: row.host && row.port ? { host: row.host, port: row.port } : null,
-          pendingDrop: row.pending_drop,
-          dropAfter: row.drop_after === null ? null : date(row.drop_after),
-          attempts: row.attempts,
-        };
-        const outcome = await work(task);
-        await this.persist(connection, ctx, task, outcome);
-      });
-    } catch (error) {
-      if (!claimedId) throw error;
-      await this.recordFailure(claimedId, error);
-      throw error;
-    }
-    return claimedId !== null;
+    return claimWithBackoff(this.backoff, async (tx, claimed) => {
+      const connection = tx.getConnection();
+      const ctx = tx.getTransactionContext();
+      const [row] = await connection.execute<(InstanceRow & { physical_name: string; region: Region; db_deleted: Date | null; server_host: string | null; server_port: number | null })[]>(
+        `select i.${COLUMNS.split(', ').join(', i.')}, d.physical_name, d.region, d.deleted as db_deleted, d.server_host, d.server_port
+         from compute_instances i join databases d on d.id = i.database_id
+         where (?::uuid is null or i.id = ?::uuid)
+           and (i.status in ('PENDING', 'PROVISIONING', 'RESIZING', 'DELETING')
+             or (i.status = 'READY' and i.desired_type ->> 'id' <> i.instance_type ->> 'id')
+             or (i.status in ${LIVE} and d.deleted is not null and i.status <> 'DELETING')
+             or (i.pending_drop is not null and i.drop_after <= ?))
+           and (i.next_attempt_at is null or i.next_attempt_at <= ?)
+         order by i.updated limit 1
+         for update of i skip locked`,
+        [options.instanceId ?? null, options.instanceId ?? null, this.clock.now(), this.clock.now()],
+        'all',
+        ctx,
+      );
+      if (!row) return;
+      claimed(row.id);
+      const task: ComputeTask = {
+        instance: toInstance(row),
+        database: {
+          id: row.database_id,
+          physicalName: row.physical_name,
+          region: row.region,
+          deleted: row.db_deleted !== null,
+          server: row.server_host && row.server_port ? { host: row.server_host, port: row.server_port } : null,
+        },
+        server: row.host && row.port ? { host: row.host, port: row.port } : null,
+        pendingDrop: row.pending_drop,
+        dropAfter: row.drop_after === null ? null : date(row.drop_after),
+        attempts: row.attempts,
+      };
+      const outcome = await work(task);
+      await this.persist(connection, ctx, task, outcome);
+    });
   }
 
   private async persist(connection: ReturnType<MikroORM['em']['getConnection']>, ctx: Transaction | undefined, task: ComputeTask, outcome: ComputeOutcome): Promise<void> {
@@ -252,19 +256,5 @@ export class SqlComputeStore implements ComputeStore {
     );
     const live = new Set(rows.map((row) => row.id));
     return ids.filter((id) => !live.has(id));
-  }
-
-  private async recordFailure(id: string, error: unknown): Promise<void> {
-    const message = error instanceof Error ? error.message.slice(0, 2000) : String(error).slice(0, 2000);
-    // A move that failed resumed its source: logins need not wait for it.
-    await this.orm.em
-      .getConnection()
-      .execute(`update databases set moving_since = null where id = (select database_id from compute_instances where id = ?)`, [id]);
-    await this.orm.em.getConnection().execute(
-      `update compute_instances set attempts = attempts + 1, last_error = ?,
-         next_attempt_at = ?::timestamptz + least(?::integer, ?::integer * power(2, attempts)::integer) * interval '1 millisecond'
-       where id = ?`,
-      [message, this.clock.now(), RETRY_MAX_MS, RETRY_BASE_MS, id],
-    );
   }
 }

@@ -181,6 +181,14 @@ describe('MikroProvisioningStore', function () {
     after = await row(database.id);
     expect(after.attempts).to.equal(13);
     expect(after.next_attempt_at!.getTime()).to.equal(clock.now().getTime() + 60_000);
+
+    // Hours of failures: the doubling must not overflow, or the failure would go unrecorded.
+    await query(cp.url, 'update databases set attempts = 40 where id = $1', [database.id]);
+    clock.advance(60_000);
+    await rejection(store.claim(fail('hours')));
+    after = await row(database.id);
+    expect(after).to.deep.include({ attempts: 41, last_error: 'hours' });
+    expect(after.next_attempt_at!.getTime()).to.equal(clock.now().getTime() + 60_000);
   });
 
   it('a failing database does not block the others', async function () {

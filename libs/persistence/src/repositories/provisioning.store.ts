@@ -4,48 +4,45 @@ import { nextProvisioningStatus, type Clock, type ProvisioningStore, type Provis
 import { DatabaseEntity, type DatabaseRow } from '../entities/database.entity.js';
 import { WorkspaceEntity } from '../entities/workspace.entity.js';
 import { toDatabase, toWorkspace } from './mappers.js';
+import { claimWithBackoff, type BackoffOptions } from './claim-with-backoff.js';
 
-const RETRY_BASE_MS = 1_000;
-const RETRY_MAX_MS = 60_000;
+/** The longest wait between two attempts at one database. */
+const RETRY_CAP_MS = 60_000;
 
 /**
  * Claims databases that need provisioning work with FOR UPDATE SKIP LOCKED, so several API
  * replicas can run provisioners against one control plane without doing the same work twice.
  */
 export class MikroProvisioningStore implements ProvisioningStore {
+  private readonly backoff: BackoffOptions;
+
   constructor(
-    private readonly orm: MikroORM,
+    orm: MikroORM,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.backoff = { orm, clock, table: 'databases', retryCapMs: RETRY_CAP_MS };
+  }
 
   async claim(work: (task: ProvisioningTask) => Promise<void>, options: { databaseId?: string } = {}): Promise<boolean> {
-    const em = this.orm.em.fork();
-    let claimed: DatabaseRow | null = null;
-    try {
-      await em.transactional(async (tx) => {
-        claimed = await this.lockNext(tx, options.databaseId);
-        if (!claimed) return;
-        const workspace = toWorkspace(await tx.findOneOrFail(WorkspaceEntity, claimed.workspace.id));
-        const database = toDatabase(claimed, workspace);
-        if (claimed.deleted) {
-          await work({ kind: 'drop', database });
-          claimed.dropped = this.clock.now();
-        } else {
-          const to = nextProvisioningStatus(claimed.status);
-          if (!to) return;
-          await work({ kind: 'advance', database, to });
-          claimed.status = to;
-        }
-        claimed.lastError = null;
-        claimed.attempts = 0;
-        claimed.nextAttemptAt = null;
-      });
-    } catch (error) {
-      if (!claimed) throw error;
-      await this.recordFailure((claimed as DatabaseRow).id, error);
-      throw error;
-    }
-    return claimed !== null;
+    return claimWithBackoff(this.backoff, async (tx, claimedId) => {
+      const claimed = await this.lockNext(tx, options.databaseId);
+      if (!claimed) return;
+      claimedId(claimed.id);
+      const workspace = toWorkspace(await tx.findOneOrFail(WorkspaceEntity, claimed.workspace.id));
+      const database = toDatabase(claimed, workspace);
+      if (claimed.deleted) {
+        await work({ kind: 'drop', database });
+        claimed.dropped = this.clock.now();
+      } else {
+        const to = nextProvisioningStatus(claimed.status);
+        if (!to) return;
+        await work({ kind: 'advance', database, to });
+        claimed.status = to;
+      }
+      claimed.lastError = null;
+      claimed.attempts = 0;
+      claimed.nextAttemptAt = null;
+    });
   }
 
   private async lockNext(tx: EntityManager, databaseId: string | undefined): Promise<DatabaseRow | null> {
@@ -73,16 +70,5 @@ export class MikroProvisioningStore implements ProvisioningStore {
         orderBy: { created: 'asc' },
       },
     );
-  }
-
-  private async recordFailure(databaseId: string, error: unknown): Promise<void> {
-    const em = this.orm.em.fork();
-    const row = await em.findOne(DatabaseEntity, databaseId);
-    if (!row) return;
-    row.attempts += 1;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (row.attempts - 1));
-    row.nextAttemptAt = new Date(this.clock.now().getTime() + delay);
-    row.lastError = error instanceof Error ? error.message.slice(0, 2000) : String(error).slice(0, 2000);
-    await em.flush();
   }
 }

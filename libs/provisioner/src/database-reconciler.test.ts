@@ -9,7 +9,7 @@ import { databaseExists, deferred, eventually, FakeClock, query, startTestPostgr
 import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory } from './cluster-driver.js';
-import { Reconciler, type ReconcilerOptions } from './reconciler.js';
+import { DatabaseReconciler, type DatabaseReconcilerOptions } from './database-reconciler.js';
 
 const TOKENS = { issuer: 'http://oauth.test', audience: 'http://api.test' };
 const SERVED: readonly Region[] = ['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1'];
@@ -67,14 +67,14 @@ function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: ()
   };
 }
 
-describe('Reconciler', function () {
+describe('DatabaseReconciler', function () {
   let postgres: TestPostgres;
   let cp: TestControlPlane;
   let clusters: PgClusterDirectory;
   let clock: FakeClock;
   let store: MikroProvisioningStore;
   let workspace: Workspace;
-  const reconcilers: Reconciler[] = [];
+  const reconcilers: DatabaseReconciler[] = [];
   const physicalNames: string[] = [];
 
   before(async function () {
@@ -112,8 +112,8 @@ describe('Reconciler', function () {
     await postgres?.stop();
   });
 
-  function reconciler(options: Partial<ReconcilerOptions> = {}): Reconciler {
-    const created = new Reconciler({ store, clusters, intervalMs: 25, log: memoryLog().log, ...options });
+  function reconciler(options: Partial<DatabaseReconcilerOptions> = {}): DatabaseReconciler {
+    const created = new DatabaseReconciler({ store, clusters, intervalMs: 25, log: memoryLog().log, ...options });
     reconcilers.push(created);
     return created;
   }

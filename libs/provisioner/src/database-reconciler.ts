@@ -1,7 +1,7 @@
 import type { ClusterDirectory, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
 import { NudgedLoop } from './nudged-loop.js';
 
-export interface ReconcilerOptions {
+export interface DatabaseReconcilerOptions {
   store: ProvisioningStore;
   clusters: ClusterDirectory;
   intervalMs: number;
@@ -18,10 +18,10 @@ export interface ReconcilerOptions {
  * the claim, so a crash at any point leaves a row that the next pass (here or on any replica)
  * picks up again, and a re-run of a step finds its work already done.
  */
-export class Reconciler implements Provisioner {
+export class DatabaseReconciler implements Provisioner {
   private readonly loop: NudgedLoop;
 
-  constructor(private readonly options: ReconcilerOptions) {
+  constructor(private readonly options: DatabaseReconcilerOptions) {
     const workers = () => Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain());
     this.loop = new NudgedLoop(() => Promise.all(workers()).then(() => undefined), options.intervalMs);
   }
