@@ -13,7 +13,7 @@ import {
   type ServerAddress,
 } from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
-import { NudgedLoop } from './nudged-loop.js';
+import { LoopedWork } from './nudged-loop.js';
 
 export interface ComputeReconcilerOptions {
   store: ComputeStore;
@@ -53,44 +53,19 @@ function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> 
  * longer run (after a restart of the platform), and removes the files of instances the control
  * plane has forgotten.
  */
-export class ComputeReconciler implements ComputeProvisioner {
-  private readonly loop: NudgedLoop;
-
+export class ComputeReconciler extends LoopedWork implements ComputeProvisioner {
   constructor(private readonly options: ComputeReconcilerOptions) {
-    this.loop = new NudgedLoop(() => this.pass(), options.intervalMs);
+    super(options.intervalMs);
   }
 
-  private get stopped(): boolean {
-    return this.loop.isStopped;
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  nudge(): void {
-    this.loop.nudge();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     try {
       await this.supervise();
       await this.sweep();
     } catch (error) {
       this.options.log.error({ err: error }, 'compute supervision failed; it will be retried');
     }
-    while (!this.stopped) {
-      try {
-        if (!(await this.options.store.claim((task) => this.perform(task)))) return;
-      } catch (error) {
-        this.options.log.error({ err: error }, 'compute step failed; it will be retried');
-        return;
-      }
-    }
+    await this.drain(() => this.options.store.claim((task) => this.perform(task)), this.options.log, 'compute step failed; it will be retried');
   }
 
   /** Starts the servers of READY instances that run nowhere (a server answering its port runs somewhere). */

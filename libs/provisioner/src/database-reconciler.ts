@@ -1,5 +1,5 @@
 import type { ClusterDirectory, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
-import { NudgedLoop } from './nudged-loop.js';
+import { LoopedWork } from './nudged-loop.js';
 
 export interface DatabaseReconcilerOptions {
   store: ProvisioningStore;
@@ -18,24 +18,16 @@ export interface DatabaseReconcilerOptions {
  * the claim, so a crash at any point leaves a row that the next pass (here or on any replica)
  * picks up again, and a re-run of a step finds its work already done.
  */
-export class DatabaseReconciler implements Provisioner {
-  private readonly loop: NudgedLoop;
-
+export class DatabaseReconciler extends LoopedWork implements Provisioner {
   constructor(private readonly options: DatabaseReconcilerOptions) {
-    const workers = () => Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain());
-    this.loop = new NudgedLoop(() => Promise.all(workers()).then(() => undefined), options.intervalMs);
+    super(options.intervalMs);
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  nudge(): void {
-    this.loop.nudge();
+  protected async pass(): Promise<void> {
+    const claim = () => this.options.store.claim((task) => this.perform(task));
+    await Promise.all(
+      Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain(claim, this.options.log, 'provisioning step failed; it will be retried')),
+    );
   }
 
   /** Drops a deleted database now; a failure is logged and left to the retrying loop. */
@@ -44,21 +36,6 @@ export class DatabaseReconciler implements Provisioner {
       await this.options.store.claim((task) => this.perform(task), { databaseId });
     } catch (error) {
       this.options.log.error({ err: error, databaseId }, 'drop failed; it will be retried');
-    }
-  }
-
-  /**
-   * Works until nothing is claimable. A failure ends this pass: the failed row backs off (so it
-   * does not block the others next pass), and an unreachable control plane is not hammered.
-   */
-  private async drain(): Promise<void> {
-    while (!this.loop.isStopped) {
-      try {
-        if (!(await this.options.store.claim((task) => this.perform(task)))) return;
-      } catch (error) {
-        this.options.log.error({ err: error }, 'provisioning step failed; it will be retried');
-        return;
-      }
     }
   }
 

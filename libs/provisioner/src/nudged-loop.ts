@@ -51,3 +51,46 @@ export class NudgedLoop {
     });
   }
 }
+
+/** Work a NudgedLoop runs: `start`, `stop` and `nudge` are the loop's; a subclass says what a pass does. */
+export abstract class LoopedWork {
+  private readonly loop: NudgedLoop;
+
+  protected constructor(intervalMs: number) {
+    this.loop = new NudgedLoop(() => this.pass(), intervalMs);
+  }
+
+  protected abstract pass(): Promise<void>;
+
+  protected get stopped(): boolean {
+    return this.loop.isStopped;
+  }
+
+  /**
+   * Claims and works until nothing is claimable or the loop stops. A failure ends this pass, logged
+   * as `failed`: the failed row backs off (so it does not block the others next pass), and an
+   * unreachable control plane is not hammered.
+   */
+  protected async drain(claim: () => Promise<boolean>, log: { error(obj: object, msg: string): void }, failed: string): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!(await claim())) return;
+      } catch (error) {
+        log.error({ err: error }, failed);
+        return;
+      }
+    }
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  nudge(): void {
+    this.loop.nudge();
+  }
+}
