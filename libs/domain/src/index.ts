@@ -1,42 +1,156 @@
-export * from './errors.js';
-export * from './account-rules.js';
-export * from './database-name.js';
-export * from './database-status.js';
-export * from './workspace-slug.js';
-export * from './regions.js';
-export * from './cancel-slots.js';
-export * from './model.js';
-export * from './ports.js';
-export * from './use-cases/workspaces.js';
-export * from './use-cases/invitations.js';
-export * from './use-cases/databases.js';
-export * from './data-plane.js';
-export * from './sign-in-throttling.js';
-export * from './authorization.js';
-export * from './paths.js';
-export * from './use-cases/database-access.js';
-export * from './use-cases/membership.js';
-export * from './use-cases/tenants.js';
-export * from './use-cases/users.js';
-export * from './use-cases/clients.js';
-export * from './oauth-ports.js';
-export * from './oauth-errors.js';
-export * from './client-id.js';
-export * from './use-cases/developers.js';
-export * from './use-cases/grants.js';
-export * from './use-cases/sign-in-and-authorize.js';
-export * from './credential-ports.js';
-export * from './use-cases/credentials.js';
-export * from './insights/latency-histogram.js';
-export * from './insights/query-performance.js';
-export * from './insights/observer.js';
-export * from './sso/sso-ports.js';
-export * from './sso/registrations.js';
-export * from './sso/sso-sign-in.js';
-export * from './client-address-key.js';
-export * from './paging.js';
-export * from './compute/compute-types.js';
-export * from './compute/compute-instances.js';
-export * from './compute/compute-step.js';
-export * from './compute/compute.js';
-export * from './uuid.js';
+/*
+ * The public face of the domain: exactly the names another project imports from
+ * '@platform/domain', and nothing else. Names only the domain's own files use stay unexported, so
+ * a helper can change without anyone outside noticing. To let another project use a name, add it
+ * to its group below, from the file that defines it (types with `export type`).
+ */
+
+// Errors: a kind each transport maps to a status, and a stable code clients branch on.
+export {
+  BadGatewayError, ConflictError, DomainError, ForbiddenError, NotFoundError, RateLimitedError,
+  UnauthenticatedError, UnavailableError, ValidationError,
+} from './errors.js';
+export type { ErrorKind } from './errors.js';
+
+// What people type and what things are named: each rule kept once, imported by route schemas and stores.
+export {
+  EMAIL_MAX_LENGTH, EMAIL_PATTERN, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PERSON_NAME_MAX_LENGTH,
+  TENANT_NAME_MAX_LENGTH, WORKSPACE_NAME_MAX_LENGTH,
+} from './account-rules.js';
+export { DATABASE_NAME_MAX_LENGTH, DATABASE_NAME_PATTERN } from './database-name.js';
+export {
+  WORKSPACE_SLUG_MAX_LENGTH, WORKSPACE_SLUG_MIN_LENGTH, WORKSPACE_SLUG_PATTERN,
+} from './workspace-slug.js';
+export { CLIENT_ID_MAX_LENGTH, CLIENT_ID_PATTERN, newClientId } from './client-id.js';
+export { isUuid } from './uuid.js';
+
+// The model: entities, the callers a token stands for, and the paths that address a database or a tenant.
+export { physicalDatabaseName } from './model.js';
+export type {
+  Database, Developer, DeveloperPrincipal, LoginResult, ManagementPrincipal, OAuthClient, OAuthClientType,
+  Principal, Tenant, User, Workspace,
+} from './model.js';
+export type { DatabasePath, TenantPath } from './paths.js';
+export { requireManagement } from './authorization.js';
+
+// Control-plane ports adapters implement: repositories, provisioning, clusters, signing keys, the clock.
+export { systemClock } from './ports.js';
+export type {
+  Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseRepository, DeveloperRepository,
+  OAuthClientRepository, Provisioner, ProvisioningStore, ProvisioningTask, Repositories, SecretSealer,
+  SigningKeyRecord, SigningKeyRepository, StoredPrivateKey, TokenVerifier, WorkspaceInvitation,
+  WorkspaceInvitationRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole,
+} from './ports.js';
+
+// Developer accounts, workspaces, their members and invitations.
+export { signUpDeveloper } from './use-cases/developers.js';
+export {
+  WORKSPACE_ROLES, bootstrapDeveloper, changeMemberRole, createWorkspace, currentDeveloper, getWorkspace,
+  listMembers, listWorkspaces, removeMember,
+} from './use-cases/workspaces.js';
+export {
+  INVITATIONS_PER_WORKSPACE, INVITATION_TTL_DAYS, INVITED_ROLE, acceptInvitation, declineInvitation,
+  inviteMember, listInvitations, listMyInvitations, revokeInvitation,
+} from './use-cases/invitations.js';
+
+// Databases, the regions they live in, and the status a provisioner moves them to next.
+export { REGIONS, regionId } from './regions.js';
+export type { Region } from './regions.js';
+export { DATABASE_STATUSES, nextProvisioningStatus } from './database-status.js';
+export {
+  createDatabase, deleteDatabase, getDatabase, listDatabases, listRegions, renameDatabase,
+} from './use-cases/databases.js';
+export type { DatabaseDeps, ProvisioningDeps } from './use-cases/databases.js';
+
+// Each database's data plane: its tenants and users, their sessions, and throttled password sign-in.
+export { TENANT_CONTEXT_SETTING } from './data-plane.js';
+export type {
+  DataPlane, DataPlaneRepositories, DatabaseLocator, ExternalIdentity, MemberReader, NewIdentityUser, NewUser,
+  PasswordHasher, SessionRepository, TenantRepository, UserPatch, UserRepository, UserTokenIssuer,
+} from './data-plane.js';
+export { signInWait } from './sign-in-throttling.js';
+export type {
+  FailureCount, LoginThrottle, SignInFailureStore, SignInOutcome, SignInPolicy, SignInSubject,
+} from './sign-in-throttling.js';
+export { addressKey } from './client-address-key.js';
+export { createTenant, deleteTenant, getTenant, listTenants, renameTenant } from './use-cases/tenants.js';
+export {
+  createUserWithSession, currentUser, getDatabaseUser, getTenantUser, linkUser, listTenantUsers,
+  listUserTenants, signIn, signOut, signUp, unlinkUser, updateDatabaseUser,
+} from './use-cases/users.js';
+export type { SignInDeps } from './use-cases/users.js';
+
+// OAuth: clients, grants, the tokens they issue, and the errors of the token endpoint.
+export { API_SCOPES } from './oauth-ports.js';
+export type {
+  AccessTokenClaims, AccessTokens, AuthorizationCodeGrant, ClientLookup, CodeRedemption, GrantSettings,
+  GrantStore, PublicKeySet, RefreshTokenRecord, RevocationList, TokenFamily, TokenScope,
+} from './oauth-ports.js';
+export { OAUTH_ERROR_CODES, OAuthError } from './oauth-errors.js';
+export { deleteClient, listClients, registerClient, rotateClientSecret } from './use-cases/clients.js';
+export type { ClientDeps, ClientSecrets } from './use-cases/clients.js';
+export {
+  authenticateClient, checkAuthorizationRequest, clientCredentialsTokens, exchangeAuthorizationCode,
+  introspectToken, refreshTokens, revokeToken,
+} from './use-cases/grants.js';
+export type { AuthorizationCheck, IssuedTokens } from './use-cases/grants.js';
+export { signInAndAuthorize } from './use-cases/sign-in-and-authorize.js';
+
+// Database credentials: the login roles a developer creates and the routes the gateway connects through.
+export { CREDENTIAL_ROLE_NAME, CREDENTIAL_ROLE_PREFIX, ROLE_NAME_MAX_LENGTH } from './credential-ports.js';
+export type {
+  ConnectionRoute, ConnectionRoutes, Credential, CredentialRepository, LoginRoles, NewCredential,
+} from './credential-ports.js';
+export { createCredential, deleteCredential, listCredentials } from './use-cases/credentials.js';
+export type { CredentialDeps } from './use-cases/credentials.js';
+
+// Query insights: latency histograms, per-minute samples, the observer's view of each cluster, retention.
+export { LatencyHistogram } from './insights/latency-histogram.js';
+export { DEFAULT_INSIGHTS_RETENTION, GRANULARITIES, queryPerformance } from './insights/query-performance.js';
+export type {
+  Granularity, InsightsBucket, InsightsDeps, InsightsRetention, InsightsStore, QueryMinute, QueryMinuteSink,
+  QueryPerformance,
+} from './insights/query-performance.js';
+export type {
+  ClusterActivity, ObservedDatabase, ObserverMinute, ObserverStore,
+} from './insights/observer.js';
+
+// Single sign-on: registrations of OpenID providers, the login and its callback, and their ports.
+export type {
+  AuthorizationStart, NewSsoRegistration, OidcIdentity, OidcRelyingParty, PendingSsoLogin, ProviderMetadata,
+  SsoLoginStateStore, SsoRegistration, SsoRegistrationRepository,
+} from './sso/sso-ports.js';
+export {
+  deleteSsoProvider, getSsoProvider, listDatabaseSsoProviders, listTenantSsoProviders, registerSsoProvider,
+  updateSsoProvider,
+} from './sso/registrations.js';
+export type { SsoRegistrationInput } from './sso/registrations.js';
+export { finishSsoLogin, ssoLocations, startSsoLogin } from './sso/sso-sign-in.js';
+export type { SsoLocation, SsoSignInDeps } from './sso/sso-sign-in.js';
+
+// Compute instances: types, their lifecycle, the step a reconciler takes next, and their cancel slots.
+export {
+  DEFAULT_COMPUTE_TYPES, assertCatalog, computeType, serverSettings,
+} from './compute/compute-types.js';
+export type { ComputeType } from './compute/compute-types.js';
+export {
+  COMPUTE_INSTANCE_STATUSES, INSTANCE_NAME_MAX_LENGTH, LIVE_COMPUTE_STATUSES,
+} from './compute/compute-instances.js';
+export type {
+  ComputeDriver, ComputeInstance, ComputeInstanceRepository, ComputeInstanceStatus, ComputeOutcome,
+  ComputeProvisioner, ComputeServer, ComputeStore, ComputeTask, InstanceWindow, ServerAddress,
+} from './compute/compute-instances.js';
+export { nextComputeStep } from './compute/compute-step.js';
+export type { OnFailure } from './compute/compute-step.js';
+export {
+  canExpand, createComputeInstance, deleteComputeInstance, getComputeInstance, listComputeInstances,
+  listComputeTypes, updateComputeInstance,
+} from './compute/compute.js';
+export type { ComputeDeps } from './compute/compute.js';
+export { INSTANCE_CANCEL_SLOTS } from './cancel-slots.js';
+
+// Paging of lists: page sizes, cursors and keyed pages.
+export {
+  PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, byCreated, firstPage, invalidCursor, keyedPageOf, pageByKey, pageOf,
+} from './paging.js';
+export type { Page, PageKey, PageRequest } from './paging.js';
