@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: the limits are PostgreSQL's own (role settings, a database's CONNECTION LIMIT), so it runs against a real server.
 import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
+import { createCredentialRole, credentialRoleName, dropDatabaseRoles } from './credential-roles.js';
 import { applyDatabaseLimits, DATABASE_LIMIT_DEFAULTS, setDatabaseConnectionLimit, type CredentialSessionLimits, type DatabaseLimits } from './database-limits.js';
 import { databaseRoleNames } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn, dropCredentialDatabase } from './scratch-data-plane.test.js';
 
 describe('database and credential limits', function () {
   let postgres: TestPostgres;
@@ -38,12 +38,7 @@ describe('database and credential limits', function () {
   });
 
   after(async function () {
-    for (const role of credentials) await dropCredentialRole(admin, database, { physicalName: name, roleName: role });
-    await database?.end();
-    await dropScratchDatabase(postgres, name);
-    await dropDatabaseRoles(admin, name);
-    await admin?.end();
-    await postgres?.stop();
+    await dropCredentialDatabase({ postgres, admin, database, name, credentials });
   });
 
   async function newCredential(tenantId: string | null, limits?: CredentialSessionLimits): Promise<{ role: string; url: string }> {

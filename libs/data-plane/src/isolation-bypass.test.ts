@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: each case is a route around row-level security an adversarial probe found on a real server.
-import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
+import { createScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createCredentialRole, credentialRoleName } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn, dropCredentialDatabase } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('isolation guards against the routes a probe found (built-in schema step 4)', function () {
@@ -37,12 +37,7 @@ describe('isolation guards against the routes a probe found (built-in schema ste
   });
 
   after(async function () {
-    for (const role of credentials) await dropCredentialRole(admin, database, { physicalName: name, roleName: role });
-    await database?.end();
-    await dropScratchDatabase(postgres, name);
-    await dropDatabaseRoles(admin, name);
-    await admin?.end();
-    await postgres?.stop();
+    await dropCredentialDatabase({ postgres, admin, database, name, credentials });
   });
 
   const values = firstColumn;

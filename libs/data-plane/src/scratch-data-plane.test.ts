@@ -7,6 +7,7 @@ import pg from 'pg';
 import { databaseUrl } from '@platform/config';
 import type { DataPlaneRepositories, Database } from '@platform/domain';
 import { createScratchDatabase, dropScratchDatabase, startTestPostgres, withClient, type ScratchDatabase, type TestPostgres } from '@platform/testing';
+import { dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
 import { PgDataPlane } from './pg-data-plane.js';
 import { ConnectionBudget, type ConnectionBudgetOptions } from './connection-budget.js';
 import { installBuiltInSchema } from './schema-installer.js';
@@ -18,6 +19,26 @@ export async function connect(url: string): Promise<pg.Client> {
   client.on('error', () => {});
   await client.connect();
   return client;
+}
+
+/**
+ * The end of a test file that made credentials in one scratch database: their roles, the database
+ * and its roles go, then the connections and the server.
+ */
+export async function dropCredentialDatabase(fixture: {
+  postgres: TestPostgres;
+  admin: pg.Client;
+  database: pg.Client;
+  name: string;
+  credentials: string[];
+}): Promise<void> {
+  const { postgres, admin, database, name } = fixture;
+  for (const role of fixture.credentials) await dropCredentialRole(admin, database, { physicalName: name, roleName: role });
+  await database?.end();
+  await dropScratchDatabase(postgres, name);
+  await dropDatabaseRoles(admin, name);
+  await admin?.end();
+  await postgres?.stop();
 }
 
 /** The first column of every row. */

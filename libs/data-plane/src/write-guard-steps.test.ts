@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 // Integration test: triggers, grants and event triggers are PostgreSQL's, so it runs against a real server.
-import { createScratchDatabase, dropScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
-import { createCredentialRole, credentialRoleName, dropCredentialRole, dropDatabaseRoles } from './credential-roles.js';
+import { createScratchDatabase, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { createCredentialRole, credentialRoleName } from './credential-roles.js';
 import { databaseRoleNames, type DatabaseRoles } from './database-roles.js';
 import { installBuiltInSchema } from './schema-installer.js';
-import { connect, credentialUrl, firstColumn } from './scratch-data-plane.test.js';
+import { connect, credentialUrl, firstColumn, dropCredentialDatabase } from './scratch-data-plane.test.js';
 import { TENANT_CONTEXT_SETTING } from './tenant-context.js';
 
 describe('write guards: TRUNCATE of tenant-aware tables, read-only shared tables (built-in schema steps 10 and 11)', function () {
@@ -46,12 +46,7 @@ describe('write guards: TRUNCATE of tenant-aware tables, read-only shared tables
   });
 
   after(async function () {
-    for (const role of credentials) await dropCredentialRole(admin, database, { physicalName: name, roleName: role });
-    await database?.end();
-    await dropScratchDatabase(postgres, name);
-    await dropDatabaseRoles(admin, name);
-    await admin?.end();
-    await postgres?.stop();
+    await dropCredentialDatabase({ postgres, admin, database, name, credentials });
   });
 
   /** The installer applies every step; to stop at one, the later ones are recorded as done, then forgotten. */

@@ -250,9 +250,8 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
 
   /** The start-up pass of every served region's cluster (see PgClusterDriver.applyLimits); clusters shared by regions once. */
   async applyLimits(): Promise<{ roles: number; databases: number }> {
-    const drivers = new Set(this.served.map((region) => this.driverFor(region)));
     const total = { roles: 0, databases: 0 };
-    for (const driver of drivers) {
+    for (const driver of this.servedClusters()) {
       const changed = await driver.applyLimits();
       total.roles += changed.roles;
       total.databases += changed.databases;
@@ -270,10 +269,14 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
 
   /** Audits the customer roles of every served region's cluster (each cluster once). */
   async auditCustomerRoles(): Promise<CustomerRoleRepair[]> {
-    const clusters = new Map(this.served.map((region) => [this.urls[region], this.driverFor(region)]));
     const repairs: CustomerRoleRepair[] = [];
-    for (const driver of clusters.values()) repairs.push(...(await driver.auditCustomerRoles()));
+    for (const driver of this.servedClusters()) repairs.push(...(await driver.auditCustomerRoles()));
     return repairs;
+  }
+
+  /** The served regions' clusters, each once (regions may share one; a URL has one driver). */
+  private servedClusters(): Set<PgClusterDriver> {
+    return new Set(this.served.map((region) => this.driverFor(region)));
   }
 
   forRegion(region: Region): ClusterDriver {
