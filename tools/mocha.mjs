@@ -20,7 +20,7 @@ const mocha = new Mocha({
 });
 for (const file of files) mocha.addFile(resolve(file));
 
-const counts = { project, passed: 0, failed: 0, skipped: 0 };
+const counts = { project, passed: 0, failed: 0, skipped: 0, failures: [] };
 await mocha.loadFilesAsync();
 const runner = mocha.run((failures) => {
   counts.failed = Math.max(counts.failed, failures);
@@ -29,5 +29,10 @@ const runner = mocha.run((failures) => {
   process.exitCode = failures > 0 ? 1 : 0;
 });
 runner.on('pass', () => counts.passed++);
-runner.on('fail', () => counts.failed++);
+// The titles and first lines of the errors travel to the summary: CI keeps only the tail of its log.
+runner.on('fail', (test, error) => {
+  counts.failed++;
+  const message = String(error?.message ?? error).split('\n')[0].slice(0, 300);
+  counts.failures.push(`${test.fullTitle()}: ${message}`);
+});
 runner.on('pending', () => counts.skipped++);

@@ -23,6 +23,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const recorded = new Set();
+const failures = [];
 if (existsSync('tmp/test-results')) {
   for (const file of readdirSync('tmp/test-results')) {
     const counts = JSON.parse(readFileSync(`tmp/test-results/${file}`, 'utf8'));
@@ -30,6 +31,7 @@ if (existsSync('tmp/test-results')) {
     passed += counts.passed;
     failed += counts.failed;
     skipped += counts.skipped;
+    for (const failure of counts.failures ?? []) failures.push(`${counts.project}: ${failure}`);
   }
 }
 // A project whose run crashed before recording counts is one failure, not silence.
@@ -41,6 +43,7 @@ if (nx.status !== 0 && mode[0] === 'run-many' && !args.some((a) => a.startsWith(
     }
   }
 }
+if (failures.length > 0) console.error(`failed tests:\n${failures.map((failure) => `  ${failure}`).join('\n')}`);
 if (nx.status !== 0 && failed === 0) failed = 1;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || nx.status !== 0 ? 1 : 0);
