@@ -147,10 +147,9 @@ export function readmeSection(library: Library, dependencies: Record<string, str
   const ours = names.filter((name) => name.startsWith(SCOPE));
   const theirs = names.filter((name) => !name.startsWith(SCOPE));
   const list = (items: string[]) => items.map((item) => `\`${item}\``).join(', ');
-  const dependsOn = [
-    ours.length ? `on ${list(ours)}` : 'on no library of ours',
-    theirs.length ? `and on ${list(theirs)}` : 'and on no npm package',
-  ].join(' ');
+  const parts = [...(ours.length ? [`${list(ours)} of ours`] : []), ...(theirs.length ? [list(theirs)] : [])];
+  const versions = theirs.length ? ' (exact versions, and the `@types` packages their types need, in `package.json`)' : '';
+  const dependsOn = parts.length ? `It depends on ${parts.join(' and on ')}${versions}.` : "It depends on no other package: Node's built-in modules only.";
   return [
     '## Package',
     '',
@@ -158,7 +157,7 @@ export function readmeSection(library: Library, dependencies: Record<string, str
     `first), its changes are in \`CHANGELOG.md\` (written by \`nx release\`), and \`nx build ${library.dir}\` puts what`,
     'it exports in `dist/`. The root README says how another team installs it and how a release is cut.',
     '',
-    `It depends ${dependsOn} (exact versions, and the \`@types\` packages their types need, in \`package.json\`).`,
+    dependsOn,
     '',
   ].join('\n');
 }

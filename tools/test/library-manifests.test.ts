@@ -69,7 +69,8 @@ describe('library manifests', function () {
       expect(() => manifest('t')).to.throw(/ENOENT/);
       const readme = readFileSync(join(root, 'libs/a/README.md'), 'utf8');
       expect(readme).to.match(/^# @platform\/a\n\nSigns things\.\n\n## Notes\n\nKept\.\n\n## Package\n\n`@platform\/a`, released on its own/);
-      expect(readme).to.include('It depends on `@platform/b` and on `jose`, `pg`');
+      expect(readme).to.include('It depends on `@platform/b` of ours and on `jose`, `pg` (exact versions');
+      expect(readFileSync(join(root, 'libs/b/README.md'), 'utf8')).to.include("It depends on no other package: Node's built-in modules only.");
     });
 
     it('names an import added without its dependency, and keeps a version a release wrote', function () {
