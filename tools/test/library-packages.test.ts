@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { libraries } from '../library-manifests.js';
 
 const workspace = fileURLToPath(new URL('../..', import.meta.url));
@@ -144,7 +145,8 @@ describe('nx release', function () {
 
   it('versions each library on its own and previews its changelog, changing nothing in a dry run', function () {
     const before = run('git', ['status', '--porcelain'], workspace).stdout;
-    const dryRun = run(process.execPath, [nxBin, 'release', '--dry-run', '--skip-publish'], workspace).stdout;
+    // Colours stripped: under an Nx task (npm test) Nx colours its output even into a pipe.
+    const dryRun = stripVTControlCharacters(run(process.execPath, [nxBin, 'release', '--dry-run', '--skip-publish'], workspace).stdout);
     const all = libraries(workspace);
     expect(all.filter((l) => l.released)).to.have.length.greaterThan(10);
     for (const { dir: library } of all.filter((l) => l.released)) {
