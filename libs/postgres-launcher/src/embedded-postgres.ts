@@ -128,7 +128,12 @@ async function initialise(binaries: PostgresBinaries, account: ServerAccount | n
   }
   try {
     const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
-    const initdb = spawn(binaries.initdb, args, { ...asAccount(account, dir), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, watched: initdb and the servers it runs to bootstrap the cluster stop
+    // when this process ends, however it ends. initdb ignores SIGPIPE, so it used to run to its end
+    // after a SIGKILL of the API that started it.
+    const initdb = spawn(binaries.initdb, args, { ...asAccount(account, dir), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const watchdog = initdb.pid === undefined ? null : watchOver(initdb.pid, { group: true });
+    initdb.once('exit', () => watchdog?.kill('SIGKILL'));
     let output = '';
     initdb.stdout.on('data', (chunk) => log(String(chunk)));
     initdb.stderr.on('data', (chunk) => {
