@@ -26,7 +26,7 @@ import pg from 'pg';
 import { ensureDevelopmentCertificates } from '@platform/dev-tls';
 import { freePort, httpClient } from '@platform/testing';
 import { startAppProcess, type AppProcess } from '@platform/test-fixtures';
-import { audience, expectStatus, issuer, provisionDatabase, sleep, startControlPlane, Teardown, timeLimit, track } from './support.js';
+import { audience, expectStatus, issuer, provisionDatabase, runBench, sleep, startControlPlane, startGatewayApp, Teardown, track } from './support.js';
 
 /** Growth of the last third below this (MB per minute; 60 MB an hour) counts as a plateau whatever the first third did. */
 const PLATEAU_MB_PER_MIN = 1;
@@ -207,11 +207,7 @@ async function gatewayLoop(connection: pg.ClientConfig, until: number): Promise<
 }
 
 const teardown = new Teardown();
-let stopping: Promise<void> | undefined;
-const stopEverything = () => (stopping ??= teardown.run());
-const cancelLimit = timeLimit(settings.minutes * 60 + 600, stopEverything);
-let exitCode = 1;
-try {
+await runBench(settings.minutes * 60 + 600, teardown, async () => {
   const dir = resolve('tmp', `bench-soak-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
   const { controlPlane } = await startControlPlane(teardown);
@@ -245,24 +241,17 @@ try {
   const certificates = await ensureDevelopmentCertificates(join(dir, 'tls'), ['localhost', '127.0.0.1', '::1']);
   const gatewayPort = await freePort();
   const gateway = teardown.add(
-    await startAppProcess('apps/gateway/src/main.ts', {
-      portVariable: 'GATEWAY_ADMIN_PORT',
-      env: {
-        NODE_ENV: 'production',
-        DATABASE_URL: controlPlane.url,
-        LOG_LEVEL: 'error',
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(gatewayPort),
-        GATEWAY_PUBLIC_URL: `postgres://localhost:${gatewayPort}`,
+    await startGatewayApp(
+      controlPlane,
+      gatewayPort,
+      {
         GATEWAY_TLS_CERT: certificates.serverCert,
         GATEWAY_TLS_KEY: certificates.serverKey,
         SOAK_MEMORY_FILE: join(dir, 'gateway.jsonl'),
         SOAK_SAMPLE_MS: sampleMs,
       },
-      execArgv: memoryFlags,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      spawned: track,
-    }),
+      memoryFlags,
+    ),
   );
   const connection: pg.ClientConfig = {
     host: '127.0.0.1',
@@ -348,11 +337,5 @@ try {
     );
   }
   if (!flags.snapshots && verdicts.some((verdict) => !verdict.plateau)) console.log('Run again with --snapshots to compare heap snapshots of the start and the end.');
-  exitCode = verdicts.every((verdict) => verdict.plateau) && counters.serverErrors === 0 ? 0 : 1;
-} catch (error) {
-  console.error(error);
-} finally {
-  cancelLimit();
-  await stopEverything();
-}
-process.exit(exitCode);
+  return verdicts.every((verdict) => verdict.plateau) && counters.serverErrors === 0;
+});
