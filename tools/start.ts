@@ -4,8 +4,9 @@
 // apps/gateway as child processes, and prints where they listen, how to sign in, and a first
 // token, which it gets from the token service like any client. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the apps first
 // (they drain in-flight requests), then PostgreSQL, within 10 s. If this process dies otherwise,
-// the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it.
-import { execSync, spawnSync } from 'node:child_process';
+// the apps stop when their IPC channel closes and PostgreSQL's watchdog stops it. An app that
+// crashes is started again (AppProcesses); one that keeps crashing stops the platform.
+import { execSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { readEnum, type Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
@@ -27,9 +28,21 @@ function buildHash(): string {
 }
 
 const baseEnv: Env = { ...process.env, BUILD_HASH: buildHash() };
-const apps = new AppProcesses((message) => void shutDown(1, `${message}; stopping the platform`));
+const apps = new AppProcesses({
+  onGiveUp: (message) => void shutDown(1, `${message}; stopping the platform`),
+  log: (message) => console.error(message),
+  onRestarted: recordRestartedApp,
+});
 let embedded: EmbeddedPostgresHandle | null = null;
 let stopping = false;
+
+/** The running platform's record names each app's process: a restarted app's new one. */
+function recordRestartedApp(name: string, child: ChildProcess): void {
+  const running = readRunningPlatform(baseEnv);
+  const key = name.replace(/^apps\//, '');
+  if (running?.pid !== process.pid || !(key in running.processes) || child.pid === undefined) return;
+  writeRunningPlatform(baseEnv, { ...running, processes: { ...running.processes, [key]: child.pid } });
+}
 
 async function shutDown(exitCode: number, why: string): Promise<void> {
   if (stopping) return;

@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ensureDevelopmentCertificates } from '@platform/dev-tls';
 import { freePort, query, type TestPostgres } from '@platform/testing';
-import { startAppProcess, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
+import type { AppProcess, TestControlPlane } from '@platform/test-fixtures';
 import { summarizeProfiles } from './cpu-profiles.js';
 import {
   endedChildrenCpuMs,
@@ -44,7 +44,7 @@ import {
   type Workload,
 } from './gateway-pgbench.js';
 import { startNodeRelay, startPgbouncer } from './gateway-pgbouncer.js';
-import { expectStatus, median, provisionDatabase, sleep, startApiProcess, startControlPlane, Teardown, timeLimit, track } from './support.js';
+import { expectStatus, median, provisionDatabase, runBench, sleep, startApiProcess, startControlPlane, startGatewayApp, Teardown } from './support.js';
 
 const GOALS = {
   /** The gateway (no TLS) against PgBouncer (no TLS), every workload. */
@@ -134,21 +134,8 @@ interface Measurement {
 const teardown = new Teardown();
 
 function startGatewayProcess(name: string, controlPlane: TestControlPlane, port: number, env: Record<string, string>): Promise<AppProcess> {
-  return startAppProcess('apps/gateway/src/main.ts', {
-    portVariable: 'GATEWAY_ADMIN_PORT',
-    env: {
-      NODE_ENV: 'production',
-      DATABASE_URL: controlPlane.url,
-      LOG_LEVEL: 'error',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
-      GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`,
-      ...env,
-    },
-    execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [],
-    stdio: ['ignore', 'inherit', 'inherit'],
-    spawned: track,
-  }).then((app) => teardown.add(app));
+  const execArgv = profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [];
+  return startGatewayApp(controlPlane, port, env, execArgv).then((app) => teardown.add(app));
 }
 
 /** Through node-postgres: the target logs in as the credential and lands in the database's physical name. */
@@ -400,13 +387,8 @@ function report(measurements: Measurement[], targets: BenchTarget[]): boolean {
 
 const runsPerRound = settings.workloads.length * settings.clients.length * TARGET_KEYS.length;
 // Setup and pgbench -i, then each run's warm-up, its measurement, and waiting for sessions to close.
-// One stop, awaited by both an interruption and the end of the run: neither exits while the other is still stopping PostgreSQL.
-let stopping: Promise<void> | undefined;
-const stopEverything = () => (stopping ??= teardown.run());
 const perRun = settings.warmup + settings.seconds + PGBOUNCER_SERVER_IDLE_SECONDS + QUIET_WAIT_SECONDS + 20;
-const cancelLimit = timeLimit(300 + settings.scale * 10 + settings.rounds * runsPerRound * perRun, stopEverything);
-let exitCode = 1;
-try {
+await runBench(300 + settings.scale * 10 + settings.rounds * runsPerRound * perRun, teardown, async () => {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const scratch = teardown.add(mkdtempSync(join(tmpdir(), 'bench-gateway-')), async (dir) => rmSync(dir, { recursive: true, force: true }));
   const { postgres, controlPlane } = await startControlPlane(teardown);
@@ -521,12 +503,5 @@ try {
   // The gateways write their profiles as they exit.
   for (const app of [gateway, uncounted, secure]) await app.stop();
   if (profileDir) summarizeProfiles(profileDir);
-  exitCode = met ? 0 : 1;
-} catch (error) {
-  console.error(error);
-} finally {
-  cancelLimit();
-  await stopEverything();
-}
-// Explicitly: the exit code is the verdict, and a pool or timer left open must not keep the run alive.
-process.exit(exitCode);
+  return met;
+});

@@ -64,6 +64,28 @@ export function startApiProcess(controlPlane: TestControlPlane, env: Record<stri
   });
 }
 
+/**
+ * Starts apps/gateway as its own process over the control plane, for PostgreSQL clients on `port`
+ * (its admin port, which answers when it is ready, free), with `env` on top.
+ */
+export function startGatewayApp(controlPlane: TestControlPlane, port: number, env: Record<string, string>, execArgv: string[] = []): Promise<AppProcess> {
+  return startAppProcess('apps/gateway/src/main.ts', {
+    portVariable: 'GATEWAY_ADMIN_PORT',
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: controlPlane.url,
+      LOG_LEVEL: 'error',
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+      GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`,
+      ...env,
+    },
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    spawned: track,
+  });
+}
+
 const children = new Set<ChildProcess>();
 
 /** Remembers a child process so that the time limit can end it. */
@@ -94,6 +116,27 @@ export function timeLimit(seconds: number, cleanup: () => Promise<void>): () => 
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/**
+ * Runs a benchmark within `seconds` (timeLimit), stops what `teardown` holds however it ends (one
+ * stop, awaited by an interruption and the end alike), and exits 0 when `body` answers true.
+ */
+export async function runBench(seconds: number, teardown: Teardown, body: () => Promise<boolean>): Promise<never> {
+  let stopping: Promise<void> | undefined;
+  const stopEverything = () => (stopping ??= teardown.run());
+  const cancelLimit = timeLimit(seconds, stopEverything);
+  let exitCode = 1;
+  try {
+    exitCode = (await body()) ? 0 : 1;
+  } catch (error) {
+    console.error(error);
+  } finally {
+    cancelLimit();
+    await stopEverything();
+  }
+  // Explicitly: the exit code is the verdict, and a pool or timer left open must not keep the run alive.
+  process.exit(exitCode);
 }
 
 /** Expects a status, or fails with what the server said. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -24,6 +24,7 @@ interface Instance {
   updated: string;
   deleted?: string;
   failure?: string | null;
+  health?: { status: 'ok' | 'down'; reason: string | null; since: string } | null;
 }
 
 /** A credential's URL without sslmode (the test gateway allows plain connections). */
@@ -212,6 +213,59 @@ describe('dedicated compute', function () {
       }, 60_000, 'TERMINATED');
       expect(existsSync(join(p.env.COMPUTE_DIR, instanceId))).to.equal(false);
       expectApiError(await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token }), 404, 'database_not_found');
+    });
+  });
+
+  describe('a server that stops and does not start', function () {
+    it('is reported through the API as down, with the cause in the server’s words, and ok again once it starts', async function () {
+      const other = await developerWithReadyDatabase(p);
+      const created = await p.request('POST', `${other.D}/compute`, { token: other.token, json: { instanceName: 'fragile', instanceSize: 'small' } });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body.health).to.equal(null);
+      const id: string = created.body.instanceId;
+      const read = async (): Promise<Instance> => {
+        const response = await p.request('GET', `${other.D}/compute/${id}`, { token: other.token });
+        expect(response.status, response.text).to.equal(200);
+        return response.body;
+      };
+      const ready = await eventually(async () => {
+        const current = await read();
+        if (current.status === 'FAILED') throw new Error(`instance FAILED: ${current.failure}`);
+        return current.status === 'READY' ? current : undefined;
+      }, 90_000, 'READY');
+      expect(ready.health).to.deep.include({ status: 'ok', reason: null });
+
+      // A data folder others may write is one PostgreSQL refuses to start in: a fault the test can
+      // make and undo, like a full disk but without filling one. Then the server stops.
+      const data = join(p.env.COMPUTE_DIR, id, 'data');
+      chmodSync(data, 0o777);
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(postmaster, 'SIGINT');
+      const down = await eventually(async () => {
+        const current = await read();
+        return current.health?.status === 'down' ? current : undefined;
+      }, 30_000, 'health down');
+      expect(down.status, 'still READY: the platform keeps trying').to.equal('READY');
+      expect(down.failure).to.equal(null);
+      expect(down.health!.reason).to.match(
+        /^PostgreSQL did not start on port \d+: FATAL: data directory "data" has invalid permissions \(Permissions should be u=rwx \(0700\) or u=rwx,g=rx \(0750\)\.\)$/,
+      );
+      expect(Date.parse(down.health!.since)).to.be.greaterThan(Date.parse(ready.health!.since));
+
+      chmodSync(data, 0o700);
+      const back = await eventually(async () => {
+        const current = await read();
+        return current.health?.status === 'ok' ? current : undefined;
+      }, 30_000, 'health ok again');
+      expect(back.health!.reason).to.equal('started again after it stopped');
+      expect(Date.parse(back.health!.since)).to.be.greaterThan(Date.parse(down.health!.since));
+
+      expect((await p.request('DELETE', `${other.D}/compute/${id}`, { token: other.token })).status).to.equal(200);
+      const gone = await eventually(async () => {
+        const current = await read();
+        return current.status === 'TERMINATED' ? current : undefined;
+      }, 60_000, 'TERMINATED');
+      expect(gone.health).to.equal(null);
     });
   });
 

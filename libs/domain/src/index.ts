@@ -134,12 +134,14 @@ export {
 } from './compute/compute-types.js';
 export type { ComputeType } from './compute/compute-types.js';
 export {
-  COMPUTE_INSTANCE_STATUSES, INSTANCE_NAME_MAX_LENGTH, LIVE_COMPUTE_STATUSES,
+  COMPUTE_HEALTH_STATUSES, COMPUTE_INSTANCE_STATUSES, INSTANCE_NAME_MAX_LENGTH, LIVE_COMPUTE_STATUSES,
 } from './compute/compute-instances.js';
 export type {
-  ComputeDriver, ComputeInstance, ComputeInstanceRepository, ComputeInstanceStatus, ComputeOutcome,
-  ComputeProvisioner, ComputeServer, ComputeStore, ComputeTask, InstanceWindow, ServerAddress,
+  ComputeDriver, ComputeHealth, ComputeHealthStatus, ComputeInstance, ComputeInstanceRepository, ComputeInstanceStatus,
+  ComputeOutcome, ComputeProvisioner, ComputeServer, ComputeStore, ComputeTask, InstanceWindow, ServerAddress,
 } from './compute/compute-instances.js';
+export { HEALTH_REASON_MAX_LENGTH, healthAfter } from './compute/compute-health.js';
+export type { ServerObservation } from './compute/compute-health.js';
 export { nextComputeStep } from './compute/compute-step.js';
 export type { OnFailure } from './compute/compute-step.js';
 export {

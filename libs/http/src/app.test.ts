@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { ConflictError, RateLimitedError, UnauthenticatedError, type Principal, type TokenVerifier } from '@platform/domain';
@@ -272,5 +273,40 @@ describe('createHttpApp', () => {
     }
     // The error the route threw reaches the log too, as the cause of the refusal.
     expect(logged.some((line) => String(JSON.stringify(line)).includes('Too many failed attempts')), 'the cause is logged').to.equal(true);
+  });
+
+  it('closes the connection after refusing a body it did not read, so a keep-alive client does not wait on it', async function () {
+    this.timeout(20_000);
+    // Idle keep-alive connections stay far longer than the test: only the refusal can close this one.
+    const patient = createServer({ keepAliveTimeout: 60_000 }, server.listeners('request')[0] as Parameters<typeof createServer>[1]);
+    await new Promise<void>((resolve) => patient.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const port = (patient.address() as AddressInfo).port;
+      const body = Buffer.alloc(10 * 1024 * 1024, 'x');
+      const post = request({ host: '127.0.0.1', port, path: '/echo', method: 'POST', agent, headers: { authorization: 'Bearer good', 'content-type': 'application/json', 'content-length': body.length } });
+      // The server may close while the rest of the body is still on its way: that write fails, the answer stands.
+      post.on('error', () => {});
+      const [socket] = (await once(post, 'socket')) as [Socket];
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      const answered = new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+      post.end(body);
+      const refused = await answered;
+      refused.resume();
+      expect(refused.statusCode).to.equal(413);
+      expect(refused.headers.connection).to.equal('close');
+      await closed;
+      // The agent's next request gets a connection of its own and its answer at once.
+      const next = request({ host: '127.0.0.1', port, path: '/echo', method: 'POST', agent, headers: { 'content-type': 'application/json' } });
+      next.end('{"n": 1}');
+      const [answer] = (await once(next, 'response')) as [IncomingMessage];
+      answer.resume();
+      expect(answer.statusCode).to.equal(401);
+      expect(answer.headers.connection).to.equal('keep-alive');
+    } finally {
+      agent.destroy();
+      patient.closeAllConnections();
+      await new Promise<void>((resolve) => patient.close(() => resolve()));
+    }
   });
 });

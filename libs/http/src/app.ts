@@ -27,6 +27,23 @@ async function keepSecretsUncompressed(ctx: Context, next: Next): Promise<void> 
   if (/\bno-store\b/.test(ctx.response.get('Cache-Control'))) ctx.compress = false;
 }
 
+/** An unread rest of a body up to this size is read and dropped by Node, and the connection kept: cheaper than a new one. */
+const UNREAD_BODY_KEPT_BYTES = 64 * 1024;
+
+/**
+ * An answer given before a large request body was read to its end (413 mid-upload, a 401 or 403
+ * that refuses before parsing) ends its connection. Kept open, the server would first have to read
+ * and discard the rest of the body, and a keep-alive client's next request on that connection
+ * waited behind it (6 s for a refused 10 MB body). A body of unknown length (chunked) counts as large.
+ */
+async function closeAfterUnreadBody(ctx: Context, next: Next): Promise<void> {
+  await next();
+  if (ctx.req.complete) return;
+  const length = ctx.req.headers['content-length'];
+  const large = ctx.req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > UNREAD_BODY_KEPT_BYTES);
+  if (large) ctx.set('Connection', 'close');
+}
+
 /** Builds the Koa application of a route table: context, errors, body parsing, validation, auth. */
 export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   const app = new Koa();
@@ -56,6 +73,7 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   // gzip, deflate or br (quality 4) when the client asks, for bodies over 1 kB, as a stream.
   app.use(compress({ threshold: 1024 }));
   app.use(keepSecretsUncompressed);
+  app.use(closeAfterUnreadBody);
   app.use(errorMapper());
   app.use(unmatchedRequest);
 

@@ -1,4 +1,4 @@
-import { COMPUTE_INSTANCE_STATUSES, INSTANCE_NAME_MAX_LENGTH, type ComputeInstance, type ComputeType, type Database } from '@platform/domain';
+import { COMPUTE_HEALTH_STATUSES, COMPUTE_INSTANCE_STATUSES, HEALTH_REASON_MAX_LENGTH, INSTANCE_NAME_MAX_LENGTH, type ComputeHealth, type ComputeInstance, type ComputeType, type Database } from '@platform/domain';
 import { dateTime, nullable, num, oneOf, optional, record, text, uuid } from '@platform/http';
 import { DatabaseSchema, presentDatabase, type DatabaseHosts } from './database.presenter.js';
 
@@ -18,6 +18,22 @@ export const ComputeTypeSchema = record(
   'A size of dedicated compute',
 );
 
+export const ComputeHealthSchema = record(
+  {
+    status: oneOf(COMPUTE_HEALTH_STATUSES, '`ok`: the server runs. `down`: it is not running and does not start (the database cannot be reached meanwhile); the platform keeps trying'),
+    reason: nullable(
+      text({
+        max: HEALTH_REASON_MAX_LENGTH,
+        description:
+          'Down: why, in the server’s own words (for example `PANIC: could not write to file ...: No space left on device`). ' +
+          'Ok: null, or what stopped the server before it was last started again',
+      }),
+    ),
+    since: dateTime('When the server became ok or down'),
+  },
+  'Whether the instance’s PostgreSQL server runs, as the platform last checked it (every COMPUTE_RECONCILE_MS)',
+);
+
 export const ComputeInstanceSchema = record(
   {
     instanceId: uuid(),
@@ -31,6 +47,7 @@ export const ComputeInstanceSchema = record(
         'becomes desiredInstanceType); -> DELETING (database moved back to its region’s cluster) -> TERMINATED; FAILED with `failure`',
     ),
     failure: optional(nullable(text({ max: 1000, description: 'Why the instance FAILED' }))),
+    health: optional(nullable(ComputeHealthSchema)),
     created: optional(dateTime()),
     updated: optional(dateTime()),
     deleted: optional(dateTime('When it reached TERMINATED')),
@@ -42,6 +59,10 @@ export function presentComputeType(type: ComputeType) {
   return { id: type.id, computeSize: type.computeSize, memory: type.memory, hourlyCost: type.hourlyCost };
 }
 
+function presentHealth(health: ComputeHealth) {
+  return { status: health.status, reason: health.reason, since: health.since.toISOString() };
+}
+
 export function presentComputeInstance(instance: ComputeInstance, database: Database, hosts: DatabaseHosts) {
   return {
     instanceId: instance.id,
@@ -51,6 +72,7 @@ export function presentComputeInstance(instance: ComputeInstance, database: Data
     desiredInstanceType: presentComputeType(instance.desiredInstanceType),
     status: instance.status,
     failure: instance.failure,
+    health: instance.health ? presentHealth(instance.health) : null,
     created: instance.created.toISOString(),
     updated: instance.updated.toISOString(),
     ...(instance.deleted ? { deleted: instance.deleted.toISOString() } : {}),

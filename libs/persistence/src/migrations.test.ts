@@ -4,7 +4,7 @@ import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
-const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client', 'Migration20261122120000_sso_login_limits', 'Migration20261123000000_compute', 'Migration20261123010000_instance_routing', 'Migration20261123020000_list_order', 'Migration20261124000000_workspace_invitations', 'Migration20261124010000_sealed_signing_keys'];
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client', 'Migration20261122120000_sso_login_limits', 'Migration20261123000000_compute', 'Migration20261123010000_instance_routing', 'Migration20261123020000_list_order', 'Migration20261124000000_workspace_invitations', 'Migration20261124010000_sealed_signing_keys', 'Migration20261126010000_compute_health'];
 const TABLES = ['authorization_codes', 'compute_instances', 'credentials', 'databases', 'developers', 'oauth_clients', 'observer_minutes', 'observer_rollups', 'query_minutes', 'query_rollups', 'refresh_tokens', 'sign_in_failures', 'signing_keys', 'sso_login_states', 'sso_registrations', 'token_families', 'workspace_invitations', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
@@ -121,13 +121,16 @@ describe('migrateControlPlane', function () {
     const plain = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd' };
     await query(database.url, `insert into signing_keys (kid, alg, public_jwk, private_jwk, created) values ('old', 'ES256', '{}', $1, now())`, [JSON.stringify(plain)]);
 
-    expect(await migrateControlPlane(control)).to.deep.equal(['Migration20261124010000_sealed_signing_keys']);
+    expect(await migrateControlPlane(control)).to.deep.equal(['Migration20261124010000_sealed_signing_keys', 'Migration20261126010000_compute_health']);
     expect(await query(database.url, `select private_jwk, sealed_private_jwk from signing_keys`)).to.deep.equal([{ private_jwk: plain, sealed_private_jwk: null }]);
 
     await query(database.url, `update signing_keys set sealed_private_jwk = 'v1.k.iv.body', private_jwk = null`);
+    // The later migrations go back first; then the sealing one refuses.
+    await control.migrator.down({ to: 'Migration20261124010000_sealed_signing_keys' });
     let refused: Error | undefined;
     await control.migrator.down().catch((error: Error) => (refused = error));
     expect(refused?.message).to.include('signing keys are sealed with SIGNING_KEY_SECRET_KEYS');
+    await migrateControlPlane(control);
     expect(await appliedMigrations(database.url)).to.deep.equal(MIGRATIONS);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
+import { severestLine, startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
 import pg from 'pg';
 import { freePort, scratchDir } from './scratch.js';
 
@@ -139,9 +139,47 @@ describe('startEmbeddedPostgres', function () {
       caught = error;
     }
     expect(caught).to.be.instanceOf(Error);
-    expect((caught as Error).message).to.include(`port ${port}`);
+    expect((caught as Error).message).to.match(new RegExp(`^PostgreSQL did not start on port ${port}: FATAL: could not create any TCP/IP sockets`));
 
     // The first server is unaffected.
     expect(await query(first.url('postgres'), 'select 1 as ok')).to.deep.equal([{ ok: 1 }]);
+  });
+
+  it('a server that cannot start says why in its own words (a data folder others may write)', async function () {
+    const folder = dir();
+    const port = await freePort();
+    await stop(await start(folder, port));
+    chmodSync(join(folder, 'data'), 0o777);
+    let caught: unknown;
+    try {
+      await start(folder, port);
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as Error).message).to.equal(
+      `PostgreSQL did not start on port ${port}: FATAL: data directory "${join(folder, 'data')}" has invalid permissions (Permissions should be u=rwx (0700) or u=rwx,g=rx (0750).)`,
+    );
+  });
+
+  it('names why a running server ended: its last PANIC, else its last FATAL that is not one session’s', async function () {
+    const server = await start(dir(), await freePort());
+    expect(server.exitCause(), 'running').to.equal(null);
+    process.kill(server.pid, 'SIGQUIT');
+    await server.exited;
+    running.delete(server);
+    // An immediate shutdown names no failure.
+    expect(server.exitCause()).to.equal(null);
+    expect(
+      severestLine([
+        '2026-11-26 03:00:00.000 UTC [10] FATAL:  terminating connection due to administrator command',
+        '2026-11-26 03:00:00.001 UTC [11] PANIC:  could not write to file "pg_wal/xlogtemp.11": No space left on device',
+        '2026-11-26 03:00:00.002 UTC [12] FATAL:  could not write init file',
+        '2026-11-26 03:00:00.003 UTC [1] LOG:  database system is shut down',
+      ]),
+    ).to.equal('PANIC: could not write to file "pg_wal/xlogtemp.11": No space left on device');
+    expect(severestLine(['x FATAL:  password authentication failed for user "a"', 'y FATAL:  could not open file "global/pg_filenode.map": Permission denied', 'z DETAIL:  more'])).to.equal(
+      'FATAL: could not open file "global/pg_filenode.map": Permission denied (more)',
+    );
+    expect(severestLine(['x FATAL:  the database system is shutting down', 'y LOG:  database system is shut down'])).to.equal(null);
   });
 });

@@ -32,6 +32,11 @@ export interface EmbeddedPostgresHandle {
   ensureDatabase(name: string): Promise<void>;
   /** Settles when the server has exited, however it ended (stopped here, or by another process). */
   exited: Promise<void>;
+  /**
+   * Why the server ended, from the last lines it wrote (its last PANIC, else FATAL, line, with a
+   * DETAIL that follows it); null while it runs, after `stop()`, or when its log names no cause.
+   */
+  exitCause(): string | null;
   stop(): Promise<void>;
 }
 
@@ -73,8 +78,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
-  const server = await launch(binaries, account, dir, options.port, log, options.settings ?? {});
+  const recent: string[] = [];
+  const server = await launch(binaries, account, dir, options.port, (text) => {
+    log(text);
+    recent.push(...text.split('\n').filter(Boolean));
+    recent.splice(0, Math.max(0, recent.length - RECENT_LINES));
+  }, options.settings ?? {});
   const exited = server.exitCode !== null || server.signalCode !== null ? Promise.resolve() : new Promise<void>((done) => server.once('exit', () => done()));
+  let stopped = false;
 
   const url = (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
@@ -94,7 +105,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       }
     },
     exited,
-    stop: () => stopServer(server),
+    exitCause: () => (stopped || (server.exitCode === null && server.signalCode === null) ? null : severestLine(recent)),
+    stop: () => {
+      stopped = true;
+      return stopServer(server);
+    },
   };
 }
 
@@ -128,7 +143,12 @@ async function initialise(binaries: PostgresBinaries, account: ServerAccount | n
   }
   try {
     const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
-    const initdb = spawn(binaries.initdb, args, { ...asAccount(account, dir), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, watched: initdb and the servers it runs to bootstrap the cluster stop
+    // when this process ends, however it ends. initdb ignores SIGPIPE, so it used to run to its end
+    // after a SIGKILL of the API that started it.
+    const initdb = spawn(binaries.initdb, args, { ...asAccount(account, dir), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const watchdog = initdb.pid === undefined ? null : watchOver(initdb.pid, { group: true });
+    initdb.once('exit', () => watchdog?.kill('SIGKILL'));
     let output = '';
     initdb.stdout.on('data', (chunk) => log(String(chunk)));
     initdb.stderr.on('data', (chunk) => {
@@ -147,6 +167,30 @@ async function initialise(binaries: PostgresBinaries, account: ServerAccount | n
 }
 
 const SETTING_NAME = /^[a-z_][a-z0-9_.]*$/;
+/** Lines of a running server's log kept to name why it ended. */
+const RECENT_LINES = 40;
+const SEVERE = /\b(PANIC|FATAL):\s+(.*)$/;
+const DETAIL = /\b(DETAIL|HINT):\s+(.*)$/;
+/** FATALs of one session (a login refused, a session ended by a shutdown): never why the server went. */
+const SESSION_FATAL =
+  /terminating connection (due to|because of)|the database system is (shutting down|starting up|in recovery mode|not yet accepting connections)|password authentication failed|no pg_hba\.conf entry|(database|role) ".*" does not exist|too many connections|remaining connection slots|connection to client lost|canceling authentication|permission denied for database|is not permitted to log in/;
+
+/**
+ * The line of a server's log that says why it could not start or run on: its last PANIC, else its
+ * last FATAL, with the DETAIL or HINT that follows. "could not write ...: No space left on device",
+ * "data directory ... has invalid permissions", "could not bind ...: Address already in use".
+ */
+export function severestLine(lines: readonly string[]): string | null {
+  for (const level of ['PANIC', 'FATAL']) {
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const found = SEVERE.exec(lines[i]);
+      if (!found || found[1] !== level || (level === 'FATAL' && SESSION_FATAL.test(found[2]))) continue;
+      const detail = DETAIL.exec(lines[i + 1] ?? '');
+      return `${level}: ${found[2].trim()}${detail ? ` (${detail[2].trim()})` : ''}`;
+    }
+  }
+  return null;
+}
 
 async function launch(
   binaries: PostgresBinaries,
@@ -179,7 +223,10 @@ async function launch(
   try {
     await new Promise<void>((ready, fail) => {
       server.once('error', fail);
-      server.once('exit', () => fail(new Error(output.trim().split('\n').slice(-3).join(' ') || 'postgres exited')));
+      server.once('exit', () => {
+        const lines = output.trim().split('\n');
+        fail(new Error(severestLine(lines) ?? (lines.slice(-3).join(' ') || 'postgres exited')));
+      });
       server.stderr!.on('data', (chunk) => {
         const text = String(chunk);
         log(text);
@@ -191,7 +238,8 @@ async function launch(
     });
   } catch (error) {
     await stopServer(server);
-    throw new Error(`embedded PostgreSQL did not start on port ${port} (is the port in use?): ${(error as Error).message}`);
+    // The server's own words, not a guess: a port in use, a full disk and a bad setting each say so.
+    throw new Error(`PostgreSQL did not start on port ${port}: ${(error as Error).message}`);
   }
   return server;
 }

@@ -1,8 +1,10 @@
 import { connect } from 'node:net';
 import {
+  healthAfter,
   nextComputeStep,
   type ClusterDirectory,
   type ComputeDriver,
+  type ComputeHealth,
   type ComputeOutcome,
   type ComputeProvisioner,
   type ComputeServer,
@@ -11,6 +13,7 @@ import {
   type OnFailure,
   type Region,
   type ServerAddress,
+  type ServerObservation,
 } from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
 import { LoopedWork } from './nudged-loop.js';
@@ -68,18 +71,44 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
     await this.drain(() => this.options.store.claim((task) => this.perform(task)), this.options.log, 'compute step failed; it will be retried');
   }
 
-  /** Starts the servers of READY instances that run nowhere (a server answering its port runs somewhere). */
+  /**
+   * Starts the servers of READY instances that run nowhere (a server answering its port runs
+   * somewhere), and records each server's health with the cause in its own words: a server that
+   * cannot start (a full disk, a setting it refuses) is `down` through the API, not hidden behind READY.
+   */
   private async supervise(): Promise<void> {
     for (const instance of await this.options.store.serving()) {
       if (this.stopped) return;
-      if (this.options.driver.running(instance.id)) continue;
-      if (instance.server && (await listening(instance.server))) continue;
-      const server = await this.options.driver.ensureRunning(instance.id, instance.type);
-      this.options.log.info({ instanceId: instance.id, port: server.address.port }, 'compute instance server started again');
+      if (this.options.driver.running(instance.id) || (instance.server && (await listening(instance.server)))) {
+        await this.recordHealth(instance, { kind: 'running' });
+        continue;
+      }
+      const exitCause = this.options.driver.exitCause(instance.id);
+      let server: ComputeServer;
+      try {
+        server = await this.options.driver.ensureRunning(instance.id, instance.type);
+      } catch (error) {
+        // One instance's server that does not start keeps the others supervised.
+        const cause = error instanceof Error ? error.message : String(error);
+        if (await this.recordHealth(instance, { kind: 'cannot-start', cause })) {
+          this.options.log.error({ instanceId: instance.id, cause, exitCause }, 'compute instance server is down and does not start; trying again');
+        }
+        continue;
+      }
+      this.options.log.info({ instanceId: instance.id, port: server.address.port, exitCause }, 'compute instance server started again');
       if (!instance.server || instance.server.port !== server.address.port || instance.server.host !== server.address.host) {
         await this.options.store.relocated(instance.id, server.address);
       }
+      await this.recordHealth(instance, { kind: 'restarted', exitCause });
     }
+  }
+
+  /** Writes the health an observation calls for (healthAfter); answers whether it changed. */
+  private async recordHealth(instance: { id: string; health: ComputeHealth | null }, seen: ServerObservation): Promise<boolean> {
+    const next = healthAfter(instance.health, seen);
+    if (!next) return false;
+    await this.options.store.recordHealth(instance.id, next);
+    return true;
   }
 
   private async sweep(): Promise<void> {
@@ -163,7 +192,7 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
     this.fault('compute_deleting_before_remove');
     await this.options.driver.remove(task.instance.id);
     this.options.log.info(this.context(task), 'compute instance terminated');
-    return { status: 'TERMINATED', server: null, databaseServer: databaseLives ? null : undefined, pendingDrop: null };
+    return { status: 'TERMINATED', server: null, databaseServer: databaseLives ? null : undefined, pendingDrop: null, health: null };
   }
 
   /** The copy a move left on the region's cluster (paused since), with the roles there. */
@@ -173,8 +202,9 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
     return { pendingDrop: null };
   }
 
+  /** A step that leaves the server running and serving the database: healthy. */
   private served(server: ComputeServer, outcome: ComputeOutcome): ComputeOutcome {
-    return { ...outcome, server: server.address, databaseServer: server.address };
+    return { ...outcome, server: server.address, databaseServer: server.address, health: { status: 'ok', reason: null } };
   }
 
   /**

@@ -15,6 +15,14 @@ function assertInstanceId(id: string): void {
 }
 
 /**
+ * The server's words without the machine's folders: they reach developers (an instance's health)
+ * and say the same with paths inside the instance's folder.
+ */
+function withoutFolder(text: string, dir: string): string {
+  return text.replaceAll(`${dir}/`, '').replaceAll(dir, '.');
+}
+
+/**
  * The default compute driver: each instance is a PostgreSQL server on this machine, run from the
  * embedded PostgreSQL binaries on a free loopback port, with the settings of its compute type
  * (serverSettings). A server lives as long as the process that started it (the launcher's
@@ -24,6 +32,8 @@ function assertInstanceId(id: string): void {
  */
 export class LocalComputeDriver implements ComputeDriver {
   private readonly servers = new Map<string, { handle: EmbeddedPostgresHandle; server: ComputeServer }>();
+  /** Why a server this process ran ended on its own, until it runs again. */
+  private readonly exits = new Map<string, string>();
   /** One operation per instance at a time. */
   private readonly busy = new Map<string, Promise<unknown>>();
 
@@ -53,6 +63,10 @@ export class LocalComputeDriver implements ComputeDriver {
     const password = readFileSync(join(dir, 'password'), 'utf8').trim();
     const port = Number(readFileSync(join(dir, 'port'), 'utf8'));
     return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  }
+
+  exitCause(instanceId: string): string | null {
+    return this.exits.get(instanceId) ?? null;
   }
 
   remove(instanceId: string): Promise<void> {
@@ -89,14 +103,20 @@ export class LocalComputeDriver implements ComputeDriver {
       port,
       settings: serverSettings(type),
       onLog: this.options.onLog ? (line) => this.options.onLog!(instanceId, line) : undefined,
+    }).catch((error: Error) => {
+      throw new Error(withoutFolder(error.message, dir));
     });
     writeFileSync(portFile, String(port));
+    this.exits.delete(instanceId);
     const server = { address: { host: '127.0.0.1', port }, adminUrl: handle.url('postgres') };
     this.servers.set(instanceId, { handle, server });
     // A server that ends (stopped by another replica taking the instance over, or crashed) is no
     // longer this process's: supervision starts it again where it is missing.
     void handle.exited.then(() => {
-      if (this.servers.get(instanceId)?.handle === handle) this.servers.delete(instanceId);
+      if (this.servers.get(instanceId)?.handle !== handle) return;
+      this.servers.delete(instanceId);
+      const cause = handle.exitCause();
+      if (cause) this.exits.set(instanceId, withoutFolder(cause, dir));
     });
     return server;
   }

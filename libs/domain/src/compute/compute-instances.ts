@@ -15,6 +15,20 @@ export const LIVE_COMPUTE_STATUSES: readonly ComputeInstanceStatus[] = ['PENDING
 
 export const INSTANCE_NAME_MAX_LENGTH = 63;
 
+/**
+ * Whether an instance's server runs, as the reconciler last found it: `ok` (running; `reason` says
+ * why it was last started again, if it was), or `down` with the cause in the server's own words (a
+ * full disk, a setting it refuses...). `since`: when it became so.
+ */
+export const COMPUTE_HEALTH_STATUSES = ['ok', 'down'] as const;
+export type ComputeHealthStatus = (typeof COMPUTE_HEALTH_STATUSES)[number];
+
+export interface ComputeHealth {
+  status: ComputeHealthStatus;
+  reason: string | null;
+  since: Date;
+}
+
 /** Where a running instance's server listens. */
 export interface ServerAddress {
   host: string;
@@ -32,6 +46,8 @@ export interface ComputeInstance {
   status: ComputeInstanceStatus;
   /** Why the instance FAILED, in words for the developer. */
   failure: string | null;
+  /** Its server's health while it has one (READY, RESIZING, FAILED with a server); null before and after. */
+  health: ComputeHealth | null;
   created: Date;
   updated: Date;
   /** When it reached TERMINATED. */
@@ -82,6 +98,8 @@ export interface ComputeDriver {
   running(instanceId: string): ComputeServer | null;
   /** A superuser URL of the instance's server wherever it runs, or null when it has none. */
   adminUrl(instanceId: string): string | null;
+  /** Why the server this process ran for the instance ended without being stopped, in its own words; null when it runs or said nothing. */
+  exitCause(instanceId: string): string | null;
   /** Stops the server and removes everything it stored. */
   remove(instanceId: string): Promise<void>;
   /** Instances that have files here (to find leftovers of instances the control plane forgot). */
@@ -112,6 +130,8 @@ export interface ComputeOutcome {
   /** Where the database is served now: its instance's server, or null for its region's cluster. */
   databaseServer?: ServerAddress | null;
   pendingDrop?: { copy: 'cluster' | 'instance'; after: Date } | null;
+  /** The server's health now (`since` is set where it changes), or null when it has no server any more. */
+  health?: Omit<ComputeHealth, 'since'> | null;
 }
 
 
@@ -120,7 +140,9 @@ export interface ComputeStore {
   /** Locks one instance that needs work, runs `work`, persists its outcome in the same transaction. */
   claim(work: (task: ComputeTask) => Promise<ComputeOutcome>, options?: { instanceId?: string }): Promise<boolean>;
   /** READY instances, whose server should run (a resize's own step starts the server it stopped). */
-  serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]>;
+  serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null; health: ComputeHealth | null }[]>;
+  /** Records the server's health of a READY instance; `since` moves only when the status changes. */
+  recordHealth(instanceId: string, health: Omit<ComputeHealth, 'since'>): Promise<void>;
   /**
    * Says, at once (outside the claim's transaction), that the database's data starts moving; the
    * step's outcome, whatever it is, clears it.

@@ -29,6 +29,7 @@ function task(s: Situation): ComputeTask {
       desiredInstanceType: s.resize ? MEDIUM : SMALL,
       status: s.status,
       failure: null,
+      health: null,
       created: NOW,
       updated: NOW,
       deleted: null,

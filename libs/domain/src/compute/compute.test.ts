@@ -17,7 +17,7 @@ class FakeInstances implements ComputeInstanceRepository {
     if (this.rows.some((row) => row.databaseId === input.databaseId && row.status !== 'TERMINATED')) {
       throw new ConflictError('compute_instance_exists', 'exists');
     }
-    const row: ComputeInstance = { id: input.id, databaseId: input.databaseId, name: input.name, instanceType: input.type, desiredInstanceType: input.type, status: 'PENDING', failure: null, created: NOW, updated: NOW, deleted: null };
+    const row: ComputeInstance = { id: input.id, databaseId: input.databaseId, name: input.name, instanceType: input.type, desiredInstanceType: input.type, status: 'PENDING', failure: null, health: null, created: NOW, updated: NOW, deleted: null };
     this.rows.push(row);
     return row;
   }

@@ -16,6 +16,7 @@ import { Migration20261123010000_instance_routing } from './Migration20261123010
 import { Migration20261123020000_list_order } from './Migration20261123020000_list_order.js';
 import { Migration20261124000000_workspace_invitations } from './Migration20261124000000_workspace_invitations.js';
 import { Migration20261124010000_sealed_signing_keys } from './Migration20261124010000_sealed_signing_keys.js';
+import { Migration20261126010000_compute_health } from './Migration20261126010000_compute_health.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -37,4 +38,5 @@ export const migrationsList = [
   { name: 'Migration20261123020000_list_order', class: Migration20261123020000_list_order },
   { name: 'Migration20261124000000_workspace_invitations', class: Migration20261124000000_workspace_invitations },
   { name: 'Migration20261124010000_sealed_signing_keys', class: Migration20261124010000_sealed_signing_keys },
+  { name: 'Migration20261126010000_compute_health', class: Migration20261126010000_compute_health },
 ];

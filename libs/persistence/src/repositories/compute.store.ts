@@ -5,6 +5,7 @@ import {
   INSTANCE_CANCEL_SLOTS,
   LIVE_COMPUTE_STATUSES,
   type Clock,
+  type ComputeHealth,
   type ComputeInstance,
   type ComputeInstanceRepository,
   type ComputeInstanceStatus,
@@ -27,6 +28,9 @@ interface InstanceRow {
   desired_type: ComputeType | string;
   status: ComputeInstanceStatus;
   failure: string | null;
+  health_status: ComputeHealth['status'] | null;
+  health_reason: string | null;
+  health_since: Date | string | null;
   host: string | null;
   port: number | null;
   pending_drop: 'cluster' | 'instance' | null;
@@ -37,7 +41,7 @@ interface InstanceRow {
   attempts: number;
 }
 
-const COLUMNS = `id, database_id, name, instance_type, desired_type, status, failure, host, port, pending_drop, drop_after, created, updated, deleted, attempts`;
+const COLUMNS = `id, database_id, name, instance_type, desired_type, status, failure, health_status, health_reason, health_since, host, port, pending_drop, drop_after, created, updated, deleted, attempts`;
 const LIVE = `(${LIVE_COMPUTE_STATUSES.map((status) => `'${status}'`).join(', ')})`;
 
 const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
@@ -52,11 +56,20 @@ function toInstance(row: InstanceRow): ComputeInstance {
     desiredInstanceType: json(row.desired_type),
     status: row.status,
     failure: row.failure,
+    health: toHealth(row),
     created: date(row.created),
     updated: date(row.updated),
     deleted: row.deleted === null ? null : date(row.deleted),
   };
 }
+
+function toHealth(row: InstanceRow): ComputeHealth | null {
+  return row.health_status === null || row.health_since === null ? null : { status: row.health_status, reason: row.health_reason, since: date(row.health_since) };
+}
+
+/** Sets the health columns from `?` (status) and `?` (reason); `since` moves only when the status changes. */
+const SET_HEALTH = `health_status = ?, health_reason = ?,
+  health_since = case when ?::text is null then null when health_status is not distinct from ?::text then health_since else now() end`;
 
 /** The control plane's compute instances; every query names the database, the only way to reach one. */
 export class SqlComputeInstances implements ComputeInstanceRepository {
@@ -202,8 +215,9 @@ export class SqlComputeStore implements ComputeStore {
     const status = outcome.status ?? task.instance.status;
     const server = outcome.server === undefined ? task.server : outcome.server;
     const pendingDrop = outcome.pendingDrop === undefined ? (task.pendingDrop ? { copy: task.pendingDrop, after: task.dropAfter } : null) : outcome.pendingDrop;
+    const health = outcome.health === undefined ? task.instance.health : outcome.health;
     await connection.execute(
-      `update compute_instances set status = ?, instance_type = coalesce(?::jsonb, instance_type), failure = ?, host = ?, port = ?,
+      `update compute_instances set status = ?, instance_type = coalesce(?::jsonb, instance_type), failure = ?, ${SET_HEALTH}, host = ?, port = ?,
          pending_drop = ?, drop_after = ?, updated = now(), deleted = case when ? = 'TERMINATED' then coalesce(deleted, now()) else deleted end,
          attempts = 0, next_attempt_at = null, last_error = null
        where id = ?`,
@@ -211,6 +225,10 @@ export class SqlComputeStore implements ComputeStore {
         status,
         outcome.instanceType ? JSON.stringify(outcome.instanceType) : null,
         outcome.failure === undefined ? task.instance.failure : outcome.failure,
+        health?.status ?? null,
+        health?.reason ?? null,
+        health?.status ?? null,
+        health?.status ?? null,
         server?.host ?? null,
         server?.port ?? null,
         pendingDrop?.copy ?? null,
@@ -231,9 +249,16 @@ export class SqlComputeStore implements ComputeStore {
   }
 
   /** READY instances, whose server should run (a resize's own step restarts the server it stopped). */
-  async serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null }[]> {
+  async serving(): Promise<{ id: string; type: ComputeType; server: ServerAddress | null; health: ComputeHealth | null }[]> {
     const rows = await this.orm.em.getConnection().execute<InstanceRow[]>(`select ${COLUMNS} from compute_instances where status = 'READY'`, [], 'all');
-    return rows.map((row) => ({ id: row.id, type: json(row.instance_type), server: row.host && row.port ? { host: row.host, port: row.port } : null }));
+    return rows.map((row) => ({ id: row.id, type: json(row.instance_type), server: row.host && row.port ? { host: row.host, port: row.port } : null, health: toHealth(row) }));
+  }
+
+  async recordHealth(instanceId: string, health: Omit<ComputeHealth, 'since'>): Promise<void> {
+    // READY only: a step that holds the row (a resize, a delete) says its own health with its outcome.
+    await this.orm.em
+      .getConnection()
+      .execute(`update compute_instances set ${SET_HEALTH} where id = ? and status = 'READY'`, [health.status, health.reason, health.status, health.status, instanceId]);
   }
 
   async markMoving(databaseId: string): Promise<void> {
