@@ -24,7 +24,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   const logger = options.logger ?? pino({ name: 'api', level: config.logLevel });
 
   // The control plane and the clusters that hold the databases.
-  const orm = await openOrm({ databaseUrl: config.databaseUrl });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs });
   // Dedicated compute: local PostgreSQL servers; a database on one is reached there.
   const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
   const clusters = new PgClusterDirectory(
@@ -33,6 +33,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     (instanceId) => computeDriver.adminUrl(instanceId),
     config.databaseLimits,
     (repair) => logger.error({ role: repair.role, removed: repair.removed }, 'a role made for a customer held what it may not; revoked'),
+    config.postgres.connectTimeoutMs,
   );
   // Defence in depth: no role made for customers keeps a power over the cluster, whoever gave it.
   // A cluster that does not answer now is audited at its databases' next repair instead.
@@ -127,7 +128,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     loginStates: new SqlSsoLoginStates(orm),
     relyingParty: new OpenIdRelyingParty({ allowLoopbackHttp: config.ssoAllowLoopbackHttp }),
     gatewayUrl: config.gateway.publicUrl,
-    controlPlaneReady: () => pingControlPlane(orm),
+    controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
     insights: new SqlQueryMinutes(orm),
     insightsRetention: config.insightsRetention,
     clock: systemClock,
@@ -150,6 +151,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     },
     openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
     trustedProxies: config.trustedProxies,
+    deadlineMs: config.postgres.requestDeadlineMs,
   });
 
   // The database servers' own view for insights: one replica samples, the one holding the lock.

@@ -69,7 +69,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     }
     if (parsed.origin !== origin) throw new ConfigError('ALLOWED_ORIGINS', `'${origin}' is not an origin (expected ${parsed.origin})`);
   }
-  const dataPlane = loadConnectionBudget(env);
+  const dataPlane = { ...loadConnectionBudget(env), connectTimeoutMs: platform.postgres.connectTimeoutMs };
   return {
     ...platform,
     validateResponses: readEnum(env, 'VALIDATE_RESPONSES', 'false', ['true', 'false']) === 'true',

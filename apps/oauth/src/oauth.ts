@@ -18,7 +18,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
 
   // The control plane, and the key set this service signs with: private halves sealed (plain ones
   // from an older release sealed here), its first key made here, the key in use opened before listening.
-  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8 });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8, connectTimeoutMs: config.postgres.connectTimeoutMs });
   const keys = new KeySet({
     repository: new MikroSigningKeyRepository(orm.em.fork()),
     clock: systemClock,
@@ -50,7 +50,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     throttle,
     settings: { clock: systemClock, codeTtlSeconds: config.codeTtlSeconds, refreshTtlSeconds: config.refreshTokenTtlSeconds, issuer: config.oauth.issuer },
     keys,
-    controlPlaneReady: () => pingControlPlane(orm),
+    controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
   };
 
   const app = createHttpApp<TokenServiceScope>({
@@ -62,6 +62,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     openScope: () => requestScope(services, orm),
     openapi: tokenServiceApiInfo({ buildHash: config.buildHash, issuer: config.oauth.issuer }),
     trustedProxies: config.trustedProxies,
+    deadlineMs: config.postgres.requestDeadlineMs,
   });
   const purging = purgeExpiredGrants(grants, logger);
 

@@ -30,6 +30,17 @@ export interface PlatformConfig {
   faultPoint: string | undefined;
   /** Addresses and CIDR ranges of proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
   trustedProxies: string[];
+  postgres: PostgresTimeouts;
+}
+
+/** How long the apps wait for PostgreSQL (README "When PostgreSQL stops answering"). */
+export interface PostgresTimeouts {
+  /** Opening a connection, or waiting for one of a full pool's, on every pool (DB_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  /** All a request waits for from PostgreSQL, from its arrival; then 503 (DB_REQUEST_DEADLINE_MS). */
+  requestDeadlineMs: number;
+  /** /readyz answers 503 when the control plane has not answered within it (READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs: number;
 }
 
 export interface HttpServerLimits {
@@ -112,6 +123,11 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
     buildHash,
     faultPoint: readOptionalString(env, 'PLATFORM_FAULT_POINT'),
     trustedProxies: readTrustedProxies(env),
+    postgres: {
+      connectTimeoutMs: readInteger(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
+      requestDeadlineMs: readInteger(env, 'DB_REQUEST_DEADLINE_MS', 10_000, { min: 100, max: 600_000 }),
+      readinessTimeoutMs: readInteger(env, 'READINESS_TIMEOUT_MS', 2_000, { min: 100, max: 60_000 }),
+    },
   };
 }
 

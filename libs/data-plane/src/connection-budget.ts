@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
+import { beforeDeadline, cutQueriesAtDeadline } from '@platform/deadline';
 import { UnavailableError } from '@platform/domain';
 import { mayServeAtOnce, nextToServe, roomToOpen, type DatabaseCounts } from './connection-grants.js';
 import type { Queryable } from './queryable.js';
@@ -132,7 +133,7 @@ export class ConnectionBudget {
   queryable(url: string): Queryable {
     return {
       query: async <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]) => {
-        const connection = await this.acquire(url);
+        const connection = await this.acquireBeforeDeadline(url);
         try {
           const result = typeof text === 'string' ? await connection.client.query<R>(text, values) : await connection.client.query<R>(text);
           this.release(connection);
@@ -142,8 +143,16 @@ export class ConnectionBudget {
           throw error;
         }
       },
-      connect: async () => (await this.acquire(url)).client,
+      connect: async () => (await this.acquireBeforeDeadline(url)).client,
     };
+  }
+
+  /**
+   * A connection, given up at the deadline of the request that waits (`@platform/deadline`); one
+   * that comes later goes back to the budget. Its queries give up at that deadline too.
+   */
+  private acquireBeforeDeadline(url: string): Promise<Connection> {
+    return beforeDeadline('a database connection', this.acquire(url), (late) => this.release(late));
   }
 
   /** Connections open (or opening) to the cluster of `url`, and how many of them are idle. */
@@ -261,6 +270,8 @@ export class ConnectionBudget {
       connectionTimeoutMillis: this.settings.connectTimeoutMs,
       types: DATA_PLANE_TYPES,
     });
+    // A query cut by its request's deadline destroys the connection, which `lost` below sees.
+    cutQueriesAtDeadline(client);
     const connection: Connection = {
       client: Object.assign(client, { release: (error?: unknown) => this.release(connection, error) }),
       database: line,

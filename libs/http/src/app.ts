@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { NotFoundError } from '@platform/domain';
 import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
 import { operationHandler, type OperationOptions } from './operation.js';
-import { errorMapper, requestContext } from './request-context.js';
+import { errorMapper, requestContext, requestDeadline } from './request-context.js';
 import type { Route } from './route.js';
 
 export interface HttpAppOptions<TScope> extends OperationOptions<TScope> {
@@ -15,6 +15,8 @@ export interface HttpAppOptions<TScope> extends OperationOptions<TScope> {
   openapi: OpenApiInfo;
   /** The largest JSON body accepted. */
   jsonLimit?: string;
+  /** How long a request's waits on PostgreSQL may last in all, from its arrival (DB_REQUEST_DEADLINE_MS); none when absent. */
+  deadlineMs?: number;
 }
 
 /**
@@ -70,6 +72,7 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   });
 
   app.use(requestContext(options.logger));
+  if (options.deadlineMs !== undefined) app.use(requestDeadline(options.deadlineMs));
   // gzip, deflate or br (quality 4) when the client asks, for bodies over 1 kB, as a stream.
   app.use(compress({ threshold: 1024 }));
   app.use(keepSecretsUncompressed);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DeadlineExceededError } from '@platform/deadline';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 
 describe('isDatabaseUnavailable', function () {
@@ -14,6 +15,9 @@ describe('isDatabaseUnavailable', function () {
     ['a connection dropped mid-query', new Error('Connection terminated unexpectedly'), true],
     ['a client whose connect timed out', new Error('timeout expired'), true],
     ['a pool that waited too long', new Error('timeout exceeded when trying to connect'), true],
+    ['a server silent past the request deadline', new DeadlineExceededError('a query'), true],
+    ['the same, wrapped by the ORM (its fields copied, no cause)', Object.assign(new Error('a query did not finish within the deadline'), { code: 'DEADLINE_EXCEEDED' }), true],
+    ['a client destroyed by a cut query', new Error('Client has encountered a connection error and is not queryable'), true],
     ['a unique violation', withCode('23505'), false],
     ['a syntax error', withCode('42601'), false],
     ['a missing database (a 404 elsewhere)', withCode('3D000'), false],

@@ -1,16 +1,20 @@
+import { DEADLINE_EXCEEDED } from '@platform/deadline';
+
 /**
  * SQLSTATEs of a PostgreSQL that refuses or lost the connection: connection exceptions (class 08),
  * too many connections (53300) and other resource limits (53400), and a server shutting down or
  * starting up (57P01, 57P02, 57P03).
  */
 const UNAVAILABLE_STATES = /^(08...|53300|53400|57P0[123])$/;
-/** The same, as Node and pg say it without a SQLSTATE. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|too many clients already|the database system is (starting up|shutting down)/i;
+/** The same, as Node and pg say it without a SQLSTATE, and a server silent past the request's deadline. */
+const UNAVAILABLE_CODES = new Set([DEADLINE_EXCEEDED, 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|too many clients already|the database system is (starting up|shutting down)|is not queryable/i;
 
 /**
  * Whether an error (or one it was caused by) says a PostgreSQL server cannot serve us now: the
- * client's request was fine, and the same request may succeed shortly (503 with Retry-After).
+ * client's request was fine, and the same request may succeed shortly (503 with Retry-After). A
+ * server that answered nothing before the request's deadline (frozen, or cut off) is one of them.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;

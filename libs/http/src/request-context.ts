@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import { withDeadline } from '@platform/deadline';
 import { RateLimitedError } from '@platform/domain';
 import { RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
 
@@ -29,6 +30,18 @@ export function requestContext(logger: Logger) {
         'request',
       );
     }
+  };
+}
+
+/**
+ * What the request waits for from PostgreSQL (connections, queries, of the control plane and the
+ * databases alike) gives up `ms` after it arrived, and the request answers 503
+ * `database_unavailable` with Retry-After: a server that stopped answering without refusing costs
+ * a bounded wait, never a hang.
+ */
+export function requestDeadline(ms: number) {
+  return function requestDeadline(_ctx: Context, next: Next) {
+    return withDeadline(ms, next);
   };
 }
 

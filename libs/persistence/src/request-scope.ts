@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { withDeadline } from '@platform/deadline';
 import type { Repositories } from '@platform/domain';
 import { MikroCredentialRepository } from './repositories/credential.repository.js';
 import { MikroDatabaseRepository } from './repositories/database.repository.js';
@@ -20,10 +21,10 @@ export function openRepositories(orm: MikroORM): Repositories {
   };
 }
 
-/** True when the control plane answers a query. */
-export async function pingControlPlane(orm: MikroORM): Promise<boolean> {
+/** True when the control plane answers a query within `timeoutMs` (readiness must answer, whatever the server does). */
+export async function pingControlPlane(orm: MikroORM, timeoutMs = 2_000): Promise<boolean> {
   try {
-    await orm.em.fork().execute('select 1');
+    await withDeadline(timeoutMs, () => orm.em.fork().execute('select 1'));
     return true;
   } catch {
     return false;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
+import { cutQueriesAtDeadline } from '@platform/deadline';
 import {
   UnavailableError,
   type ClusterActivity,
@@ -29,6 +30,9 @@ import {
   type DatabaseLimits,
 } from '@platform/data-plane';
 
+/** How long opening a connection to a cluster may take, unless the directory is told otherwise. */
+export const CLUSTER_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Where a driver reports roles its audit repaired: an error, since something gave a customer's role what the platform never does. */
 export type RoleRepairLog = (repair: CustomerRoleRepair) => void;
 
@@ -44,6 +48,8 @@ export class PgClusterDriver implements ClusterDriver {
    * dedicated server that holds one of its databases (the roles moved there with their verifiers).
    * `limits`: what each credential's sessions and (on a shared cluster, `shared`) each database may
    * take; a dedicated server holds one database, whose connections its own size bounds.
+   * Connections open within `connectTimeoutMs`; queries run for as long as they take, unless a
+   * request runs them (`@platform/deadline`): provisioning DDL and moves run outside any request.
    */
   constructor(
     private readonly adminUrl: string,
@@ -51,9 +57,15 @@ export class PgClusterDriver implements ClusterDriver {
     private readonly limits: DatabaseLimits = DATABASE_LIMIT_DEFAULTS,
     private readonly shared = true,
     private readonly onRoleRepaired: RoleRepairLog = () => {},
+    private readonly connectTimeoutMs = CLUSTER_CONNECT_TIMEOUT_MS,
   ) {
-    this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000 });
+    this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: connectTimeoutMs });
     this.admin.on('error', () => {});
+    this.admin.on('connect', (client) => {
+      // A query cut by a deadline destroys its connection, which then says so with an 'error'.
+      client.on('error', () => {});
+      cutQueriesAtDeadline(client);
+    });
   }
 
   async createDatabase(physicalName: string): Promise<void> {
@@ -221,8 +233,10 @@ export class PgClusterDriver implements ClusterDriver {
     const client = new pg.Client({
       connectionString: databaseUrl(this.adminUrl, physicalName),
       options: pinSearchPath ? PINNED_SEARCH_PATH_OPTIONS : undefined,
+      connectionTimeoutMillis: this.connectTimeoutMs,
     });
     client.on('error', () => {});
+    cutQueriesAtDeadline(client);
     await client.connect();
     try {
       return await fn(client);
@@ -246,6 +260,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
     private readonly instanceAdminUrl: (instanceId: string) => string | null = () => null,
     private readonly limits: DatabaseLimits = DATABASE_LIMIT_DEFAULTS,
     private readonly onRoleRepaired: RoleRepairLog = () => {},
+    private readonly connectTimeoutMs = CLUSTER_CONNECT_TIMEOUT_MS,
   ) {}
 
   /** The start-up pass of every served region's cluster (see PgClusterDriver.applyLimits); clusters shared by regions once. */
@@ -313,7 +328,7 @@ export class PgClusterDirectory implements ClusterDirectory, LoginRoles {
   private driverAt(url: string, secretUrl: string, shared: boolean): PgClusterDriver {
     let driver = this.drivers.get(url);
     if (!driver) {
-      driver = new PgClusterDriver(url, secretUrl, this.limits, shared, this.onRoleRepaired);
+      driver = new PgClusterDriver(url, secretUrl, this.limits, shared, this.onRoleRepaired, this.connectTimeoutMs);
       this.drivers.set(url, driver);
     }
     return driver;

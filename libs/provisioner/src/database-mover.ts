@@ -9,6 +9,7 @@ import { CREDENTIAL_ROLE_NAME } from '@platform/domain';
 import { assertPhysicalName, credentialRolesOf, databaseRoleNames, moverRoleName, scramVerifier, serviceRoleName, setDatabaseConnectionLimit } from '@platform/data-plane';
 import { planRestore } from './restore-plan.js';
 import { parseRoleSetting } from './role-settings.js';
+import { CLUSTER_CONNECT_TIMEOUT_MS } from './cluster-driver.js';
 import { assertSameSchema } from './schema-comparison.js';
 
 /** pg_dump and pg_restore of the servers' own major version (tools/pg-client-tools.mjs puts them in place). */
@@ -40,7 +41,8 @@ interface MembershipRow {
 }
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
+  // A move runs for as long as it takes, but a server that never answers the login is given up on.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CLUSTER_CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   await client.connect();
   try {

@@ -1,3 +1,5 @@
+import { withoutDeadline } from '@platform/deadline';
+
 /**
  * Runs `pass` now and then: when nudged (at once, or right after the pass under way) and every
  * `intervalMs` after the last pass ended, for work nobody nudged about (another replica's, a
@@ -30,7 +32,12 @@ export class NudgedLoop {
     await this.running;
   }
 
+  /** Runs outside the nudging request's deadline (`@platform/deadline`): a pass may be long DDL. */
   nudge(): void {
+    withoutDeadline(() => this.nudgeNow());
+  }
+
+  private nudgeNow(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
