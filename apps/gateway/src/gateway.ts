@@ -21,7 +21,7 @@ export interface RunningGateway {
 /** Opens the control plane (for routes), listens for PostgreSQL clients and for health and metrics. */
 export async function startGateway(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
-  const orm = await openOrm({ databaseUrl: config.databaseUrl });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs });
   const gateway = new PostgresGateway({
     host: config.gateway.host,
     port: config.gateway.port,
@@ -47,7 +47,7 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
 
   const isAdmin = adminTokenCheck(config.adminToken);
   const admin = http.createServer((request, response) => {
-    void answerAdmin(request.url ?? '/', isAdmin(request.headers.authorization), gateway, orm).then(({ status, type, body, headers }) => {
+    void answerAdmin(request.url ?? '/', isAdmin(request.headers.authorization), gateway, () => pingControlPlane(orm, config.postgres.readinessTimeoutMs)).then(({ status, type, body, headers }) => {
       response.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers });
       response.end(body);
     });
@@ -88,11 +88,11 @@ interface AdminAnswer {
   headers?: Record<string, string>;
 }
 
-async function answerAdmin(url: string, authorized: boolean, gateway: PostgresGateway, orm: Parameters<typeof pingControlPlane>[0]): Promise<AdminAnswer> {
+async function answerAdmin(url: string, authorized: boolean, gateway: PostgresGateway, controlPlaneReady: () => Promise<boolean>): Promise<AdminAnswer> {
   const path = url.split('?')[0];
   if (path === '/healthz') return { status: 200, type: 'application/json', body: JSON.stringify({ status: 'ok' }) };
   if (path === '/readyz') {
-    const ready = await pingControlPlane(orm);
+    const ready = await controlPlaneReady();
     return { status: ready ? 200 : 503, type: 'application/json', body: JSON.stringify({ status: ready ? 'ok' : 'control plane unreachable' }) };
   }
   // Health says nothing about customers and stays open for load balancers' probes; the metrics name

@@ -153,9 +153,12 @@ describe('gateway: logins in progress, and names that are no credential', functi
     expect((await backendsOf(credential.id)) - before).to.be.within(1, PER_USER_ADDRESS);
     // Another address logs in as the same credential meanwhile.
     await expectLogin(credential);
-    // The stalled logins are cut at the step's deadline, well before the handshake's, and their backends go.
-    const closedAfter = await Promise.all(waiting.map(async ({ connection, at }) => (await connection.closed, Date.now() - at)));
-    for (const ms of closedAfter) expect(ms).to.be.within(STEP_TIMEOUT_MS - 100, STEP_TIMEOUT_MS + 1500);
+    // The stalled logins are refused at the step's deadline (57014, as every refusal with a SQLSTATE), well before the handshake's, and their backends go.
+    const ended = await Promise.all(waiting.map(async ({ connection, at }) => ({ code: (await connection.fatalError()).C, ms: Date.now() - at })));
+    for (const { code, ms } of ended) {
+      expect(code).to.equal('57014');
+      expect(ms).to.be.within(STEP_TIMEOUT_MS - 100, STEP_TIMEOUT_MS + 1500);
+    }
     await eventually(async () => ((await backendsOf(credential.id)) <= before ? true : undefined), 5_000, 'the stalled logins’ backends to go');
   });
 

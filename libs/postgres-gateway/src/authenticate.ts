@@ -14,7 +14,7 @@ import type { ConnectionContext, HandshakeState } from './context.js';
 import { addressKey } from './login-limits.js';
 import { FrontendType } from './message-types.js';
 import { mockServerFirstMessage } from './mock-scram.js';
-import { MAX_BACKEND_HANDSHAKE_MESSAGE, authenticationSasl, authenticationSaslContinue, saslInitialResponse, saslResponse } from './protocol.js';
+import { MAX_BACKEND_HANDSHAKE_MESSAGE, authenticationSasl, authenticationSaslContinue, refuseAtDeadline, saslInitialResponse, saslResponse } from './protocol.js';
 import { ProtocolViolation, SqlState, refusals } from './refusals.js';
 import type { LoginRequest } from './startup.js';
 import type { RouteDecision } from './route.js';
@@ -105,7 +105,7 @@ async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer
 /**
  * The client's final message, due within the SCRAM step's deadline: until it comes, a real name's
  * login holds a backend of the cluster, and a stalled one must not hold it for the whole handshake.
- * Past the deadline `cut` closes the connection, for unknown names as for real ones.
+ * Past the deadline `cut` ends the connection with PostgreSQL's 57014, for unknown names as for real ones.
  */
 async function readFinalMessage(reader: ByteReader, user: string, context: ConnectionContext, cut: () => void): Promise<Buffer> {
   const deadline = setTimeout(cut, context.scramStepTimeoutMs);
@@ -127,7 +127,7 @@ async function failMockExchange(client: Duplex, reader: ByteReader, first: Clien
   const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey, context.knownSalts.of(user));
   await waitUntil(answered, context.authSchedule.delayMs('serverFirst'));
   client.write(authenticationSaslContinue(serverFirst.message));
-  const final = await readFinalMessage(reader, user, context, () => client.destroy());
+  const final = await readFinalMessage(reader, user, context, () => refuseAtDeadline(client, refusals.clientTooSlow().fields));
   const finalAt = performance.now();
   checkClientFinalMessage(final, first, serverFirst.nonce);
   await waitUntil(finalAt, context.authSchedule.delayMs('verdict'));
@@ -193,7 +193,7 @@ async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backen
   context.knownSalts.remember(user, saltAndIterations.join(','));
   client.write(authenticationSaslContinue(serverFirst));
   const final = await readFinalMessage(clientReader, user, context, () => {
-    client.destroy();
+    refuseAtDeadline(client, refusals.clientTooSlow().fields);
     backend?.destroy();
   });
   const finalAt = performance.now();

@@ -29,6 +29,11 @@ export class ByteReader {
     return this.size;
   }
 
+  /** Whether the gateway is waiting for the peer's bytes (rather than for something else). */
+  get isWaiting(): boolean {
+    return this.wake !== null;
+  }
+
   /** A startup-phase packet: an Int32 length (counting itself) and that many bytes in all. */
   async startupPacket(maxLength: number): Promise<Buffer> {
     const head = await this.peek(4);

@@ -4,14 +4,15 @@
 // way a connection that fails any of them ends.
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { withDeadline } from '@platform/deadline';
 import { authenticate } from './authenticate.js';
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
 import { forwardCancel } from './cancel-request.js';
 import type { ConnectionContext, GatewayLog, HandshakeState } from './context.js';
 import { negotiate } from './negotiate.js';
-import { errorResponse } from './protocol.js';
+import { errorResponse, refuseAtDeadline } from './protocol.js';
 import { QueryTracker } from './query-counters.js';
-import { Refusal } from './refusals.js';
+import { Refusal, refusals } from './refusals.js';
 import { relaySession } from './relay.js';
 import { decideRoute, lookUpRoute } from './route.js';
 import { BackendError, startSession } from './session-start.js';
@@ -19,6 +20,13 @@ import { readLogin } from './startup.js';
 
 /** The step a connection is in; a connection that fails is logged with it. */
 export type Step = 'negotiate' | 'startup' | 'route' | 'authenticate' | 'relay';
+
+/**
+ * The share of the handshake's time by which the control plane must have answered the login's
+ * lookups (`@platform/deadline`): a control plane that stops answering gets the client its clear
+ * 57P03 before the handshake's own deadline.
+ */
+const LOOKUP_SHARE = 0.9;
 
 /**
  * Serves one client connection: TLS negotiation, the startup packet, routing, the authentication
@@ -39,7 +47,8 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     const login = readLogin(handshake, packet, context);
 
     handshake.step = 'route';
-    const decision = decideRoute(login, await lookUpRoute(login.user, context), context.clusters);
+    const route = await withDeadline(handshake.lookupMs(), () => lookUpRoute(login.user, context));
+    const decision = decideRoute(login, route, context.clusters);
     if (decision.kind === 'refused') throw decision.refusal;
 
     handshake.step = 'authenticate';
@@ -70,6 +79,9 @@ class Handshake implements HandshakeState {
   /** Login slots this connection holds until its session starts or it is refused. */
   private readonly releases: (() => void)[] = [];
   private readonly deadline: NodeJS.Timeout;
+  private readonly lookupsDueAt: number;
+  /** The handshake's deadline passed: the connection has been answered, whatever its steps do next. */
+  private expired = false;
 
   constructor(
     private readonly socket: net.Socket,
@@ -77,10 +89,34 @@ class Handshake implements HandshakeState {
   ) {
     this.client = socket;
     this.reader = new ByteReader(socket);
-    this.deadline = setTimeout(() => {
+    this.lookupsDueAt = Date.now() + timeoutMs * LOOKUP_SHARE;
+    this.deadline = setTimeout(() => this.expire(), timeoutMs);
+  }
+
+  /** How long the control plane has left to answer this login's lookups. */
+  lookupMs(): number {
+    return Math.max(0, this.lookupsDueAt - Date.now());
+  }
+
+  /**
+   * The deadline passed. Every refusal carries a SQLSTATE, this one too: the client's own slowness
+   * (the gateway was waiting for its bytes) is PostgreSQL's 57014; anything else is the platform's
+   * (a control plane or cluster that stopped answering), 57P03, to be tried again. Mid-TLS there
+   * is no protocol to speak yet, and a connection already answered has had its word: those are
+   * only closed.
+   */
+  private expire(): void {
+    this.expired = true;
+    this.backend?.destroy();
+    this.release();
+    const awaitingClient = this.step === 'negotiate' || this.step === 'startup' || this.reader.isWaiting;
+    // Already answered (a refusal, or a cancel request's end) and waiting for the client to close: cut off.
+    const answered = this.client.writableEnded;
+    if (this.client.destroyed || answered || (this.step === 'negotiate' && !this.reader.isWaiting)) {
       this.client.destroy();
-      this.backend?.destroy();
-    }, timeoutMs);
+      return;
+    }
+    refuseAtDeadline(this.client, (awaitingClient ? refusals.clientTooSlow() : refusals.loginTimedOut()).fields);
   }
 
   get address(): string | undefined {
@@ -101,6 +137,8 @@ class Handshake implements HandshakeState {
   fail(error: unknown, log: GatewayLog): void {
     this.backend?.destroy();
     this.release();
+    // Answered at the deadline already; what failed since is that answer's doing.
+    if (this.expired) return;
     if (error instanceof Refusal) {
       this.end(errorResponse(error.fields));
     } else if (error instanceof BackendError) {
@@ -120,7 +158,7 @@ class Handshake implements HandshakeState {
    * nor closes (one still pushing a flood the gateway stopped reading) is cut off then.
    */
   end(last?: Buffer): void {
-    if (this.client.destroyed) {
+    if (this.client.destroyed || this.client.writableEnded) {
       clearTimeout(this.deadline);
       return;
     }

@@ -3,6 +3,7 @@
 // (backend-parser.ts); frontend messages have no parser there, and the gateway needs only the startup
 // packet's fields and the type and length of every later message (frames.ts).
 
+import type { Duplex } from 'node:stream';
 import { BackendType, FrontendType } from './message-types.js';
 import { ProtocolViolation, type ErrorFields } from './refusals.js';
 
@@ -93,6 +94,19 @@ export function errorResponse(fields: ErrorFields): Buffer {
     .map(([key, value]) => `${key}${value}\0`)
     .join('');
   return message(BackendType.ErrorResponse, Buffer.from(`${text}\0`, 'utf8'));
+}
+
+/** How long a client refused at a deadline has to take the refusal before it is cut off. */
+const REFUSAL_GRACE_MS = 1_000;
+
+/**
+ * Ends a connection whose deadline passed with an ErrorResponse (every refusal carries a
+ * SQLSTATE), then cuts it off if the client does not close its side soon: it may never read.
+ */
+export function refuseAtDeadline(client: Duplex, fields: ErrorFields): void {
+  if (client.destroyed || client.writableEnded) return;
+  client.end(errorResponse(fields));
+  setTimeout(() => client.destroy(), REFUSAL_GRACE_MS).unref();
 }
 
 /** AuthenticationSASL offering the mechanisms given. */

@@ -13,6 +13,8 @@ function everyRefusal(): Record<string, Refusal> {
     invalidTenantParameter: refusals.invalidTenantParameter('platform.tenant_id', 'x'),
     routedStartupTooLong: refusals.routedStartupTooLong(10_050, 10_000),
     routesUnavailable: refusals.routesUnavailable(),
+    clientTooSlow: refusals.clientTooSlow(),
+    loginTimedOut: refusals.loginTimedOut(),
     tooManyLoginsFromAddress: refusals.tooManyLoginsFromAddress(100),
     tooManyLoginsOfUserFromAddress: refusals.tooManyLoginsOfUserFromAddress('cred_x', 20),
     tooManyLoginsOfUser: refusals.tooManyLoginsOfUser('cred_x', 50),

@@ -25,6 +25,7 @@ export const SqlState = {
   invalidPassword: '28P01',
   invalidCatalogName: '3D000',
   tooManyConnections: '53300',
+  queryCanceled: '57014',
   cannotConnectNow: '57P03',
 } as const;
 export type SqlState = (typeof SqlState)[keyof typeof SqlState];
@@ -82,6 +83,14 @@ export const refusals = {
     detail: `Routed to its database, the packet would be ${length} bytes, over ${max}.`,
   })),
   routesUnavailable: fatal(SqlState.cannotConnectNow, () => ({ message: 'the gateway cannot look up credentials right now; try again shortly' })),
+
+  // The handshake's own deadline (GATEWAY_HANDSHAKE_TIMEOUT_MS): the client's fault in PostgreSQL's
+  // words (which PostgreSQL itself logs without sending), or the platform's, to be tried again.
+  clientTooSlow: fatal(SqlState.queryCanceled, () => ({ message: 'canceling authentication due to timeout' })),
+  loginTimedOut: fatal(SqlState.cannotConnectNow, () => ({
+    message: 'the login did not complete in time; try again shortly',
+    detail: 'The platform did not answer within the gateway’s handshake timeout.',
+  })),
 
   // The caps on logins in progress.
   tooManyLoginsFromAddress: fatal(SqlState.tooManyConnections, (max: number) => ({
