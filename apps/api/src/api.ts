@@ -6,7 +6,7 @@ import { systemClock } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, MikroProvisioningStore, SqlComputeInstances, SqlComputeStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations } from '@platform/persistence';
-import { ComputeReconciler, DatabaseMover, LocalComputeDriver, ObserverSampler, PgClusterDirectory, DatabaseReconciler } from '@platform/provisioner';
+import { ComputeReconciler, DatabaseMover, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory, DatabaseReconciler } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { startInsightsHousekeeping } from './insights-housekeeping.js';
@@ -95,6 +95,19 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     faultPoint: config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined,
   });
 
+  // The disks of the control plane's server and of the served regions' clusters, for /readyz.
+  const disks = new DiskSpaceProbe(
+    [{ name: 'control plane', url: config.databaseUrl }, ...config.regions.map((region) => ({ name: region, url: config.clusterUrls[region] }))],
+    {
+      warningPercent: config.diskFreeWarningPercent,
+      timeoutMs: config.postgres.readinessTimeoutMs,
+      onChange: (disk) =>
+        disk.low
+          ? logger.warn({ servers: disk.servers, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes }, 'free disk space of a PostgreSQL server is under the warning threshold')
+          : logger.info({ servers: disk.servers, freeBytes: disk.freeBytes }, 'free disk space of a PostgreSQL server is above the warning threshold again'),
+    },
+  );
+
   // The ports every request shares; each request adds repositories over its own unit of work.
   const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
   const sessionCookie = sessionCookieFor(config.api.publicApiUrl);
@@ -129,6 +142,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     relyingParty: new OpenIdRelyingParty({ allowLoopbackHttp: config.ssoAllowLoopbackHttp }),
     gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
+    diskSpace: () => disks.report(),
     insights: new SqlQueryMinutes(orm),
     insightsRetention: config.insightsRetention,
     clock: systemClock,

@@ -43,6 +43,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   /** Development only: SSO providers on this machine over plain http (SSO_ALLOW_LOOPBACK_HTTP). */
   ssoAllowLoopbackHttp: boolean;
   compute: ComputeConfig;
+  /** Free space of a PostgreSQL server's disk under this percentage is reported low (DISK_FREE_WARNING_PERCENT). */
+  diskFreeWarningPercent: number;
 }
 
 /** Dedicated compute (README "Dedicated compute"). */
@@ -94,6 +96,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     // The SSO key ring (README "Single sign-on"); SSO is off without one.
     ssoSecrets: readSecretBox(env, 'SSO_SECRET_KEYS'),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
+    diskFreeWarningPercent: readInteger(env, 'DISK_FREE_WARNING_PERCENT', 10, { min: 0, max: 100 }),
     compute: {
       types: readComputeTypes(env),
       dir: resolve(readOptionalString(env, 'COMPUTE_DIR') ?? '.data/compute'),

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import { statfsSync } from 'node:fs';
 import { expectApiError } from '@platform/test-fixtures';
-import { platform, type TestPlatform } from './support/platform.js';
+import { query } from '@platform/testing';
+import { platform, SERVED_REGIONS, type TestPlatform } from './support/platform.js';
 
 describe('HTTP contract', function () {
   let p: TestPlatform;
@@ -54,9 +56,23 @@ describe('HTTP contract', function () {
     expect(fresh.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
   });
 
-  it('answers /healthz and /readyz', async function () {
+  it('answers /healthz and /readyz, with the free space of the PostgreSQL servers’ disks', async function () {
     expect((await p.request('GET', '/healthz')).body).to.deep.equal({ status: 'ok' });
-    expect((await p.request('GET', '/readyz')).body).to.deep.equal({ status: 'ok' });
+    const ready = await p.request('GET', '/readyz');
+    // One server holds the control plane and both served regions' clusters here.
+    const [{ dir }] = await query<{ dir: string }>(p.postgres.adminUrl, `select current_setting('data_directory') as dir`);
+    const disk = statfsSync(dir);
+    const total = disk.blocks * disk.bsize;
+    expect(ready.status).to.equal(200);
+    expect(Object.keys(ready.body)).to.deep.equal(['status', 'disk']);
+    expect(ready.body.status).to.equal('ok');
+    expect(ready.body.disk).to.have.length(1);
+    const [server] = ready.body.disk;
+    expect(server.servers).to.deep.equal(['control plane', ...SERVED_REGIONS]);
+    expect(server.totalBytes).to.equal(total);
+    // Other processes write to the same disk meanwhile.
+    expect(Math.abs(server.freeBytes - disk.bavail * disk.bsize)).to.be.below(total / 100);
+    expect(server.low).to.equal(server.freeBytes * 100 < total * 10);
   });
 
   it('serves an OpenAPI 3.1 document generated from the route table', async function () {

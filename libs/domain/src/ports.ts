@@ -167,6 +167,19 @@ export interface ClusterDirectory {
   forDatabase(database: Pick<Database, 'region' | 'instanceId' | 'server'>): ClusterDriver;
 }
 
+/** Free space where one PostgreSQL server keeps its data, as readiness reports it. */
+export interface DiskSpace {
+  /** What the server is to the platform: `control plane`, and the regions whose cluster it is. */
+  servers: string[];
+  /** Bytes free to the server; null when they cannot be seen from here (see `unknown`). */
+  freeBytes: number | null;
+  totalBytes: number | null;
+  /** Free space is under the warning threshold. */
+  low: boolean;
+  /** Why the figures are null: a server on another machine, one that does not answer. */
+  unknown?: string;
+}
+
 /** Wakes whatever moves databases toward their desired state (the provisioner's DatabaseReconciler); drops a deleted one now. */
 export interface Provisioner {
   nudge(): void;

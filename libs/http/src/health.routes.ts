@@ -1,13 +1,29 @@
-import { UnavailableError } from '@platform/domain';
+import { UnavailableError, type DiskSpace } from '@platform/domain';
 import { defineRoute } from './route.js';
-import { oneOf, record } from './schema.js';
+import { arrayOf, bool, int, nullable, oneOf, optional, record, text } from './schema.js';
 
 /** What the health routes need; both apps' scopes provide it. */
 export interface HealthScope {
   controlPlaneReady(): Promise<boolean>;
+  /** The free space of the PostgreSQL servers' disks, where the app can see it (apps/api). */
+  diskSpace?(): Promise<DiskSpace[]>;
 }
 
-const HealthSchema = record({ status: oneOf(['ok']) });
+const DiskSpaceSchema = record(
+  {
+    servers: arrayOf(text({ max: 200 }), 'What the server is to the platform: `control plane`, and the regions whose cluster it is'),
+    freeBytes: nullable(int('Bytes free to the server; null when they cannot be seen from here')),
+    totalBytes: nullable(int('The size of the disk that holds its data')),
+    low: bool('Free space is under DISK_FREE_WARNING_PERCENT of the disk'),
+    unknown: optional(text({ max: 500, description: 'Why the figures are null (a server on another machine, one that does not answer)' })),
+  },
+  'Free space where one PostgreSQL server keeps its data',
+);
+
+const HealthSchema = record({
+  status: oneOf(['ok']),
+  disk: optional(arrayOf(DiskSpaceSchema, 'Readiness only: the PostgreSQL servers’ disks (a low one does not make the app unready)')),
+});
 
 export const healthRoutes = [
   defineRoute<HealthScope>({
@@ -31,8 +47,9 @@ export const healthRoutes = [
     success: { status: 200, description: 'Ready', schema: HealthSchema },
     errors: [503],
     handler: async ({ scope }) => {
-      if (!(await scope.controlPlaneReady())) throw new UnavailableError('control_plane_unavailable', 'The control plane is not reachable');
-      return { status: 'ok' };
+      const [ready, disk] = await Promise.all([scope.controlPlaneReady(), scope.diskSpace?.()]);
+      if (!ready) throw new UnavailableError('control_plane_unavailable', 'The control plane is not reachable');
+      return disk ? { status: 'ok', disk } : { status: 'ok' };
     },
   }),
 ];

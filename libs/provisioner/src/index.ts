@@ -3,4 +3,5 @@ export { DatabaseReconciler, type DatabaseReconcilerOptions } from './database-r
 export { ObserverSampler, type ObserverSamplerOptions } from './observer-sampler.js';
 export { ComputeReconciler, type ComputeReconcilerOptions } from './compute-reconciler.js';
 export { DatabaseMover, type ClientTools } from './database-mover.js';
+export { DiskSpaceProbe, type DiskSpaceOptions } from './disk-space.js';
 export { LocalComputeDriver, type LocalComputeOptions } from './local-compute-driver.js';
