@@ -7,5 +7,6 @@ export { createHttpApp, type HttpAppOptions } from './app.js';
 export type { RequestState } from './request-context.js';
 export { healthRoutes, type HealthScope } from './health.routes.js';
 export { serve, type Serving } from './serve.js';
+export { startAdminServer, type AdminServer, type AdminServerOptions } from './admin-server.js';
 export { escapeHtml, htmlDocument } from './html.js';
 export { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer } from './paging.js';

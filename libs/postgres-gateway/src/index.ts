@@ -10,3 +10,5 @@ export { regionBackend, type Backend } from './backends.js';
 export type { GatewayLog } from './context.js';
 export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from './query-counters.js';
 export { MAX_CLUSTER_INDEX } from './cancel-keys.js';
+export { InsightsWriter } from './insights-writer.js';
+export { metricsText } from './metrics-text.js';

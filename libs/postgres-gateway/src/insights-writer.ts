@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { QueryMinuteSink } from '@platform/domain';
-import type { QueryCounters } from '@platform/postgres-gateway';
+import { PeriodicWork } from '@platform/process';
+import type { GatewayLog } from './context.js';
+import type { QueryCounters } from './query-counters.js';
 
 /**
  * Writes the gateway's counted minutes to the control plane every `flushMs`, and once more when
@@ -12,30 +13,29 @@ import type { QueryCounters } from '@platform/postgres-gateway';
  */
 export class InsightsWriter {
   readonly gatewayId = randomUUID();
-  private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly loop: PeriodicWork;
 
   constructor(
     private readonly counters: QueryCounters,
     private readonly sink: QueryMinuteSink,
-    private readonly flushMs: number,
-    private readonly log: Logger,
-  ) {}
+    flushMs: number,
+    private readonly log: GatewayLog,
+  ) {
+    this.loop = new PeriodicWork(() => this.write(), {
+      intervalMs: flushMs,
+      firstPass: 'after-interval',
+      onError: (error) => log.warn({ err: error }, 'could not write query minutes; retrying at the next flush'),
+    });
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.flushMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  /** Writes what is counted now; flushes never overlap. */
-  flush(): Promise<void> {
-    this.writing = this.writing.then(() => this.write());
-    return this.writing;
-  }
-
+  /** After the last connection has closed: its queries are in the final write. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+    await this.loop.stop();
+    await this.write();
   }
 
   private async write(): Promise<void> {
