@@ -3,10 +3,13 @@ import { JwtAccessTokens, JwtTokenVerifier, KeySet, maxSignedTokenSeconds, passw
 import { systemClock, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
-import { type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore, watchedClientLookup } from '@platform/persistence';
+import { grantPurge, type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore, watchedClientLookup } from '@platform/persistence';
+import { startWithClosers } from '@platform/process';
 import type { OAuthConfig } from './config.js';
 
 export type RunningTokenService = Serving;
+
+const GRANT_PURGE_MS = 10 * 60_000;
 
 /**
  * The token service: owns the signing key set (creating the first key), publishes it as JWKS
@@ -15,10 +18,33 @@ export type RunningTokenService = Serving;
  */
 export async function startTokenService(config: OAuthConfig, options: { logger?: Logger } = {}): Promise<RunningTokenService> {
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
+  return startWithClosers(logger, async (closers) => {
+    const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8, connectTimeoutMs: config.postgres.connectTimeoutMs });
+    closers.push('control plane', () => orm.close());
+    const keys = await openSigningKeys(orm, config, logger);
+    const clients = await watchedClientLookup(orm, {
+      databaseUrl: config.databaseUrl,
+      ttlMs: config.clientCacheMs,
+      onLost: (error) => logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting'),
+    });
+    closers.push('client-change listener', () => clients.stop());
+    const grants = new SqlGrantStore(orm);
+    const services = tokenServices(config, orm, keys, clients.lookup, grants);
+    const purge = grantPurge(grants, { everyMs: GRANT_PURGE_MS, now: () => systemClock.now(), log: logger });
+    purge.start();
+    closers.push('grant purge', () => purge.stop());
+    const serving = await serve(tokenServiceApp(config, { services, keys, orm, logger }), { host: config.oauth.host, port: config.oauth.port, limits: config.http, tls: config.oauth.tls });
+    closers.push('http server', () => serving.close());
+    logger.info({ url: serving.url }, 'token service listening');
+    return { url: serving.url, server: serving.server, close: () => closers.close() };
+  });
+}
 
-  // The control plane, and the key set this service signs with: private halves sealed (plain ones
-  // from an older release sealed here), its first key made here, the key in use opened before listening.
-  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8, connectTimeoutMs: config.postgres.connectTimeoutMs });
+/**
+ * The key set this service signs with: private halves sealed (plain ones from an older release
+ * sealed here), its first key made here, the key in use opened before it listens.
+ */
+async function openSigningKeys(orm: MikroORM, config: OAuthConfig, logger: Logger): Promise<KeySet> {
   const keys = new KeySet({
     repository: new MikroSigningKeyRepository(orm.em.fork()),
     clock: systemClock,
@@ -26,23 +52,15 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     log: logger,
     refreshSeconds: 30,
   });
-  try {
-    await keys.prepareForSigning({ maxTokenSeconds: maxSignedTokenSeconds(config.developerTokenTtlSeconds) });
-  } catch (error) {
-    await orm.close();
-    throw error;
-  }
-  const clients = await watchedClientLookup(orm, {
-    databaseUrl: config.databaseUrl,
-    ttlMs: config.clientCacheMs,
-    onLost: (error) => logger.warn({ err: error }, 'client-change listener lost its connection; reconnecting'),
-  });
+  await keys.prepareForSigning({ maxTokenSeconds: maxSignedTokenSeconds(config.developerTokenTtlSeconds) });
+  return keys;
+}
 
-  // The ports every request shares; each request adds repositories over its own unit of work.
+/** The ports every request shares; each request adds repositories over its own unit of work. */
+function tokenServices(config: OAuthConfig, orm: MikroORM, keys: KeySet, clients: TokenServices['clients'], grants: SqlGrantStore): TokenServices {
   const { hasher, throttle } = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
-  const grants = new SqlGrantStore(orm);
-  const services: TokenServices = {
-    clients: clients.lookup,
+  return {
+    clients,
     secrets: new Sha256ClientSecrets(),
     grants,
     tokens: new JwtAccessTokens(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, clock: systemClock, ttlSeconds: config.developerTokenTtlSeconds }),
@@ -52,8 +70,10 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     keys,
     controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
   };
+}
 
-  const app = createHttpApp<TokenServiceScope>({
+function tokenServiceApp(config: OAuthConfig, { services, keys, orm, logger }: { services: TokenServices; keys: KeySet; orm: MikroORM; logger: Logger }) {
+  return createHttpApp<TokenServiceScope>({
     routes: tokenServiceRoutes,
     logger,
     // No operation of the token service takes a bearer token: clients authenticate in the form.
@@ -64,20 +84,6 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
     trustedProxies: config.trustedProxies,
     deadlineMs: config.postgres.requestDeadlineMs,
   });
-  const purging = purgeExpiredGrants(grants, logger);
-
-  const serving = await serve(app, { host: config.oauth.host, port: config.oauth.port, limits: config.http, tls: config.oauth.tls });
-  logger.info({ url: serving.url }, 'token service listening');
-
-  // In the reverse order of opening: no request outlives what it uses.
-  const shutDown = async () => {
-    clearInterval(purging);
-    await serving.close();
-    await clients.stop();
-    await orm.close();
-  };
-  let stopping: Promise<void> | undefined;
-  return { url: serving.url, server: serving.server, close: () => (stopping ??= shutDown()) };
 }
 
 /** A request's scope: the shared ports, and repositories over a unit of work opened when a route first needs one. */
@@ -93,16 +99,4 @@ function requestScope(services: TokenServices, orm: MikroORM): TokenServiceScope
       return repositories().workspaces;
     },
   };
-}
-
-/** Expired codes and dead token families go every ten minutes (each replica; the deletes are idempotent). */
-function purgeExpiredGrants(grants: SqlGrantStore, logger: Logger): NodeJS.Timeout {
-  const timer = setInterval(() => {
-    grants.purge(systemClock.now()).then(
-      (purged) => logger.debug(purged, 'purged expired grants'),
-      (error: unknown) => logger.warn({ err: error }, 'purging expired grants failed'),
-    );
-  }, 600_000);
-  timer.unref();
-  return timer;
 }

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { beforeDeadline, cutQueriesAtDeadline } from '@platform/deadline';
 import { UnavailableError } from '@platform/domain';
+import { PeriodicWork } from '@platform/process';
 import { mayServeAtOnce, nextToServe, roomToOpen, type DatabaseCounts } from './connection-grants.js';
 import type { Queryable } from './queryable.js';
 import { PINNED_SEARCH_PATH_OPTIONS } from './search-path.js';
@@ -120,13 +121,18 @@ export class ConnectionBudget {
   private readonly settings: Required<ConnectionBudgetOptions>;
   private readonly clusters = new Map<string, ClusterBudget>();
   private readonly databases = new Map<string, DatabaseLine>();
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly sweeper: PeriodicWork;
   private closed = false;
 
   constructor(options: ConnectionBudgetOptions = {}) {
     this.settings = { ...CONNECTION_BUDGET_DEFAULTS, ...definedOnly(options) };
-    this.sweeper = setInterval(() => this.closeIdle(), Math.min(this.settings.idleMs, 5_000));
-    this.sweeper.unref();
+    this.sweeper = new PeriodicWork(() => this.closeIdle(), {
+      intervalMs: Math.min(this.settings.idleMs, 5_000),
+      firstPass: 'after-interval',
+      // The sweep only closes connections it holds: a failure there is a bug, told the way Node tells one.
+      onError: (error) => process.emitWarning(error as Error),
+    });
+    this.sweeper.start();
   }
 
   /** The database at `url` (its credentials included) as the repositories query it. */
@@ -166,8 +172,7 @@ export class ConnectionBudget {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.sweeper);
-    const ending: Promise<void>[] = [];
+    const ending: Promise<void>[] = [this.sweeper.stop()];
     for (const cluster of this.clusters.values()) {
       for (const line of cluster.waiting) for (const waiter of line.waiters.splice(0)) this.abandon(waiter, busy('the platform is stopping'));
       cluster.waiting.clear();

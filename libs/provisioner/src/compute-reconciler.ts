@@ -16,7 +16,7 @@ import {
   type ServerObservation,
 } from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
-import { LoopedWork } from './nudged-loop.js';
+import { LoopedWork } from './looped-work.js';
 
 export interface ComputeReconcilerOptions {
   store: ComputeStore;
@@ -58,7 +58,7 @@ function listening(address: ServerAddress, timeoutMs = 1_000): Promise<boolean> 
  */
 export class ComputeReconciler extends LoopedWork implements ComputeProvisioner {
   constructor(private readonly options: ComputeReconcilerOptions) {
-    super(options.intervalMs);
+    super(options.intervalMs, options.log);
   }
 
   protected async pass(): Promise<void> {
@@ -68,7 +68,7 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
     } catch (error) {
       this.options.log.error({ err: error }, 'compute supervision failed; it will be retried');
     }
-    await this.drain(() => this.options.store.claim((task) => this.perform(task)), this.options.log, 'compute step failed; it will be retried');
+    await this.drain(() => this.options.store.claim((task) => this.perform(task)), 'compute step failed; it will be retried');
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { ClusterDirectory, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
-import { LoopedWork } from './nudged-loop.js';
+import { LoopedWork } from './looped-work.js';
 
 export interface DatabaseReconcilerOptions {
   store: ProvisioningStore;
@@ -20,13 +20,13 @@ export interface DatabaseReconcilerOptions {
  */
 export class DatabaseReconciler extends LoopedWork implements Provisioner {
   constructor(private readonly options: DatabaseReconcilerOptions) {
-    super(options.intervalMs);
+    super(options.intervalMs, options.log);
   }
 
   protected async pass(): Promise<void> {
     const claim = () => this.options.store.claim((task) => this.perform(task));
     await Promise.all(
-      Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain(claim, this.options.log, 'provisioning step failed; it will be retried')),
+      Array.from({ length: Math.max(1, this.options.workers ?? 2) }, () => this.drain(claim, 'provisioning step failed; it will be retried')),
     );
   }
 

@@ -1,3 +1,4 @@
+import { PeriodicWork } from '@platform/process';
 import type { ClusterDirectory, ClusterDriver, ObservedDatabase, ObserverMinute, ObserverStore } from '@platform/domain';
 import { processCpuMs } from './process-cpu.js';
 
@@ -36,27 +37,27 @@ interface Baseline {
 export class ObserverSampler {
   /** By server: a region (its cluster's first) or `instance:<id>`. */
   private readonly baselines = new Map<string, Baseline>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> = Promise.resolve();
+  private readonly loop: PeriodicWork;
 
-  constructor(private readonly options: ObserverSamplerOptions) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.sampleNow(), this.options.intervalMs);
-    this.timer.unref();
+  constructor(private readonly options: ObserverSamplerOptions) {
+    this.loop = new PeriodicWork(() => this.sample(), {
+      intervalMs: options.intervalMs,
+      firstPass: 'after-interval',
+      onError: (error) => options.log.warn({ err: error }, 'observer sample failed; the next one measures from here'),
+    });
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Samples once, after any sample still running. */
   sampleNow(): Promise<void> {
-    this.running = this.running.then(() =>
-      this.sample().catch((error: unknown) => this.options.log.warn({ err: error }, 'observer sample failed; the next one measures from here')),
-    );
-    return this.running;
+    return this.loop.runNow();
   }
 
   private async sample(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { RevocationList } from '@platform/domain';
+import { PeriodicWork } from '@platform/process';
 
 const REVOCATION_OVERLAP_MS = 60_000;
 
@@ -12,37 +13,29 @@ const REVOCATION_OVERLAP_MS = 60_000;
 export class PolledRevocationList implements RevocationList {
   private revoked = new Map<string, number>();
   private since = new Date(0);
-  private timer: NodeJS.Timeout | null = null;
+  private readonly loop: PeriodicWork;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly options: { pollMs: number; retainSeconds: number; onError?: (error: unknown) => void },
-  ) {}
+  ) {
+    this.loop = new PeriodicWork(() => this.poll(), { intervalMs: options.pollMs, firstPass: 'after-interval', onError: (error) => options.onError?.(error) });
+  }
 
   isRevoked(familyId: string): boolean {
     return this.revoked.has(familyId);
   }
 
-  /** Loads what is revoked now, then keeps polling until `stop`. */
+  /** Loads what is revoked now (failing if it cannot), then keeps polling until `stop`. */
   async start(): Promise<void> {
     this.since = new Date(Date.now() - this.options.retainSeconds * 1000);
     await this.poll();
-    const tick = () => {
-      this.timer = setTimeout(() => {
-        this.poll()
-          .catch((error) => this.options.onError?.(error))
-          .finally(() => {
-            if (this.timer) tick();
-          });
-      }, this.options.pollMs);
-      this.timer.unref();
-    };
-    tick();
+    this.loop.start();
   }
 
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  /** Waits for a poll under way: none reads a closed control plane. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async poll(): Promise<void> {
