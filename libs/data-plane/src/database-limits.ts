@@ -62,7 +62,29 @@ export function credentialLimitStatements(roleName: string, limits: CredentialSe
 export async function setDatabaseConnectionLimit(admin: pg.ClientBase, physicalName: string, limit: number): Promise<void> {
   assertPhysicalName(physicalName);
   if (!Number.isSafeInteger(limit) || limit < -1) throw new Error(`refusing connection limit ${limit}`);
-  await admin.query(`alter database ${physicalName} connection limit ${limit}`);
+  await underLimitsLock(admin, () => admin.query(`alter database ${physicalName} connection limit ${limit}`));
+}
+
+/** The advisory lock every change of a limit takes (any fixed number, apart from the installer's and the service login's). */
+const LIMITS_LOCK = 7426004;
+
+/**
+ * Runs `change` in a transaction that first takes the cluster's limits lock. Two sessions that
+ * alter the same catalog row at once (two workers installing one database, a start-up pass beside
+ * a move) otherwise fail with "tuple concurrently updated"; behind the lock the second one reads
+ * the catalog after the first committed and finds nothing left to change.
+ */
+async function underLimitsLock<T>(admin: pg.ClientBase, change: () => Promise<T>): Promise<T> {
+  await admin.query('begin');
+  try {
+    await admin.query('select pg_catalog.pg_advisory_xact_lock($1::bigint)', [LIMITS_LOCK]);
+    const result = await change();
+    await admin.query('commit');
+    return result;
+  } catch (error) {
+    await admin.query('rollback').catch(() => {});
+    throw error;
+  }
 }
 
 /**
@@ -80,6 +102,10 @@ export async function applyDatabaseLimits(
   { only, connections = true }: { only?: string; connections?: boolean } = {},
 ): Promise<{ roles: number; databases: number }> {
   if (only !== undefined) assertPhysicalName(only);
+  return underLimitsLock(admin, () => applyLimitsLocked(admin, limits, only, connections));
+}
+
+async function applyLimitsLocked(admin: pg.ClientBase, limits: DatabaseLimits, only: string | undefined, connections: boolean): Promise<{ roles: number; databases: number }> {
   const wanted = settingsOf(limits.session).map(([name, value]) => `${name}=${value}`);
   const roles = await admin.query<{ rolname: string }>(
     `select r.rolname from pg_catalog.pg_roles r

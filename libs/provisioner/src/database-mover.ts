@@ -273,7 +273,7 @@ export class DatabaseMover {
   async pause(adminUrl: string, physicalName: string): Promise<void> {
     assertPhysicalName(physicalName);
     await withClient(adminUrl, async (admin) => {
-      await admin.query(`alter database ${physicalName} connection limit 0`);
+      await setDatabaseConnectionLimit(admin, physicalName, 0);
       await admin.query(`select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [physicalName]);
     });
   }
