@@ -163,4 +163,24 @@ describe('database and credential limits', function () {
       await setDatabaseConnectionLimit(admin, name, DATABASE_LIMIT_DEFAULTS.maxConnections);
     }
   });
+
+  it('lets many sessions change one database’s and its credentials’ limits at once (no "tuple concurrently updated")', async function () {
+    await newCredential(null);
+    const admins = await Promise.all(Array.from({ length: 6 }, () => connect(postgres.adminUrl)));
+    sessions.push(...admins);
+    try {
+      for (const round of [11, 12, 13]) {
+        const limits: DatabaseLimits = { ...DATABASE_LIMIT_DEFAULTS, maxConnections: round, session: { ...DATABASE_LIMIT_DEFAULTS.session, lockTimeoutMs: round * 100 } };
+        // Each pass reads the catalog, then alters the role and the database it found behind: all
+        // six find the same rows to change, and each changes them.
+        const passes = admins.map((session, index) => (index % 2 === 0 ? applyDatabaseLimits(session, limits, { only: name }) : setDatabaseConnectionLimit(session, name, round)));
+        const outcomes = await Promise.allSettled(passes);
+        expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => String((outcome as PromiseRejectedResult).reason))).to.deep.equal([]);
+        const [found] = await firstColumn(admin, 'select datconnlimit::text from pg_database where datname = $1', [name]);
+        expect(found).to.equal(String(round));
+      }
+    } finally {
+      await applyDatabaseLimits(admin, DATABASE_LIMIT_DEFAULTS, { only: name });
+    }
+  });
 });

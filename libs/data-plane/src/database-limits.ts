@@ -62,22 +62,23 @@ export function credentialLimitStatements(roleName: string, limits: CredentialSe
 export async function setDatabaseConnectionLimit(admin: pg.ClientBase, physicalName: string, limit: number): Promise<void> {
   assertPhysicalName(physicalName);
   if (!Number.isSafeInteger(limit) || limit < -1) throw new Error(`refusing connection limit ${limit}`);
-  await underLimitsLock(admin, () => admin.query(`alter database ${physicalName} connection limit ${limit}`));
+  await underLimitsLock(admin, physicalName, () => admin.query(`alter database ${physicalName} connection limit ${limit}`));
 }
 
-/** The advisory lock every change of a limit takes (any fixed number, apart from the installer's and the service login's). */
+/** With an object's name, the advisory lock every change of its limits takes (any fixed number, apart from the installer's and the service login's). */
 const LIMITS_LOCK = 7426004;
 
 /**
- * Runs `change` in a transaction that first takes the cluster's limits lock. Two sessions that
- * alter the same catalog row at once (two workers installing one database, a start-up pass beside
- * a move) otherwise fail with "tuple concurrently updated"; behind the lock the second one reads
- * the catalog after the first committed and finds nothing left to change.
+ * Runs `change` in a transaction that first takes the lock of one role's or database's limits.
+ * Two sessions that alter the same catalog row at once (two workers installing one database, a
+ * start-up pass beside a move) otherwise fail with "tuple concurrently updated"; behind the lock
+ * the second one changes the row after the first committed. One object at a time, so a pass over
+ * the whole cluster holds no lock on what it is not changing.
  */
-async function underLimitsLock<T>(admin: pg.ClientBase, change: () => Promise<T>): Promise<T> {
+async function underLimitsLock<T>(admin: pg.ClientBase, object: string, change: () => Promise<T>): Promise<T> {
   await admin.query('begin');
   try {
-    await admin.query('select pg_catalog.pg_advisory_xact_lock($1::bigint)', [LIMITS_LOCK]);
+    await admin.query('select pg_catalog.pg_advisory_xact_lock($1::int, pg_catalog.hashtext($2::text))', [LIMITS_LOCK, object]);
     const result = await change();
     await admin.query('commit');
     return result;
@@ -102,10 +103,6 @@ export async function applyDatabaseLimits(
   { only, connections = true }: { only?: string; connections?: boolean } = {},
 ): Promise<{ roles: number; databases: number }> {
   if (only !== undefined) assertPhysicalName(only);
-  return underLimitsLock(admin, () => applyLimitsLocked(admin, limits, only, connections));
-}
-
-async function applyLimitsLocked(admin: pg.ClientBase, limits: DatabaseLimits, only: string | undefined, connections: boolean): Promise<{ roles: number; databases: number }> {
   const wanted = settingsOf(limits.session).map(([name, value]) => `${name}=${value}`);
   const roles = await admin.query<{ rolname: string }>(
     `select r.rolname from pg_catalog.pg_roles r
@@ -118,7 +115,9 @@ async function applyLimitsLocked(admin: pg.ClientBase, limits: DatabaseLimits, o
       order by r.rolname`,
     [wanted, only ?? null, CREDENTIAL_ROLE_NAME.source],
   );
-  for (const { rolname } of roles.rows) await admin.query(credentialLimitStatements(rolname, limits.session).join(';\n'));
+  for (const { rolname } of roles.rows) {
+    await underLimitsLock(admin, rolname, () => admin.query(credentialLimitStatements(rolname, limits.session).join(';\n')));
+  }
   if (!connections) return { roles: roles.rowCount ?? 0, databases: 0 };
   const databases = await admin.query<{ datname: string }>(
     `select d.datname from pg_catalog.pg_database d
@@ -128,7 +127,9 @@ async function applyLimitsLocked(admin: pg.ClientBase, limits: DatabaseLimits, o
       order by d.datname`,
     [limits.maxConnections, only ?? null],
   );
-  for (const { datname } of databases.rows) await setDatabaseConnectionLimitUnlessPaused(admin, datname, limits.maxConnections);
+  for (const { datname } of databases.rows) {
+    await underLimitsLock(admin, datname, () => setDatabaseConnectionLimitUnlessPaused(admin, datname, limits.maxConnections));
+  }
   return { roles: roles.rowCount ?? 0, databases: databases.rowCount ?? 0 };
 }
 
