@@ -244,6 +244,7 @@ function diskSpaceProbe(config: ApiConfig, logger: Logger): DiskSpaceProbe {
         disk.low
           ? logger.warn({ servers: disk.servers, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes }, 'free disk space of a PostgreSQL server is under the warning threshold')
           : logger.info({ servers: disk.servers, freeBytes: disk.freeBytes }, 'free disk space of a PostgreSQL server is above the warning threshold again'),
+      onUnmeasured: (servers, error) => logger.warn({ servers, err: error }, 'could not measure the free disk space of a PostgreSQL server'),
     },
   );
 }

@@ -11,6 +11,11 @@ export interface DiskSpaceOptions {
   timeoutMs: number;
   /** Told when a server's free space falls under the threshold, and when it is back above. */
   onChange?: (report: DiskSpace) => void;
+  /**
+   * Told why a server could not be measured. The report itself says so in fixed words: readiness
+   * answers anyone, and an error's text names addresses, roles and folders.
+   */
+  onUnmeasured?: (servers: readonly string[], error: unknown) => void;
 }
 
 interface Where {
@@ -55,7 +60,8 @@ export class DiskSpaceProbe {
       try {
         where = await withDeadline(this.options.timeoutMs, () => locate(server.url, this.options.timeoutMs));
       } catch (error) {
-        return unknown(`the server did not say where its data is: ${(error as Error).message}`);
+        this.options.onUnmeasured?.(server.names, error);
+        return unknown('the server did not answer');
       }
       this.where.set(server.url, where);
     }
@@ -64,7 +70,8 @@ export class DiskSpaceProbe {
     try {
       disk = await statfs(where.dataDirectory);
     } catch (error) {
-      return unknown(`its data directory cannot be measured from here: ${(error as Error).message}`);
+      this.options.onUnmeasured?.(server.names, error);
+      return unknown('its disk cannot be measured from here');
     }
     const freeBytes = disk.bavail * disk.bsize;
     const totalBytes = disk.blocks * disk.bsize;
