@@ -17,6 +17,7 @@ import {
 } from '@platform/domain';
 import type { DatabaseMover } from './database-mover.js';
 import { LoopedWork } from './looped-work.js';
+import { withoutPaths } from './public-text.js';
 
 export interface ComputeReconcilerOptions {
   store: ComputeStore;
@@ -105,7 +106,7 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
 
   /** Writes the health an observation calls for (healthAfter); answers whether it changed. */
   private async recordHealth(instance: { id: string; health: ComputeHealth | null }, seen: ServerObservation): Promise<boolean> {
-    const next = healthAfter(instance.health, seen);
+    const next = healthAfter(instance.health, publicObservation(seen));
     if (!next) return false;
     await this.options.store.recordHealth(instance.id, next);
     return true;
@@ -222,11 +223,18 @@ export class ComputeReconciler extends LoopedWork implements ComputeProvisioner 
       return await step();
     } catch (error) {
       if (onFailure === 'retry') throw error;
-      const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000);
+      const reason = withoutPaths(`${what} failed: ${error instanceof Error ? error.message : String(error)}`).slice(0, 1000);
       this.options.log.error({ instanceId: task.instance.id, err: error }, 'compute instance failed');
       if (!recover) return { status: 'FAILED', failure: reason };
       const server = await recover();
       return { status: 'FAILED', failure: reason, ...(task.database.server ? { server: server.address, databaseServer: server.address } : { server: server.address }) };
     }
   }
+}
+
+/** What the API shows of an observation: the server's words without the machine's folders. */
+function publicObservation(seen: ServerObservation): ServerObservation {
+  if (seen.kind === 'cannot-start') return { kind: 'cannot-start', cause: withoutPaths(seen.cause) };
+  if (seen.kind === 'restarted') return { kind: 'restarted', exitCause: seen.exitCause === null ? null : withoutPaths(seen.exitCause) };
+  return seen;
 }
