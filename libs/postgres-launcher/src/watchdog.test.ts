@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isProcessAlive } from './embedded-postgres.js';
 import { freePort, isPortFree, scratchDir } from './scratch.js';
@@ -97,8 +96,8 @@ describe('the embedded server dies with the process that started it', function (
       while (processesNaming(dir).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(processesNaming(dir), 'processes of the cluster outlived their starter').to.deep.equal([]);
       expect(isProcessAlive(initdb!)).to.equal(false);
-      // Stopped, not finished: initdb (which ignores SIGPIPE) would otherwise write the cluster to its end.
-      expect(existsSync(join(dir, 'data', 'global', 'pg_control')), 'initdb ran to its end').to.equal(false);
+      // Whether initdb was stopped halfway or had just finished is a race (a quiet machine finishes
+      // a bootstrap in the moment the kill takes): what must hold is that nothing of it runs on.
     } finally {
       starter.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
