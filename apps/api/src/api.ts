@@ -20,6 +20,11 @@ const INSIGHTS_HOUSEKEEPING_MS = 10 * 60_000;
 /** `close` stops taking requests, lets in-flight ones finish, stops the provisioner, closes connections. */
 export type RunningApi = Serving;
 
+/** Background work that starts only once the API listens. */
+interface Loop {
+  start(): void;
+}
+
 /** What every step of the start shares: each step pushes what it opened onto `closers`. */
 interface Opening {
   config: ApiConfig;
@@ -31,8 +36,8 @@ interface Opening {
 type Clusters = Awaited<ReturnType<typeof openClusters>>;
 
 /**
- * Opens the control plane, the clusters and the keys, starts the provisioner and the insights
- * sampler, and listens; closing undoes it in the reverse order (so does a start that fails midway).
+ * Opens the control plane, the clusters and the keys, listens, and then starts the provisioner and
+ * the insights sampler; closing undoes it in the reverse order (so does a start that fails midway).
  */
 export async function startApi(config: ApiConfig, options: { logger?: Logger } = {}): Promise<RunningApi> {
   const logger = options.logger ?? pino({ name: 'api', level: config.logLevel });
@@ -44,15 +49,19 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     const clusters = await openClusters(opening);
     const keys = await openSigningKeys(opening);
     const tokenVerifier = await openTokenVerifier(opening, keys);
-    const provisioners = startProvisioners(opening, clusters);
+    const provisioners = openProvisioners(opening, clusters);
     const signIn = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
     const tokens = await tokenEndpoint(orm, config, keys, signIn, logger);
     closers.push('token endpoint', () => tokens.stop());
     const services = await managementServices(opening, { clusters, keys, signIn, provisioners });
-    startInsightsSampling(opening, clusters.directory);
+    const sampling = openInsightsSampling(opening, clusters.directory);
     const app = managementApp(opening, { services, tokens, tokenVerifier });
     const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
+    // Pushed last, closed first: the requests it drains still find the loops running.
     closers.push('http server', () => serving.close());
+    // Only now: a start that fails (a taken port, a refused reseal) must not have run a pass (compute
+    // servers spawned, DDL, a dump) that its closing then waits for, again at every restart.
+    for (const loop of [provisioners.databases, provisioners.compute, ...sampling]) loop.start();
     applyLimitsLater(clusters.directory, logger);
     logger.info({ url: serving.url }, 'api listening');
     return { url: serving.url, server: serving.server, close: () => closers.close() };
@@ -106,8 +115,11 @@ async function openTokenVerifier({ config, logger, closers, orm }: Opening, keys
   return new JwtTokenVerifier(keys, { issuer: config.oauth.issuer, audience: config.api.publicBaseUrl, userAudience: config.api.publicApiUrl, clock: systemClock, revocations });
 }
 
-/** The reconcilers: databases from REQUESTED to READY (and dropped), compute instances through their steps. */
-function startProvisioners({ config, logger, closers, orm }: Opening, clusters: Clusters) {
+/**
+ * The reconcilers, not started: databases from REQUESTED to READY (and dropped), compute instances
+ * through their steps. Their stops are pushed now, before the HTTP server's, so that they stop after it.
+ */
+function openProvisioners({ config, logger, closers, orm }: Opening, clusters: Clusters) {
   const faultPoint = config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined;
   const databases = new DatabaseReconciler({
     store: new MikroProvisioningStore(orm, systemClock),
@@ -131,9 +143,7 @@ function startProvisioners({ config, logger, closers, orm }: Opening, clusters: 
     log: logger.child({ component: 'compute' }),
     faultPoint,
   });
-  databases.start();
   closers.push('provisioner', () => databases.stop());
-  compute.start();
   closers.push('compute reconciler', () => compute.stop());
   return { databases, compute };
 }
@@ -141,7 +151,7 @@ function startProvisioners({ config, logger, closers, orm }: Opening, clusters: 
 /** The ports every request shares; each request adds repositories over its own unit of work. */
 async function managementServices(
   { config, logger, orm }: Opening,
-  { clusters, keys, signIn, provisioners }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof startProvisioners> },
+  { clusters, keys, signIn, provisioners }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof openProvisioners> },
 ): Promise<ManagementServices> {
   const ssoRegistrations = new SqlSsoRegistrations(orm);
   if (config.ssoSecrets) await resealSsoSecrets(ssoRegistrations, config.ssoSecrets, logger);
@@ -207,10 +217,10 @@ function managementApp(
 }
 
 /**
- * The database servers' own view for insights, and the roll-up of old figures: one replica does
- * both, the one holding the lock.
+ * The database servers' own view for insights, and the roll-up of old figures, not started: one
+ * replica does both, the one holding the lock.
  */
-function startInsightsSampling({ config, logger, closers, orm }: Opening, clusters: PgClusterDirectory): void {
+function openInsightsSampling({ config, logger, closers, orm }: Opening, clusters: PgClusterDirectory): Loop[] {
   const lock = new AdvisoryLeader(config.databaseUrl, OBSERVER_LOCK_KEY);
   closers.push('observer lock', () => lock.close());
   const observer = new ObserverSampler({
@@ -220,7 +230,6 @@ function startInsightsSampling({ config, logger, closers, orm }: Opening, cluste
     isLeader: () => lock.isLeader(),
     log: logger.child({ component: 'observer' }),
   });
-  observer.start();
   closers.push('observer', () => observer.stop());
   const housekeeping = insightsHousekeeping({
     retention: new SqlInsightsRetention(orm),
@@ -229,8 +238,8 @@ function startInsightsSampling({ config, logger, closers, orm }: Opening, cluste
     everyMs: INSIGHTS_HOUSEKEEPING_MS,
     log: logger.child({ component: 'insights-housekeeping' }),
   });
-  housekeeping.start();
   closers.push('insights housekeeping', () => housekeeping.stop());
+  return [observer, housekeeping];
 }
 
 /** The disks of the control plane's server and of the served regions' clusters, for /readyz. */

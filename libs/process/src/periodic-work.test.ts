@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { PeriodicWork } from './periodic-work.js';
 
 /** A pass that records itself and waits until the test releases it. */
@@ -126,5 +127,37 @@ describe('PeriodicWork', () => {
     await Promise.all([secondRun, alsoSecond]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect([first, second, held.passes, held.most], 'not started: no pass on a timer').to.deep.equal([true, true, 2, 1]);
+  });
+
+  it('runs every pass in the context it was made in, not in that of whoever started, nudged or ran it', async () => {
+    const caller = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const work = new PeriodicWork(() => void seen.push(caller.getStore()), { intervalMs: 60_000, onError: ignore });
+    caller.run('the starter', () => work.start());
+    await settle();
+    caller.run('a request', () => work.nudge());
+    await settle();
+    await caller.run('a request', () => work.runNow());
+    await work.stop();
+    expect(seen).to.deep.equal([undefined, undefined, undefined]);
+
+    // A pass on the timer set up after a nudged one: the request's context is long gone by then.
+    const timed = new PeriodicWork(() => void seen.push(caller.getStore()), { intervalMs: 10, firstPass: 'after-interval', onError: ignore });
+    timed.start();
+    caller.run('a request', () => timed.nudge());
+    await until(() => seen.length >= 6);
+    await timed.stop();
+    expect(seen.filter((store) => store !== undefined)).to.deep.equal([]);
+  });
+
+  it('stays stopped: a start after stop runs no pass', async () => {
+    let passes = 0;
+    const work = new PeriodicWork(() => void passes++, { intervalMs: 10, onError: ignore });
+    work.start();
+    await work.stop();
+    work.start();
+    work.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([passes, work.isRunning]).to.deep.equal([1, false]);
   });
 });

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 export interface PeriodicWorkOptions {
   /** The pause between the end of one pass and the start of the next one nobody asked for. */
   intervalMs: number;
@@ -13,7 +15,9 @@ type State = 'idle' | 'started' | 'stopped';
  * The one way background work runs: a pass at start (or one interval later), then one interval
  * after each pass ends, and at once when nudged. Never two passes at once: a nudge during a pass
  * runs one more pass right after it, however many nudges came. A failing pass is reported to
- * `onError` and the loop goes on. `stop` waits for the pass under way and runs none after.
+ * `onError` and the loop goes on. `stop` waits for the pass under way and runs none after; a
+ * stopped loop stays stopped. Every pass runs in the async context the loop was made in, never in
+ * that of whoever started or nudged it (a request's deadline or logger).
  */
 export class PeriodicWork {
   private state: State = 'idle';
@@ -21,6 +25,12 @@ export class PeriodicWork {
   private running: Promise<void> | null = null;
   /** The pass asked for while one runs; its promise settles when that pass has run (or was dropped by `stop`). */
   private queued: { done: Promise<void>; resolve: () => void } | null = null;
+  /**
+   * Runs a function in the context the loop was made in. A pass (and the timer and continuations
+   * it sets up) would otherwise keep the context of the caller that set it off, for good: a loop
+   * nudged from a request would run every later pass under that request's expired deadline.
+   */
+  private readonly inOwnContext = AsyncLocalStorage.snapshot();
 
   constructor(
     private readonly pass: () => Promise<void> | void,
@@ -32,8 +42,9 @@ export class PeriodicWork {
     return this.state === 'started';
   }
 
+  /** Only from idle: a second start does nothing, and so does a start after `stop` (a closed service stays closed). */
   start(): void {
-    if (this.state === 'started') return;
+    if (this.state !== 'idle') return;
     this.state = 'started';
     if (this.options.firstPass === 'after-interval') this.schedule();
     else void this.request();
@@ -61,7 +72,8 @@ export class PeriodicWork {
   }
 
   private request(): Promise<void> {
-    if (!this.running) return this.runPass();
+    // The follow-up pass and the next timer are set up from this pass's continuation: in its context too.
+    if (!this.running) return this.inOwnContext(() => this.runPass());
     if (!this.queued) {
       let resolve!: () => void;
       const done = new Promise<void>((settle) => (resolve = settle));

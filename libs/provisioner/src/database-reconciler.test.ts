@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
+import { withDeadline } from '@platform/deadline';
 import type { ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
 // Integration test: the reconciler runs with the real control-plane store over a real PostgreSQL.
 import { MikroProvisioningStore, openRepositories } from '@platform/persistence';
@@ -178,6 +179,29 @@ describe('DatabaseReconciler', function () {
     running.nudge();
     await untilStatus(second.id, 'READY');
     expect(await databaseExists(postgres.adminUrl, second.physicalName)).to.equal(true);
+  });
+
+  it('a nudge from a request whose deadline has passed runs a pass the deadline does not cut', async function () {
+    const logs = memoryLog();
+    let claimsEnded = 0;
+    // The store itself, but counting ended claims: the pass at start is over once each worker's has.
+    const counting: MikroProvisioningStore = Object.create(store);
+    counting.claim = async (...args) => {
+      try {
+        return await store.claim(...args);
+      } finally {
+        claimsEnded += 1;
+      }
+    };
+    const running = reconciler({ store: counting, intervalMs: 60_000, workers: 1, log: logs.log });
+    running.start();
+    await eventually(async () => (claimsEnded >= 1 ? true : undefined), 10_000, 'the pass at start');
+    await sleep(10);
+    const database = await requestDatabase();
+    withDeadline(0, () => running.nudge());
+
+    await untilStatus(database.id, 'READY');
+    expect(logs.error).to.deep.equal([]);
   });
 
   it('a crash after CREATE DATABASE leaves the row REQUESTED; once the fault is gone it converges to READY', async function () {

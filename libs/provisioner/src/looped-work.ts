@@ -1,4 +1,3 @@
-import { withoutDeadline } from '@platform/deadline';
 import { PeriodicWork } from '@platform/process';
 
 interface WorkLog {
@@ -50,8 +49,8 @@ export abstract class LoopedWork {
     return this.loop.stop();
   }
 
-  /** Runs outside the nudging request's deadline (`@platform/deadline`): a pass may be long DDL. */
+  /** The pass runs outside the nudging request's context and so its deadline (PeriodicWork's own): a pass may be long DDL. */
   nudge(): void {
-    withoutDeadline(() => this.loop.nudge());
+    this.loop.nudge();
   }
 }
