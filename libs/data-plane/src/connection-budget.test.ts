@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import type pg from 'pg';
+import { DeadlineExceededError, withDeadline } from '@platform/deadline';
 import { UnavailableError } from '@platform/domain';
 import { eventually, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { ConnectionBudget, type ConnectionBudgetOptions } from './connection-budget.js';
@@ -223,6 +224,29 @@ describe('ConnectionBudget', function () {
     client.release(new Error('the caller saw the connection fail'));
     expect(connections.usage(url('broken')).open).to.equal(0);
     expect(await pid(connections, 'broken')).to.not.equal(first);
+  });
+
+  it('hands a request waiting behind a query cut by its deadline a working connection, never the cut one', async function () {
+    const connections = budget({ connectionsPerDatabase: 1 });
+    const pool = connections.queryable(url('cut'));
+    const cutRequest = withDeadline(300, async () => {
+      const client = await pool.connect();
+      try {
+        return await client.query('select pg_sleep(30)');
+      } finally {
+        // Released in the same promise chain as the cut, as inTransaction does.
+        client.release();
+      }
+    });
+    const waiting = pool.connect();
+    expect(await rejection(cutRequest)).to.be.instanceOf(DeadlineExceededError);
+    const next = await waiting;
+    try {
+      expect((await next.query<{ one: number }>('select 1 as one')).rows[0].one).to.equal(1);
+    } finally {
+      next.release();
+    }
+    expect(connections.usage(url('cut'))).to.deep.equal({ open: 1, idle: 1, waiting: 0 });
   });
 
   /** A peer that accepts connections and never says a word: a server too loaded to finish logins. */

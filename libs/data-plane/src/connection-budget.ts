@@ -275,8 +275,6 @@ export class ConnectionBudget {
       connectionTimeoutMillis: this.settings.connectTimeoutMs,
       types: DATA_PLANE_TYPES,
     });
-    // A query cut by its request's deadline destroys the connection, which `lost` below sees.
-    cutQueriesAtDeadline(client);
     const connection: Connection = {
       client: Object.assign(client, { release: (error?: unknown) => this.release(connection, error) }),
       database: line,
@@ -284,6 +282,13 @@ export class ConnectionBudget {
       idleSince: 0,
       broken: false,
     };
+    // A query cut by its request's deadline ends the connection; it is broken from that moment, before
+    // its request (in the same promise chain) releases it, so that no waiting request is handed it.
+    cutQueriesAtDeadline(client, {
+      onCut: () => {
+        connection.broken = true;
+      },
+    });
     // Counted against the budget and its database's limit from now on.
     this.enter(connection, 'opening');
     // A connection lost while idle leaves the idle list at once; one in use is closed on release.

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { deferred, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
+import { deferred, eventually, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { beforeDeadline, DEADLINE_EXCEEDED, DeadlineExceededError, remainingMs, withDeadline, withoutDeadline } from './deadline.js';
+import { honourDeadlines } from './pool-deadline.js';
 import { cutQueriesAtDeadline } from './query-deadline.js';
 
 describe('deadlines', function () {
@@ -75,7 +76,22 @@ describe('deadlines', function () {
       expect(next).to.equal('refused');
     });
 
-    it('refuses a query asked for after the deadline without sending it, and destroys the connection', async function () {
+    /** Backends running a statement that contains `marker`. */
+    function running(marker: string): Promise<number> {
+      return withClient(postgres.adminUrl, async (other) => {
+        const { rows } = await other.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where state = 'active' and query like $1`, [`%${marker}%`]);
+        return rows[0].n;
+      });
+    }
+
+    it('asks the server to cancel a cut query, which would otherwise go on running there', async function () {
+      const client = await connect();
+      const marker = `cancelled_${Date.now()}`;
+      await withDeadline(300, () => rejection(client.query(`select pg_sleep(30) as ${marker}`)));
+      await eventually(async () => ((await running(marker)) === 0 ? true : undefined), 10_000, 'the cut query to stop on the server');
+    });
+
+    it('refuses a query asked for after the deadline without sending it, and keeps an idle connection', async function () {
       const client = await connect();
       const marker = `deadline-${Date.now()}`;
       const cut = await withDeadline(1, async () => {
@@ -85,6 +101,18 @@ describe('deadlines', function () {
       expect(cut).to.be.instanceOf(DeadlineExceededError);
       const seen = await withClient(postgres.adminUrl, (other) => other.query(`select count(*)::int as n from pg_stat_activity where query like $1`, [`%'${marker}'%`]));
       expect(seen.rows[0].n).to.equal(0);
+      // Nothing was sent and no transaction is open: the connection is as healthy as before.
+      expect((await client.query('select 1 as one')).rows[0].one).to.equal(1);
+    });
+
+    it('ends a connection whose transaction is open when a query of it comes after the deadline', async function () {
+      const client = await connect();
+      await client.query('begin');
+      const cut = await withDeadline(1, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return rejection(client.query('select 1'));
+      });
+      expect(cut).to.be.instanceOf(DeadlineExceededError);
       expect(await rejection(client.query('select 1'))).to.be.instanceOf(Error);
     });
 
@@ -94,6 +122,60 @@ describe('deadlines', function () {
       expect((await withDeadline(5_000, () => client.query('select 2 as two'))).rows[0].two).to.equal(2);
       // Still the same healthy connection.
       expect((await client.query('select 3 as three')).rows[0].three).to.equal(3);
+    });
+
+    describe('honourDeadlines (a pg.Pool)', function () {
+      const pools: pg.Pool[] = [];
+
+      function pool(): pg.Pool {
+        const created = new pg.Pool({ connectionString: postgres.adminUrl, max: 1 });
+        created.on('error', () => {});
+        created.on('connect', (client) => client.on('error', () => {}));
+        pools.push(honourDeadlines(created, 'a test connection'));
+        return created;
+      }
+
+      after(async function () {
+        for (const created of pools) await created.end().catch(() => {});
+      });
+
+      it('hands a request waiting behind a cut query a working connection, never the cut one', async function () {
+        const connections = pool();
+        const cutRequest = withDeadline(300, async () => {
+          const client = await connections.connect();
+          try {
+            return await client.query('select pg_sleep(30)');
+          } finally {
+            // Released in the same promise chain as the cut, as the ORM's driver does.
+            client.release();
+          }
+        });
+        const waiting = connections.connect();
+        expect(await rejection(cutRequest)).to.be.instanceOf(DeadlineExceededError);
+        const next = await waiting;
+        try {
+          expect((await next.query('select 1 as one')).rows[0].one).to.equal(1);
+        } finally {
+          next.release();
+        }
+      });
+
+      it('cuts pool.query (the callback form underneath) and its checkout, and leaves the pool usable', async function () {
+        const connections = pool();
+        const marker = `pool_query_${Date.now()}`;
+        const started = performance.now();
+        const cut = await withDeadline(300, () => rejection(connections.query(`select pg_sleep(30) as ${marker}`)));
+        expect(cut).to.be.instanceOf(DeadlineExceededError);
+        expect(performance.now() - started).to.be.within(250, 5_000);
+        await eventually(async () => ((await running(marker)) === 0 ? true : undefined), 10_000, 'the cut query to stop on the server');
+        // A checkout behind a held connection gives up at the deadline too.
+        const held = await connections.connect();
+        const waited = await withDeadline(200, () => rejection(connections.query('select 1')));
+        expect(waited).to.be.instanceOf(DeadlineExceededError);
+        held.release();
+        expect((await connections.query('select 2 as two')).rows[0].two).to.equal(2);
+        expect((await withDeadline(5_000, () => connections.query('select 3 as three'))).rows[0].three).to.equal(3);
+      });
     });
   });
 });

@@ -1,2 +1,3 @@
 export { beforeDeadline, DEADLINE_EXCEEDED, DeadlineExceededError, remainingMs, withDeadline, withoutDeadline } from './deadline.js';
-export { cutQueriesAtDeadline, type DeadlineClient } from './query-deadline.js';
+export { honourDeadlines } from './pool-deadline.js';
+export { cutQueriesAtDeadline, type CutOptions, type DeadlineClient } from './query-deadline.js';

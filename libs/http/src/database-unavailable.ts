@@ -9,7 +9,7 @@ const UNAVAILABLE_STATES = /^(08...|53300|53400|57P0[123])$/;
 /** The same, as Node and pg say it without a SQLSTATE, and a server silent past the request's deadline. */
 const UNAVAILABLE_CODES = new Set([DEADLINE_EXCEEDED, 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|too many clients already|the database system is (starting up|shutting down)|is not queryable/i;
+  /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|too many clients already|the database system is (starting up|shutting down)/i;
 
 /**
  * Whether an error (or one it was caused by) says a PostgreSQL server cannot serve us now: the

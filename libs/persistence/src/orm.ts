@@ -1,7 +1,7 @@
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { MikroORM, defineConfig } from '@mikro-orm/postgresql';
-import { beforeDeadline, cutQueriesAtDeadline } from '@platform/deadline';
+import { honourDeadlines } from '@platform/deadline';
 import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 
@@ -21,20 +21,6 @@ export interface OrmOptions {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-/**
- * Puts a pool's work under the deadline of whoever asks (`@platform/deadline`): a checkout that
- * waits past it gives up (the connection, once free, goes back to the pool), and so does a query,
- * whose connection is destroyed rather than pooled. Work outside any deadline (migrations, the
- * reconcilers, insights housekeeping) is not cut.
- */
-function honourDeadlines(pool: pg.Pool): void {
-  pool.on('connect', (client) => cutQueriesAtDeadline(client));
-  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | undefined;
-  // Only the promise form, the one the ORM's driver (kysely) uses, is bounded.
-  pool.connect = ((callback?: unknown) =>
-    callback ? connect(callback) : beforeDeadline('a control-plane connection', connect() as Promise<pg.PoolClient>, (client) => client.release())) as typeof pool.connect;
-}
-
 function ormConfig(options: OrmOptions) {
   return defineConfig({
     clientUrl: options.databaseUrl,
@@ -52,8 +38,10 @@ function ormConfig(options: OrmOptions) {
     },
     pool: { min: 0, max: options.poolSize ?? 10 },
     // pg waits for ever by default: for a connection from a full pool, and for a server that
-    // accepts the socket and never answers (a frozen one). Both are bounded here.
-    driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, onPoolCreated: honourDeadlines },
+    // accepts the socket and never answers (a frozen one). Both are bounded here, and a request's
+    // checkouts and queries give up at its deadline (work outside one, migrations and the
+    // reconcilers, is not cut).
+    driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, onPoolCreated: (pool: pg.Pool) => honourDeadlines(pool, 'a control-plane connection') },
     debug: options.debug ?? false,
     // Every unit of work runs in a forked EntityManager; touching the global one is a bug.
     allowGlobalContext: false,

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
+import { DeadlineExceededError, withDeadline } from '@platform/deadline';
 import { UnavailableError, type Region } from '@platform/domain';
 // Integration test: the driver runs against a real PostgreSQL, which @platform/testing starts.
 import { databaseExists, freePort, query, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
@@ -202,6 +203,19 @@ describe('cluster driver', function () {
         await ended;
         await rejection(client.query('select 1'));
         await client.end().catch(() => {});
+      });
+
+      it('inside a request, keeps to its deadline (it runs through pool.query), and outside one is not cut', async function () {
+        const name = physicalName();
+        await driver.createDatabase(name);
+        const cut = await withDeadline(1, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return rejection(driver.dropDatabase(name));
+        });
+        expect(cut).to.be.instanceOf(DeadlineExceededError);
+        expect(await databaseExists(postgres.adminUrl, name)).to.equal(true);
+        await driver.dropDatabase(name);
+        expect(await databaseExists(postgres.adminUrl, name)).to.equal(false);
       });
     });
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { cutQueriesAtDeadline } from '@platform/deadline';
+import { cutQueriesAtDeadline, honourDeadlines } from '@platform/deadline';
 import {
   UnavailableError,
   type ClusterActivity,
@@ -61,11 +61,11 @@ export class PgClusterDriver implements ClusterDriver {
   ) {
     this.admin = new pg.Pool({ connectionString: adminUrl, options: PINNED_SEARCH_PATH_OPTIONS, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: connectTimeoutMs });
     this.admin.on('error', () => {});
-    this.admin.on('connect', (client) => {
-      // A query cut by a deadline destroys its connection, which then says so with an 'error'.
-      client.on('error', () => {});
-      cutQueriesAtDeadline(client);
-    });
+    // A connection lost while checked out says so with an 'error', which must not end the process.
+    this.admin.on('connect', (client) => client.on('error', () => {}));
+    // Its checkouts (pool.query's too: DROP DATABASE runs inside DELETE requests) and queries give up
+    // at the deadline of the request that runs them.
+    honourDeadlines(this.admin, 'a cluster admin connection');
   }
 
   async createDatabase(physicalName: string): Promise<void> {
