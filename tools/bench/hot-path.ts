@@ -1,14 +1,19 @@
-// `npm run bench:hot-path`: the authenticated hot read, GET /workspaces/{ws}/databases/{db}/tenants
+// `npm run bench:hot-path [-- --profile]`: the authenticated hot read, GET /workspaces/{ws}/databases/{db}/tenants
 // with a user token (a member of 3 tenants), against the API as a separate process, side by side
 // with a NAIVE baseline: a bare Koa server (naive-server.ts, a process of its own) that verifies
 // the same JWT with jose and runs one primary-key query on the same database per request, with a
 // pg pool as large as the API's data-plane pool. Then PostgreSQL transactions per API request, from
 // pg_stat_database. Runs on its own embedded PostgreSQL (or DATABASE_URL's server), over loopback
-// only, within a time limit; stops by itself.
+// only, within a time limit; stops by itself. With --profile both servers run under --cpu-prof
+// (slower: compare the ratio only between runs alike), and where their CPU went is printed at the end.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import pg from 'pg';
 import { startAppProcess, type AppProcess } from '@platform/test-fixtures';
+import { summarizeProfiles } from './cpu-profiles.js';
 import {
   audience,
   createTenant,
@@ -37,7 +42,16 @@ const COUNTED_REQUESTS = 2000;
  */
 const STATS_SETTLE_MS = 11_500;
 
+const { values: flags } = parseArgs({ options: { profile: { type: 'boolean', default: false } } });
+const profileDir = flags.profile ? resolve('tmp/bench-profiles', `hot-path-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+
+/** Node flags for the server called `name`: a CPU profile written as it exits, under --profile. */
+function profiled(name: string): string[] {
+  return profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : [];
+}
+
 await runBenchmark();
+if (profileDir) summarizeProfiles(profileDir);
 
 function startNaiveServer(settings: { databaseUrl: string; tenantId: string; publicJwk: object }): Promise<AppProcess> {
   return startAppProcess(fileURLToPath(new URL('./naive-server.ts', import.meta.url)), {
@@ -51,6 +65,7 @@ function startNaiveServer(settings: { databaseUrl: string; tenantId: string; pub
       NAIVE_AUDIENCE: audience,
     },
     readyPath: '/ready',
+    execArgv: profiled('naive'),
     stdio: ['ignore', 'inherit', 'inherit'],
     spawned: track,
   });
@@ -98,11 +113,12 @@ async function transactions(admin: pg.Client, databases: string[]): Promise<Map<
 }
 
 async function runBenchmark(): Promise<void> {
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
   const teardown = new Teardown();
   const cancelLimit = timeLimit(240, teardown.run);
   try {
     const { postgres, controlPlane } = await startControlPlane(teardown);
-    const api = teardown.add(await startApiProcess(controlPlane, { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: '10', DATA_PLANE_POOL_SIZE: String(POOL_SIZE) }));
+    const api = teardown.add(await startApiProcess(controlPlane, { LOG_LEVEL: 'error', PASSWORD_HASH_LOGN: '10', DATA_PLANE_POOL_SIZE: String(POOL_SIZE) }, profiled('api')));
     const { request } = api;
     const { developerToken, databasePath } = await provisionDatabase(controlPlane, request, { workspace: 'bench', database: 'hot' });
 
@@ -165,7 +181,10 @@ async function runBenchmark(): Promise<void> {
     checkResult('naive baseline', naiveResult);
 
     console.log(`\nhot path: GET W/databases/{db}/tenants with a user token (member of 3 of 5 tenants)`);
-    console.log(`autocannon: ${CONNECTIONS} connections, ${MEASURE_SECONDS} s each after a ${WARMUP_SECONDS} s warm-up, loopback; pg pool ${POOL_SIZE} on both`);
+    console.log(
+      `autocannon: ${CONNECTIONS} connections, ${MEASURE_SECONDS} s each after a ${WARMUP_SECONDS} s warm-up, loopback; pg pool ${POOL_SIZE} on both` +
+        (profileDir ? '; UNDER --cpu-prof' : ''),
+    );
     console.log(line('API (LOG_LEVEL=error, PASSWORD_HASH_LOGN=10)', apiResult));
     console.log(line('naive Koa (jwtVerify + 1 primary-key query)', naiveResult));
     console.log(`API / naive requests/s: ${(apiResult.requests.average / naiveResult.requests.average).toFixed(2)}`);

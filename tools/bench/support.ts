@@ -55,10 +55,11 @@ export async function startControlPlane(teardown: Teardown): Promise<{ postgres:
  * Starts apps/api as its own process against the control plane, on a free loopback port, with
  * `env` on top of this process's environment (an `undefined` value removes a variable).
  */
-export function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>): Promise<AppProcess> {
+export function startApiProcess(controlPlane: TestControlPlane, env: Record<string, string | undefined>, execArgv: string[] = []): Promise<AppProcess> {
   return startAppProcess('apps/api/src/main.ts', {
     portVariable: 'API_PORT',
     env: { ...controlPlane.env, API_HOST: '127.0.0.1', PUBLIC_BASE_URL: audience, OAUTH_ISSUER: issuer, ...env },
+    execArgv,
     stdio: ['ignore', 'inherit', 'inherit'],
     spawned: track,
   });
