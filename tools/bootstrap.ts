@@ -31,7 +31,7 @@ const CONTROL_PLANE_DATABASE = 'platform';
 /** Starts the embedded PostgreSQL when DATABASE_URL is unset; returns the env the apps get. */
 export async function provideControlPlane(env: Env, settings: EmbeddedSettings): Promise<{ env: Env; embedded: EmbeddedPostgresHandle | null }> {
   if (env.DATABASE_URL) return { env, embedded: null };
-  const embedded = await startEmbeddedPostgres({ dir: settings.dir, port: settings.port, settings: MANY_DATABASES_SETTINGS });
+  const embedded = await startEmbeddedPostgres({ dir: settings.dir, port: settings.port, settings: MANY_DATABASES_SETTINGS, extensionsDir: settings.extensionsDir });
   await embedded.ensureDatabase(CONTROL_PLANE_DATABASE);
   return { env: { ...env, DATABASE_URL: embedded.url(CONTROL_PLANE_DATABASE) }, embedded };
 }

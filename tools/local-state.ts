@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { readPort, readString, type Env } from '@platform/config';
+import { readExtensionsDir, readPort, readString, type Env } from '@platform/config';
 import { isProcessAlive, reachableFolder, serverCanReach } from '@platform/postgres-launcher';
 
 const DEFAULT_EMBEDDED_DIR = '.data/postgres';
@@ -18,6 +18,8 @@ export function localStateDir(env: Env, cwd = process.cwd()): string {
 export interface EmbeddedSettings {
   dir: string;
   port: number;
+  /** PG_EXTENSIONS_DIR: extensions the server loads beside its own. */
+  extensionsDir: string;
   /** The default folder the server could not reach, when `dir` is a stand-in for it. */
   unreachable?: string;
 }
@@ -37,12 +39,13 @@ export function dataLocationPath(env: Env, cwd = process.cwd()): string {
 export function prepareEmbeddedSettings(env: Env, cwd = process.cwd()): EmbeddedSettings {
   const port = readPort(env, 'EMBEDDED_PG_PORT', 54329);
   const dir = resolve(cwd, readString(env, 'EMBEDDED_PG_DIR', DEFAULT_EMBEDDED_DIR));
-  if (env.EMBEDDED_PG_DIR || serverCanReach(dir)) return { dir, port };
+  const extensionsDir = readExtensionsDir(env, cwd);
+  if (env.EMBEDDED_PG_DIR || serverCanReach(dir)) return { dir, port, extensionsDir };
   const record = dataLocationPath(env, cwd);
   const recorded = existsSync(record) ? readFileSync(record, 'utf8').trim() : undefined;
   const folder = reachableFolder('platform-', recorded);
   if (folder !== recorded) writePrivate(record, folder);
-  return { dir: join(folder, 'postgres'), port, unreachable: dir };
+  return { dir: join(folder, 'postgres'), port, extensionsDir, unreachable: dir };
 }
 
 function writePrivate(path: string, value: unknown): void {

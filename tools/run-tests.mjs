@@ -11,6 +11,8 @@ rmSync('tmp/test-results', { recursive: true, force: true });
 // Dedicated compute's tests move databases with pg_dump and pg_restore of the servers' major; a
 // failure to fetch them is reported here and shows in those tests.
 spawnSync(process.execPath, ['tools/pg-client-tools.mjs'], { stdio: 'inherit' });
+// The embedded servers' tests of pgvector fail under CI without it; a failure to fetch it is reported here.
+spawnSync(process.execPath, ['tools/pg-extensions.mjs'], { stdio: 'inherit' });
 
 const nx = spawnSync('nx', [...mode, '-t', 'test', '--output-style=static'], {
   stdio: 'inherit',

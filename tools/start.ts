@@ -90,6 +90,11 @@ async function startPlatform(): Promise<void> {
   if (settings.unreachable && !baseEnv.DATABASE_URL) {
     console.log(`The 'postgres' user cannot reach ${settings.unreachable}; PostgreSQL's data is in ${settings.dir} instead (EMBEDDED_PG_DIR chooses).`);
   }
+  // pgvector for every server the platform starts (fetched once if missing); without it they
+  // start all the same, and CREATE EXTENSION vector fails.
+  if (spawnSync(process.execPath, ['tools/pg-extensions.mjs'], { stdio: 'inherit' }).status !== 0) {
+    console.log('Without pgvector in PG_EXTENSIONS_DIR, CREATE EXTENSION vector fails (README, "Extensions").');
+  }
   const provided = await provideControlPlane(baseEnv, settings);
   embedded = provided.embedded;
   if (stopping) return;

@@ -41,7 +41,7 @@ describe('where npm start keeps its state', function () {
 
   it('keeps everything in the clone\'s .data folder when the postgres user can reach it', function () {
     chmodSync(join(scratch, 'home'), 0o755);
-    expect(prepareEmbeddedSettings({}, clone)).to.deep.equal({ dir: join(clone, '.data', 'postgres'), port: 54329 });
+    expect(prepareEmbeddedSettings({}, clone)).to.deep.equal({ dir: join(clone, '.data', 'postgres'), port: 54329, extensionsDir: join(clone, '.data', 'pg-extensions-18') });
   });
 
   describe('the start lock, which keeps a second start in one place from stopping the first one\'s PostgreSQL', function () {
@@ -98,7 +98,8 @@ describe('where npm start keeps its state', function () {
       const folder = readFileSync(join(clone, '.data', 'postgres-location'), 'utf8').trim();
       made.push(folder);
       expect(folder).to.match(/^\/var\/tmp\/platform-[A-Za-z0-9]{6}$/);
-      expect(settings).to.deep.equal({ dir: join(folder, 'postgres'), port: 54400, unreachable: join(clone, '.data', 'postgres') });
+      // The extensions stay in the clone: the launcher copies them where the server can read them.
+      expect(settings).to.deep.equal({ dir: join(folder, 'postgres'), port: 54400, extensionsDir: join(clone, '.data', 'pg-extensions-18'), unreachable: join(clone, '.data', 'postgres') });
       expect([statSync(folder).uid, statSync(folder).mode & 0o777]).to.deep.equal([0, 0o755]);
       // The same clone finds the same folder at its next start; its credentials stay in the clone.
       expect(prepareEmbeddedSettings({}, clone).dir).to.equal(join(folder, 'postgres'));
@@ -137,7 +138,7 @@ describe('where npm start keeps its state', function () {
 
     it('keeps an EMBEDDED_PG_DIR that was asked for, and npm start refuses it with a message that says what to do', async function () {
       const asked = join(clone, 'pg');
-      expect(prepareEmbeddedSettings({ EMBEDDED_PG_DIR: asked }, clone)).to.deep.equal({ dir: asked, port: 54329 });
+      expect(prepareEmbeddedSettings({ EMBEDDED_PG_DIR: asked, PG_EXTENSIONS_DIR: 'extensions' }, clone)).to.deep.equal({ dir: asked, port: 54329, extensionsDir: join(clone, 'extensions') });
 
       const run = runStart({ EMBEDDED_PG_DIR: asked, EMBEDDED_PG_PORT: String(await freePort()), API_PORT: String(await freePort()), OAUTH_PORT: String(await freePort()) });
       expect(run.status).to.equal(1);

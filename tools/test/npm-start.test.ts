@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readExtensionsDir } from '@platform/config';
 import { isPortFree } from '@platform/postgres-launcher';
 import { eventually, httpClient, query } from '@platform/testing';
 import { gatewayTlsHandshake, platformEnv, startPlatform } from './platform-runner.js';
@@ -108,6 +109,13 @@ describe('npm start', function () {
     const { databaseUrl } = JSON.parse(readFileSync(runningFile, 'utf8')) as { databaseUrl: string };
     const privateHalves = () => query<{ private_jwk: unknown; sealed_private_jwk: string }>(databaseUrl, 'select private_jwk, sealed_private_jwk from signing_keys');
     for (const row of await privateHalves()) expect(row).to.deep.include({ private_jwk: null }).and.to.have.property('sealed_private_jwk').that.matches(/^v1\.local1\./);
+    // npm start installs pgvector (tools/pg-extensions.mjs) before it starts the shared cluster, which offers it.
+    const extensions = readExtensionsDir({});
+    if (process.env.CI === 'true' || existsSync(join(extensions, 'lib', 'vector.so'))) {
+      expect(await query(databaseUrl, "select name from pg_available_extensions where name = 'vector'")).to.deep.equal([{ name: 'vector' }]);
+    } else {
+      console.log(`      not checked: pgvector is not in ${extensions}, and the shared cluster cannot offer it`);
+    }
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: toolEnv, encoding: 'utf8' }).trim();
     await afterBlocking();
     expect(fresh).to.not.equal(first.token);

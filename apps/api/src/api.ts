@@ -75,7 +75,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
 async function openClusters({ config, logger, closers }: Opening) {
   const connections = new ConnectionBudget(config.dataPlane);
   closers.push('data-plane connections', () => connections.close());
-  const computeDriver = new LocalComputeDriver({ dir: config.compute.dir });
+  const computeDriver = new LocalComputeDriver({ dir: config.compute.dir, extensionsDir: config.compute.extensionsDir });
   const directory = new PgClusterDirectory(
     config.regions,
     config.clusterUrls,

@@ -5,6 +5,7 @@ import {
   loadTokenEndpointSettings,
   readEnum,
   readInteger,
+  readExtensionsDir,
   readOptionalString,
   type Env,
   type PlatformConfig,
@@ -55,6 +56,8 @@ export interface ComputeConfig {
   dir: string;
   /** A folder with pg_dump and pg_restore of the servers' major version. */
   clientBin: string;
+  /** Extensions each instance's server loads beside its own (PG_EXTENSIONS_DIR). */
+  extensionsDir: string;
   intervalMs: number;
 }
 
@@ -101,6 +104,7 @@ export function loadApiConfig(env: Env): ApiConfig {
       types: readComputeTypes(env),
       dir: resolve(readOptionalString(env, 'COMPUTE_DIR') ?? '.data/compute'),
       clientBin: resolve(readOptionalString(env, 'PG_CLIENT_BIN') ?? '.data/pg-client-18/bin'),
+      extensionsDir: readExtensionsDir(env),
       intervalMs: readInteger(env, 'COMPUTE_RECONCILE_MS', 2_000, { min: 50, max: 60_000 }),
     },
   };

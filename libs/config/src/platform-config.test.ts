@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { REGIONS } from '@platform/domain';
 import { ConfigError, type Env } from './env.js';
-import { DEFAULT_API_PORT, DEFAULT_GATEWAY_ADMIN_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, loadSignInSettings, maintenanceUrl } from './platform-config.js';
+import { DEFAULT_API_PORT, DEFAULT_GATEWAY_ADMIN_PORT, DEFAULT_GATEWAY_PORT, DEFAULT_OAUTH_PORT, clusterUrlVariable, loadPlatformConfig, loadSignInSettings, maintenanceUrl, readExtensionsDir } from './platform-config.js';
 
 const DATABASE_URL = 'postgres://platform:secret@db.internal:5433/control';
 
@@ -305,5 +305,13 @@ describe('loadSignInSettings', () => {
       expect(error, JSON.stringify(env)).to.be.instanceOf(ConfigError);
       expect((error as ConfigError).variable).to.equal(variable);
     }
+  });
+});
+
+describe('readExtensionsDir (PG_EXTENSIONS_DIR)', () => {
+  it('is .data/pg-extensions-18 of the working folder unless set, and a relative value is taken from there too', () => {
+    expect(readExtensionsDir({}, '/srv/platform')).to.equal('/srv/platform/.data/pg-extensions-18');
+    expect(readExtensionsDir({ PG_EXTENSIONS_DIR: 'ext' }, '/srv/platform')).to.equal('/srv/platform/ext');
+    expect(readExtensionsDir({ PG_EXTENSIONS_DIR: '/opt/pg-extensions' }, '/srv/platform')).to.equal('/opt/pg-extensions');
   });
 });

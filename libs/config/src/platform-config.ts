@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import { REGIONS, type Region, type SignInPolicy } from '@platform/domain';
 import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readTlsPair, readUrl, type Env, type TlsFiles } from './env.js';
 
@@ -59,6 +60,17 @@ export const DEFAULT_OAUTH_PORT = 4101;
 export const DEFAULT_GATEWAY_PORT = 4102;
 /** The gateway's health and metrics listener (apps/gateway), which `npm start` waits on. */
 export const DEFAULT_GATEWAY_ADMIN_PORT = 4103;
+
+/** Where `node tools/pg-extensions.mjs` puts pgvector for the embedded servers' major (PG_EXTENSIONS_DIR). */
+export const DEFAULT_EXTENSIONS_DIR = '.data/pg-extensions-18';
+
+/**
+ * PG_EXTENSIONS_DIR, resolved against the working folder: extensions every embedded server the
+ * platform starts (the shared cluster, compute instances, test servers) loads beside its own.
+ */
+export function readExtensionsDir(env: Env, cwd = process.cwd()): string {
+  return resolve(cwd, readString(env, 'PG_EXTENSIONS_DIR', DEFAULT_EXTENSIONS_DIR));
+}
 
 export function clusterUrlVariable(region: Region): string {
   return `CLUSTER_URL_${region}`;

@@ -4,6 +4,7 @@ import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { reachableBinaries, type PostgresBinaries } from './binaries.js';
+import { extensionSettings, reachableExtensions } from './extensions.js';
 import { canReach, ensureServerAccount, type ServerAccount } from './server-account.js';
 import { STOP_POLICY, watchOver } from './watchdog.js';
 
@@ -14,8 +15,14 @@ export interface EmbeddedPostgresOptions {
   onLog?: (line: string) => void;
   /** A PostgreSQL build (`bin/`, `lib/`, `share/`) to run instead of the installed package's. */
   nativeDir?: string;
-  /** Where to copy the binaries when the server's account cannot reach them; default REACHABLE_BASE (/var/tmp). */
+  /** Where to copy the binaries (and the extensions) when the server's account cannot reach them; default REACHABLE_BASE (/var/tmp). */
   binaryCacheDir?: string;
+  /**
+   * Extensions beyond the server's own: a folder with `share/extension/` (control files, SQL
+   * scripts) and `lib/` (modules), as tools/pg-extensions.mjs lays it out. Nothing is added when
+   * it is unset or holds no `share/extension/`.
+   */
+  extensionsDir?: string;
   /** Server settings (`-c name=value`) added to, or replacing, the launcher's own. */
   settings?: Readonly<Record<string, string>>;
 }
@@ -26,6 +33,8 @@ export interface EmbeddedPostgresHandle {
   pid: number;
   /** The PostgreSQL build the server runs from (a copy when the original was out of reach). */
   nativeDir: string;
+  /** The extensions folder the server uses (a copy when the original was out of reach); null when none. */
+  extensionsDir: string | null;
   /** A superuser URL for a database of this cluster. */
   url(database: string): string;
   /** Creates the database unless it exists. */
@@ -75,6 +84,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = readFileSync(passwordFile, 'utf8').trim();
   const log = options.onLog ?? (() => {});
   const binaries = await reachableBinaries(account, options.nativeDir, options.binaryCacheDir);
+  const extensionsDir = options.extensionsDir === undefined ? null : reachableExtensions(account, options.extensionsDir, options.binaryCacheDir);
+  const settings = { ...(extensionsDir ? extensionSettings(extensionsDir) : {}), ...options.settings };
 
   if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
@@ -83,7 +94,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     log(text);
     recent.push(...text.split('\n').filter(Boolean));
     recent.splice(0, Math.max(0, recent.length - RECENT_LINES));
-  }, options.settings ?? {});
+  }, settings);
   const exited = server.exitCode !== null || server.signalCode !== null ? Promise.resolve() : new Promise<void>((done) => server.once('exit', () => done()));
   let stopped = false;
 
@@ -93,6 +104,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     port: options.port,
     pid: server.pid!,
     nativeDir: binaries.nativeDir,
+    extensionsDir,
     url,
     async ensureDatabase(name) {
       const client = new pg.Client({ connectionString: url('postgres') });

@@ -59,6 +59,17 @@ export function canReach(account: ServerAccount | null, path: string): boolean {
 }
 
 /**
+ * Whether the account can read every one of `paths` (and search those that are folders), asked of
+ * the kernel as that account in one process.
+ */
+export function canReadAll(account: ServerAccount | null, paths: readonly string[]): boolean {
+  if (!account) return true;
+  const script = 'for path do [ -r "$path" ] || exit 1; [ ! -d "$path" ] || [ -x "$path" ] || exit 1; done';
+  const probe = spawnSync('sh', ['-c', script, 'sh', ...paths], { uid: account.uid, gid: account.gid, stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+/**
  * Whether the embedded server, run as it will be run here, can reach `path`. Creates no account:
  * one that does not exist yet will belong to no group but its own, so only "others" bits count.
  */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { DEFAULT_COMPUTE_TYPES } from '@platform/domain';
 import { scratchDir } from '@platform/postgres-launcher';
+import { requirePgvector } from '@platform/testing';
 import { LocalComputeDriver } from './local-compute-driver.js';
 
 const [SMALL, MEDIUM] = DEFAULT_COMPUTE_TYPES;
@@ -65,5 +66,33 @@ describe('LocalComputeDriver', function () {
 
   it('refuses an id that is not a UUID before touching the disk', async function () {
     for (const bad of ['../etc', '', 'x/y']) expect(() => first.adminUrl(bad)).to.throw(/not an instance id/);
+  });
+});
+
+describe('LocalComputeDriver with an extensions folder (PG_EXTENSIONS_DIR)', function () {
+  this.timeout(120_000);
+  const dir = scratchDir('platform-compute-extensions-');
+  let driver: LocalComputeDriver;
+
+  after(async function () {
+    this.timeout(60_000);
+    await driver?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives each instance’s server, in a data folder of its own, pgvector to create', async function () {
+    const extensionsDir = requirePgvector(() => this.skip());
+    driver = new LocalComputeDriver({ dir, extensionsDir });
+    const id = randomUUID();
+    const server = await driver.ensureRunning(id, SMALL);
+    expect(await setting(server.adminUrl, 'data_directory')).to.equal(join(dir, id, 'data'));
+    const client = new pg.Client({ connectionString: server.adminUrl });
+    await client.connect();
+    try {
+      await client.query('create extension vector');
+      expect((await client.query("select '[1,2,3]'::vector <-> '[1,2,5]' as distance")).rows).to.deep.equal([{ distance: 2 }]);
+    } finally {
+      await client.end();
+    }
   });
 });

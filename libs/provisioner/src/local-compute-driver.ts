@@ -6,6 +6,8 @@ import { freePort, isPortFree, startEmbeddedPostgres, stopServerIn, type Embedde
 export interface LocalComputeOptions {
   /** Where each instance keeps its cluster: `<dir>/<instance id>/`. */
   dir: string;
+  /** Extensions each server loads beside its own (the launcher's `extensionsDir`). */
+  extensionsDir?: string;
   onLog?: (instanceId: string, line: string) => void;
 }
 
@@ -102,6 +104,7 @@ export class LocalComputeDriver implements ComputeDriver {
       dir,
       port,
       settings: serverSettings(type),
+      extensionsDir: this.options.extensionsDir,
       onLog: this.options.onLog ? (line) => this.options.onLog!(instanceId, line) : undefined,
     }).catch((error: Error) => {
       throw new Error(withoutFolder(error.message, dir));

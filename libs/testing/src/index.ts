@@ -3,3 +3,4 @@ export * from './http-client.js';
 export * from './promises.js';
 export * from './fake-clock.js';
 export * from './openssl-probe.js';
+export * from './pgvector.js';

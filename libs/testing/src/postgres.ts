@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
-import { databaseUrl, maintenanceUrl } from '@platform/config';
+import { databaseUrl, maintenanceUrl, readExtensionsDir } from '@platform/config';
 import { freePort, MANY_DATABASES_SETTINGS, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
 
 export { freePort, scratchDir } from '@platform/postgres-launcher';
@@ -16,7 +16,8 @@ export interface TestPostgres {
 
 /**
  * The PostgreSQL server tests run against: the one DATABASE_URL names, or else a fresh embedded
- * server in a temporary folder on a free port, removed when stopped.
+ * server in a temporary folder on a free port, removed when stopped, with the extensions of
+ * PG_EXTENSIONS_DIR (default .data/pg-extensions-18 of the working folder) as the platform's own.
  */
 export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): Promise<TestPostgres> {
   if (env.DATABASE_URL) {
@@ -24,7 +25,7 @@ export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): P
     return { adminUrl, urlFor: (database) => databaseUrl(adminUrl, database), stop: async () => {} };
   }
   const dir = scratchDir('platform-test-pg-');
-  const server = await startEmbeddedPostgres({ dir, port: await freePort(), settings: MANY_DATABASES_SETTINGS });
+  const server = await startEmbeddedPostgres({ dir, port: await freePort(), settings: MANY_DATABASES_SETTINGS, extensionsDir: readExtensionsDir(env) });
   return {
     adminUrl: server.url('postgres'),
     urlFor: (database) => server.url(database),
