@@ -63,10 +63,14 @@ describe('gateway: tenant isolation through the gateway', function () {
     await p?.stop();
   });
 
-  it('made the customer table tenant-aware: without a tenant, an unscoped credential sees no rows', async function () {
+  it('made the customer table tenant-aware: without a tenant, an unscoped credential sees every tenant’s rows', async function () {
     const client = await connectVerified(p, unscoped);
     try {
-      expect(await view(client)).to.deep.equal({ orders: [], tenants: [], users: [] });
+      expect(await view(client)).to.deep.equal({
+        orders: ['a-1', 'a-2', 'b-1'],
+        tenants: [tenants.a, tenants.b].sort(),
+        users: ['a1@example.test', 'a2@example.test', 'b1@example.test'],
+      });
       const secured = await client.query("select relrowsecurity and relforcerowsecurity as secured from pg_class where oid = 'orders'::regclass");
       expect(secured.rows).to.deep.equal([{ secured: true }]);
     } finally {

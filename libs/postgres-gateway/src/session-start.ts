@@ -6,7 +6,7 @@ import { parseBackendMessage } from './backend-parser.js';
 import type { ByteReader } from './byte-reader.js';
 import { clientProcessId } from './cancel-keys.js';
 import { MAX_BACKEND_HANDSHAKE_MESSAGE, TERMINATE, backendKeyData } from './protocol.js';
-import { refusals } from './refusals.js';
+import { refusals, SqlState } from './refusals.js';
 
 /** An ErrorResponse from the backend during the handshake: passed on to the client as it came. */
 export class BackendError extends Error {
@@ -63,6 +63,9 @@ async function isLiveTenant(backend: Duplex, backendReader: ByteReader, tenantId
     if (message.name === 'error') failure = message as DatabaseError;
     if (message.name === 'readyForQuery') break;
   }
+  // From built-in schema step 12 the data plane itself refuses a context that names no live tenant
+  // (22023) as soon as a policy reads it: the same answer as an empty count.
+  if (failure?.code === SqlState.invalidParameterValue) return false;
   if (failure) {
     throw refusals.tenantCheckFailed(failure.code, failure.message);
   }
