@@ -20,7 +20,13 @@ export class BackendError extends Error {
  * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake. With a tenant
  * to check, they are held back until the check has passed, so a refused client never had a session.
  */
-export async function startSession(client: Duplex, backend: Duplex, backendReader: ByteReader, clusterIndex: number, check: { tenantId: string; database: string } | null): Promise<void> {
+export async function startSession(
+  client: Duplex,
+  backend: Duplex,
+  backendReader: ByteReader,
+  clusterIndex: number,
+  check: { tenantId: string; database: string; setting?: string } | null,
+): Promise<void> {
   const held: Buffer[] = [];
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
@@ -37,7 +43,7 @@ export async function startSession(client: Duplex, backend: Duplex, backendReade
   }
   if (check && !(await isLiveTenant(backend, backendReader, check.tenantId))) {
     backend.write(TERMINATE);
-    throw refusals.tenantDoesNotExist(check.tenantId, check.database);
+    throw refusals.tenantDoesNotExist(check.tenantId, check.database, check.setting);
   }
   client.write(held.length === 1 ? held[0] : Buffer.concat(held));
 }
