@@ -278,6 +278,13 @@ describe('dedicated compute', function () {
       await withCredential(credentialUrl, async (client) => {
         await client.query(`create table ${table} (id serial primary key, body text not null)`);
         await client.query(`insert into ${table} (body) values ('before 1'), ('before 2')`);
+        // Extensions a credential created (a dump gives them no owner), one in a schema of its own, in use by a table.
+        await client.query('create extension pg_trgm');
+        await client.query('create schema words');
+        await client.query('create extension citext schema words');
+        await client.query('create table words.list (id serial primary key, word words.citext not null)');
+        await client.query('create index on words.list using gin ((word::text) gin_trgm_ops)');
+        await client.query(`insert into words.list (word) values ('Hello'), ('World')`);
       });
       const tenant = await createTenant(p, owner.token, owner.D, { name: 'Before the move' });
       expect((await p.request('GET', owner.D, { token: owner.token })).body.expandable).to.equal(true);
@@ -309,6 +316,11 @@ describe('dedicated compute', function () {
         expect((await client.query('show max_connections')).rows[0].max_connections).to.equal('100');
         expect((await client.query(`select body from ${table} order by id`)).rows).to.deep.equal([{ body: 'before 1' }, { body: 'before 2' }]);
         await client.query(`insert into ${table} (body) values ('on the instance')`);
+        await client.query('set search_path = public, words');
+        expect((await client.query(`select word::text from words.list where word = 'HELLO' and word::text % 'hello'`)).rows).to.deep.equal([{ word: 'Hello' }]);
+        // They moved as the database's owner role's, so the move's own login took neither with it.
+        const owners = await client.query(`select extname, extowner::regrole::text as owner from pg_extension where extname in ('citext', 'pg_trgm') order by 1`);
+        expect(owners.rows.map((row) => `${row.extname} ${row.owner.replace(/^.*_/, '_')}`)).to.deep.equal(['citext _owner', 'pg_trgm _owner']);
       });
       // Cancel requests reach the instance's server: the key carries the instance's slot (16 and up).
       await withCredential(credentialUrl, async (client) => {

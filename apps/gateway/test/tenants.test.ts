@@ -63,10 +63,14 @@ describe('gateway: tenant isolation through the gateway', function () {
     await p?.stop();
   });
 
-  it('made the customer table tenant-aware: without a tenant, an unscoped credential sees no rows', async function () {
+  it('made the customer table tenant-aware: without a tenant, an unscoped credential sees every tenant’s rows', async function () {
     const client = await connectVerified(p, unscoped);
     try {
-      expect(await view(client)).to.deep.equal({ orders: [], tenants: [], users: [] });
+      expect(await view(client)).to.deep.equal({
+        orders: ['a-1', 'a-2', 'b-1'],
+        tenants: [tenants.a, tenants.b].sort(),
+        users: ['a1@example.test', 'a2@example.test', 'b1@example.test'],
+      });
       const secured = await client.query("select relrowsecurity and relforcerowsecurity as secured from pg_class where oid = 'orders'::regclass");
       expect(secured.rows).to.deep.equal([{ secured: true }]);
     } finally {
@@ -145,7 +149,7 @@ describe('gateway: tenant isolation through the gateway', function () {
     const items = "select (select string_agg(item, ',' order by item) from orders)";
     const asUnscoped = await RawConnection.openTls(p.gatewayPort, p.ca);
     await asUnscoped.login(unscoped.id, db.name, unscoped.password, { 'nile.tenant_id': tenants.b });
-    expect(await asUnscoped.query(`${items}, current_setting('platform.tenant_id')`)).to.deep.equal([['b-1', tenants.b]]);
+    expect(await asUnscoped.query(`${items}, current_setting('nile.tenant_id')`)).to.deep.equal([['b-1', tenants.b]]);
     asUnscoped.end();
     const asScoped = await RawConnection.openTls(p.gatewayPort, p.ca);
     await asScoped.login(scopedA.id, db.name, scopedA.password, { 'platform.tenant_id': tenants.b });
@@ -164,7 +168,13 @@ describe('gateway: tenant isolation through the gateway', function () {
       expect(await view(a)).to.deep.equal(seesA());
       expect(await view(b)).to.deep.equal(seesB());
       expect((await a.query('show platform.tenant_id')).rows).to.deep.equal([{ 'platform.tenant_id': tenants.a }]);
-      expect((await b.query('show platform.tenant_id')).rows).to.deep.equal([{ 'platform.tenant_id': tenants.b }]);
+      // Passed on under the name the client gave it: a later SET of that name replaces it.
+      expect((await b.query('show nile.tenant_id')).rows).to.deep.equal([{ 'nile.tenant_id': tenants.b }]);
+      expect((await b.query("select coalesce(current_setting('platform.tenant_id', true), '') as other")).rows).to.deep.equal([{ other: '' }]);
+      await b.query(`set nile.tenant_id = '${tenants.a}'`);
+      expect(await view(b)).to.deep.equal(seesA());
+      await b.query('reset nile.tenant_id');
+      expect(await view(b), 'RESET goes back to the startup value').to.deep.equal(seesB());
     } finally {
       await a.end();
       await b.end();
@@ -196,13 +206,14 @@ describe('gateway: tenant isolation through the gateway', function () {
     const before = await seriesOf();
     for (let i = 0; i < 50; i++) {
       const tenantId = randomUUID();
-      const options = i % 2 === 0 ? `-c platform.tenant_id=${tenantId}` : `-c nile.tenant_id=${tenantId}`;
+      const setting = i % 2 === 0 ? 'platform.tenant_id' : 'nile.tenant_id';
+      const options = `-c ${setting}=${tenantId}`;
       const error = (await rejection(connectVerified(p, unscoped, { options }))) as PgError & { detail?: string; hint?: string };
       expect({ code: error.code, message: error.message, detail: error.detail, hint: error.hint }).to.deep.equal({
         code: '22023',
         message: `tenant "${tenantId}" does not exist`,
-        detail: `platform.tenant_id names no live tenant of database "${db.name}".`,
-        hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
+        detail: `${setting} names no live tenant of database "${db.name}".`,
+        hint: 'Create the tenant first (INSERT INTO tenants, or POST .../tenants), or connect without a tenant.',
       });
     }
     expect(await seriesOf()).to.deep.equal(before);

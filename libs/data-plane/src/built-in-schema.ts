@@ -1,5 +1,7 @@
 import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
 import { SERVICE_ROLE_STEP, SERVICE_ROLE_SUFFIX } from './service-role.js';
+import { SCHEMAS_AND_EXTENSIONS_STEP } from './schemas-extensions-step.js';
+import { TENANT_CONTEXT_STEP } from './tenant-context-step.js';
 import { READ_ONLY_SHARED_TABLES_STEP, TRUNCATE_GUARD_STEP } from './write-guard-steps.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
@@ -305,6 +307,19 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
     // unless the database's owner grants more (write-guard-steps.ts).
     version: 11,
     sql: READ_ONLY_SHARED_TABLES_STEP,
+  },
+  {
+    // Step 12: the API family's tenant model for unscoped credentials: every tenant's rows without a
+    // context, one tenant's in a context set by either name; tenants and memberships over SQL
+    // (tenant-context-step.ts).
+    version: 12,
+    sql: TENANT_CONTEXT_STEP,
+  },
+  {
+    // Step 13: unscoped credentials create schemas (handed to the owner role as public's objects
+    // are) and the extensions of an allowlist (schemas-extensions-step.ts).
+    version: 13,
+    sql: SCHEMAS_AND_EXTENSIONS_STEP,
   },
 ];
 

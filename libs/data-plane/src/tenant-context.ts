@@ -1,5 +1,5 @@
 // The tenant setting's name is the domain's (TENANT_CONTEXT_SETTING): the gateway reads it too.
-export { TENANT_CONTEXT_SETTING } from '@platform/domain';
+export { TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, USER_CONTEXT_SETTING } from '@platform/domain';
 
 /**
  * The cluster-wide role that steps 2 and 3 gave the tenant-aware tables to. Step 4 takes every

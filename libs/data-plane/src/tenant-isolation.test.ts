@@ -8,6 +8,7 @@ import { installBuiltInSchema } from './schema-installer.js';
 import { firstColumn } from './scratch-data-plane.test.js';
 import { DATABASE_ROLE_SUFFIXES, databaseRoleNames } from './database-roles.js';
 import { REQUIRED_TENANT_POLICY, TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY } from './tenant-context.js';
+import { REQUIRED_UNSCOPED_TENANT_POLICY, UNSCOPED_TENANT_POLICY } from './tenant-context-step.js';
 
 const ALL_STEPS = BUILT_IN_SCHEMA_STEPS.map((step) => step.version);
 
@@ -97,7 +98,8 @@ describe('tenant isolation (built-in schema steps 2 to 4)', function () {
     return result.rows[0];
   }
 
-  const ISOLATED = { rls: true, forced: true, policies: [TENANT_POLICY, REQUIRED_TENANT_POLICY] };
+  // Step 4's pair (now binding the tenant role and scoped credentials) and step 12's pair for unscoped credentials.
+  const ISOLATED = { rls: true, forced: true, policies: [TENANT_POLICY, REQUIRED_TENANT_POLICY, UNSCOPED_TENANT_POLICY, REQUIRED_UNSCOPED_TENANT_POLICY] };
 
   it('isolates a table the role creates after provisioning, per transaction, on one connection', async function () {
     const { name, pool } = await provisioned();
@@ -331,7 +333,7 @@ describe('tenant isolation (built-in schema steps 2 to 4)', function () {
   });
 
   it('installs twice without change, and into several databases at once', async function () {
-    expect(ALL_STEPS).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(ALL_STEPS).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     const { name, pool } = await provisioned();
     await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);

@@ -124,8 +124,16 @@ export interface UserTokenIssuer {
  * The session setting that carries the current tenant into a platform database, for sessions
  * that are not bound to a tenant (the platform's own, unscoped credentials). Row-level security
  * on every table with a `tenant_id` column compares against `platform.current_tenant_id()`: the
- * tenant a scoped credential is bound to, else this setting; unset (or empty), no rows at all
- * (built-in schema step 4; before it, every row). Set it per transaction (`set_config(name, id,
- * true)`, i.e. SET LOCAL).
+ * tenant a scoped credential is bound to, else the tenant context. The API's own sessions (its
+ * `<db>_tenant` role) read this setting only, and unset means no rows (built-in schema step 4);
+ * an unscoped credential's context is this setting or TENANT_CONTEXT_ALIAS, and unset means every
+ * tenant's rows (step 12). The platform sets it per transaction (`set_config(name, id, true)`,
+ * i.e. SET LOCAL).
  */
 export const TENANT_CONTEXT_SETTING = 'platform.tenant_id';
+
+/** The name the API family's clients give the tenant context: the same context as TENANT_CONTEXT_SETTING for credentials. */
+export const TENANT_CONTEXT_ALIAS = 'nile.tenant_id';
+
+/** The API family's user context: when set beside a tenant context, the user must be a member of that tenant. */
+export const USER_CONTEXT_SETTING = 'nile.user_id';

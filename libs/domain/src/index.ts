@@ -63,7 +63,7 @@ export {
 export type { DatabaseDeps, ProvisioningDeps } from './use-cases/databases.js';
 
 // Each database's data plane: its tenants and users, their sessions, and throttled password sign-in.
-export { TENANT_CONTEXT_SETTING } from './data-plane.js';
+export { TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, USER_CONTEXT_SETTING } from './data-plane.js';
 export type {
   DataPlane, DataPlaneRepositories, DatabaseLocator, ExternalIdentity, MemberReader, NewIdentityUser, NewUser,
   PasswordHasher, SessionRepository, TenantRepository, UserPatch, UserRepository, UserTokenIssuer,

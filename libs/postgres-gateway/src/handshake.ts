@@ -59,7 +59,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     handshake.step = 'relay';
     // A tenant named at login must be one of the database's live tenants: otherwise every random
     // id would become a tenant series in /metrics and in insights.
-    const check = decision.tenantToCheck === null ? null : { tenantId: decision.tenantToCheck, database: login.database };
+    const check = decision.tenantToCheck === null ? null : { tenantId: decision.tenantToCheck, database: login.database, setting: login.tenantSetting };
     await startSession(handshake.client, cluster.backend, cluster.reader, decision.backend.index, check);
     handshake.started();
     const cell = context.counters?.cell(decision.route.database.id, decision.tenantId) ?? null;

@@ -117,10 +117,10 @@ export const refusals = {
     message: `database "${database}" is not ready yet`,
     detail: `Its status is ${status}.`,
   })),
-  tenantDoesNotExist: fatal(SqlState.invalidParameterValue, (tenantId: string, database: string) => ({
+  tenantDoesNotExist: fatal(SqlState.invalidParameterValue, (tenantId: string, database: string, setting: string = TENANT_CONTEXT_SETTING) => ({
     message: `tenant "${tenantId}" does not exist`,
-    detail: `${TENANT_CONTEXT_SETTING} names no live tenant of database "${database}".`,
-    hint: 'Create the tenant first (POST .../tenants), or connect without a tenant.',
+    detail: `${setting} names no live tenant of database "${database}".`,
+    hint: 'Create the tenant first (INSERT INTO tenants, or POST .../tenants), or connect without a tenant.',
   })),
   /** The cluster failed the tenant check's query: its SQLSTATE, the gateway's words. */
   tenantCheckFailed: (code: string | undefined, reason: string) =>

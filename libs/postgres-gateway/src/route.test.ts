@@ -66,6 +66,9 @@ describe('decideRoute: where a login goes, from its startup parameters and its r
     expect(forwarded(decision).options).to.equal(`-c work_mem=64MB -c platform.tenant_id=${TENANT}`);
     expect(decision.tenantToCheck).to.equal(TENANT);
     expect(decision.tenantId).to.equal(TENANT);
+    // Under the name the client gave it.
+    const alias = routed(decideRoute(login({ tenantId: TENANT, tenantSetting: 'nile.tenant_id' }), route(), CLUSTERS));
+    expect(forwarded(alias).options).to.equal(`-c nile.tenant_id=${TENANT}`);
   });
 
   it('gives a scoped credential its own tenant, whatever the login names, and checks none', () => {

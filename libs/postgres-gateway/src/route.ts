@@ -1,7 +1,7 @@
 // Step three of a connection: where its login goes. The lookup is the control plane's; the decision
 // is a pure function of the login and the route found, so every rule of it can be tested without a
 // socket.
-import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_SETTING, physicalDatabaseName, type ConnectionRoute } from '@platform/domain';
+import { CREDENTIAL_ROLE_NAME, TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, physicalDatabaseName, type ConnectionRoute } from '@platform/domain';
 import { backendForRoute, type Backend } from './backends.js';
 import type { ConnectionContext } from './context.js';
 import { MAX_STARTUP_PACKET_LENGTH, startupMessage } from './protocol.js';
@@ -30,6 +30,8 @@ export type RouteDecision =
 
 /** Startup parameters the gateway sets itself or refuses, rather than passing on. */
 const OWN_PARAMETERS = new Set(['user', 'database', 'options', 'replication']);
+/** The longer of the tenant setting's names, for the packet's length check (the same for every login). */
+const LONGEST_TENANT_SETTING = [TENANT_CONTEXT_SETTING, TENANT_CONTEXT_ALIAS].reduce((a, b) => (b.length > a.length ? b : a));
 /** A physical name for routing checks of names that are no credential: every physical name has its length. */
 const STAND_IN_PHYSICAL_NAME = physicalDatabaseName('00000000-0000-0000-0000-000000000000');
 
@@ -40,7 +42,7 @@ export function decideRoute(login: LoginRequest, route: ConnectionRoute | null, 
   // check fails or passes alike for every kind of name. The physical name and the tenant setting
   // make the packet longer, and PostgreSQL drops one over its limit without a word: say so here
   // rather than close on the client.
-  const longest = routedStartup(login, login.user, route?.database.physicalName ?? STAND_IN_PHYSICAL_NAME, login.tenantId);
+  const longest = routedStartup({ ...login, tenantSetting: LONGEST_TENANT_SETTING }, login.user, route?.database.physicalName ?? STAND_IN_PHYSICAL_NAME, login.tenantId);
   if (longest.length > MAX_STARTUP_PACKET_LENGTH) return { kind: 'refused', refusal: refusals.routedStartupTooLong(longest.length, MAX_STARTUP_PACKET_LENGTH) };
   if (!route) return { kind: 'unknown' };
 
@@ -63,10 +65,15 @@ export function decideRoute(login: LoginRequest, route: ConnectionRoute | null, 
   };
 }
 
-/** The startup packet that goes to the cluster: the role, the physical database, the options with the tenant setting, the client's other parameters. */
+/**
+ * The startup packet that goes to the cluster: the role, the physical database, the options with
+ * the tenant setting (under the name the client gave it: from built-in schema step 12 both names
+ * are an unscoped credential's context, and a later SET of the same name then replaces it rather
+ * than disagreeing with it), the client's other parameters.
+ */
 function routedStartup(login: LoginRequest, role: string, physicalName: string, tenantId: string | null): Buffer {
   const options = [...login.options];
-  if (tenantId !== null) options.push('-c', `${TENANT_CONTEXT_SETTING}=${tenantId}`);
+  if (tenantId !== null) options.push('-c', `${login.tenantSetting ?? TENANT_CONTEXT_SETTING}=${tenantId}`);
   const forwarded: [string, string][] = [
     ['user', role],
     ['database', physicalName],

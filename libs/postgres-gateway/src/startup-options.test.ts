@@ -11,8 +11,12 @@ describe('startup options', () => {
   });
 
   it('takes the tenant from -c, -cname and --name forms, and the nile.tenant_id alias', () => {
-    for (const options of [`-c platform.tenant_id=${TENANT}`, `-cplatform.tenant_id=${TENANT}`, `--platform.tenant_id=${TENANT}`, `-c nile.tenant_id=${TENANT}`, `-c NILE.TENANT_ID=${TENANT.toUpperCase()}`]) {
-      expect(takeTenantOption(options), options).to.deep.equal({ tenantId: TENANT, rest: [] });
+    for (const options of [`-c platform.tenant_id=${TENANT}`, `-cplatform.tenant_id=${TENANT}`, `--platform.tenant_id=${TENANT}`]) {
+      expect(takeTenantOption(options), options).to.deep.equal({ tenantId: TENANT, setting: 'platform.tenant_id', rest: [] });
+    }
+    // Under the name it was given, which the gateway passes on.
+    for (const options of [`-c nile.tenant_id=${TENANT}`, `-c NILE.TENANT_ID=${TENANT.toUpperCase()}`]) {
+      expect(takeTenantOption(options), options).to.deep.equal({ tenantId: TENANT, setting: 'nile.tenant_id', rest: [] });
     }
   });
 
@@ -20,6 +24,7 @@ describe('startup options', () => {
     const other = '0190f3c4-5b6a-7c8d-9e0f-000000000000';
     expect(takeTenantOption(`-c statement_timeout=5s -c platform.tenant_id=${other} --work_mem=4MB -c nile.tenant_id=${TENANT}`)).to.deep.equal({
       tenantId: TENANT,
+      setting: 'nile.tenant_id',
       rest: ['-c', 'statement_timeout=5s', '--work_mem=4MB'],
     });
   });
@@ -37,8 +42,14 @@ describe('startup options', () => {
   it('takes a tenant given as a startup parameter too, which wins over the options as in PostgreSQL', () => {
     const other = '0190f3c4-5b6a-7c8d-9e0f-000000000000';
     const packet = (entries: [string, string][]) => takeTenant(new Map(entries));
-    expect(packet([['options', `-c nile.tenant_id=${other} -c work_mem=4MB`], ['NILE.tenant_id', TENANT.toUpperCase()]])).to.deep.equal({ tenantId: TENANT, rest: ['-c', 'work_mem=4MB'] });
-    expect(packet([['options', `-c platform.tenant_id=${TENANT}`], ['application_name', 'x']])).to.deep.equal({ tenantId: TENANT, rest: [] });
+    expect(packet([['options', `-c nile.tenant_id=${other} -c work_mem=4MB`], ['NILE.tenant_id', TENANT.toUpperCase()]])).to.deep.equal({
+      tenantId: TENANT,
+      setting: 'nile.tenant_id',
+      rest: ['-c', 'work_mem=4MB'],
+    });
+    expect(packet([['options', `-c platform.tenant_id=${TENANT}`], ['application_name', 'x']])).to.deep.equal({ tenantId: TENANT, setting: 'platform.tenant_id', rest: [] });
+    expect(packet([['options', `-c platform.tenant_id=${other}`], ['nile.tenant_id', TENANT]])).to.deep.equal({ tenantId: TENANT, setting: 'nile.tenant_id', rest: [] });
+    expect(packet([['options', `-c nile.tenant_id=${TENANT}`], ['platform.tenant_id', '']])).to.deep.equal({ tenantId: null, rest: [] });
     expect(packet([['platform.tenant_id', '']])).to.deep.equal({ tenantId: null, rest: [] });
     expect(packet([['platform.tenant_id', 'nope']])).to.deep.equal({ invalid: { name: 'platform.tenant_id', value: 'nope' } });
     expect(packet([['options', '-c platform.tenant_id=bad'], ['platform.tenant_id', TENANT]])).to.deep.equal({ invalid: { name: 'platform.tenant_id', value: 'bad' } });

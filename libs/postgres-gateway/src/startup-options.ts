@@ -2,10 +2,10 @@
 // backslash escaping a character (PostgreSQL's pg_split_opts). The gateway takes the tenant out of
 // it and passes everything else on unchanged.
 
-import { isUuid, TENANT_CONTEXT_SETTING } from '@platform/domain';
+import { isUuid, TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING } from '@platform/domain';
 
 /** The setting the data plane reads, and the name existing clients of this API family send for it. */
-const TENANT_SETTING_ALIASES = new Set([TENANT_CONTEXT_SETTING, 'nile.tenant_id']);
+const TENANT_SETTING_ALIASES = new Set([TENANT_CONTEXT_SETTING, TENANT_CONTEXT_ALIAS]);
 
 export function splitOptions(options: string): string[] {
   const words: string[] = [];
@@ -52,7 +52,11 @@ function settingOf(words: readonly string[], index: number): { name: string; val
   return { name: assignment.slice(0, equals).toLowerCase().replace(/-/g, '_'), value: assignment.slice(equals + 1), consumed };
 }
 
-export type TenantOption = { tenantId: string | null; rest: string[] } | { invalid: { name: string; value: string } };
+/**
+ * The tenant a login names, the name of the setting that named it (`setting`, lowercase, with the
+ * tenant only), and the options without it; or the value that is not a tenant id.
+ */
+export type TenantOption = { tenantId: string | null; setting?: string; rest: string[] } | { invalid: { name: string; value: string } };
 
 /** A startup parameter that sets the tenant: PostgreSQL takes any setting's name as a parameter too. */
 export function isTenantParameter(name: string): boolean {
@@ -67,14 +71,17 @@ export function isTenantParameter(name: string): boolean {
 export function takeTenant(parameters: ReadonlyMap<string, string>): TenantOption {
   const taken = takeTenantOption(parameters.get('options'));
   if ('invalid' in taken) return taken;
-  let tenantId = taken.tenantId;
+  let named: Named = taken.tenantId === null ? null : { tenantId: taken.tenantId, setting: taken.setting! };
   for (const [name, value] of parameters) {
     if (!isTenantParameter(name)) continue;
     if (value !== '' && !isUuid(value)) return { invalid: { name: name.toLowerCase(), value } };
-    tenantId = value === '' ? null : value.toLowerCase();
+    named = value === '' ? null : { tenantId: value.toLowerCase(), setting: name.toLowerCase() };
   }
-  return { tenantId, rest: taken.rest };
+  return { ...(named ?? { tenantId: null }), rest: taken.rest };
 }
+
+/** The tenant named so far, and by which setting. */
+type Named = { tenantId: string; setting: string } | null;
 
 /**
  * Takes `platform.tenant_id` (or its alias `nile.tenant_id`) out of the options; the last one given
@@ -84,17 +91,17 @@ export function takeTenant(parameters: ReadonlyMap<string, string>): TenantOptio
 export function takeTenantOption(options: string | undefined): TenantOption {
   const words = splitOptions(options ?? '');
   const rest: string[] = [];
-  let tenantId: string | null = null;
+  let named: Named = null;
   for (let i = 0; i < words.length; ) {
     const setting = settingOf(words, i);
     if (setting && TENANT_SETTING_ALIASES.has(setting.name)) {
       if (setting.value !== '' && !isUuid(setting.value)) return { invalid: { name: setting.name, value: setting.value } };
-      tenantId = setting.value === '' ? null : setting.value.toLowerCase();
+      named = setting.value === '' ? null : { tenantId: setting.value.toLowerCase(), setting: setting.name };
       i += setting.consumed;
     } else {
       rest.push(words[i]);
       i += 1;
     }
   }
-  return { tenantId, rest };
+  return { ...(named ?? { tenantId: null }), rest };
 }

@@ -15,6 +15,8 @@ export interface LoginRequest {
   parameters: ReadonlyMap<string, string>;
   /** The tenant it names, in its options or as a parameter; null for none. */
   tenantId: string | null;
+  /** The setting that named it (`platform.tenant_id` or `nile.tenant_id`), passed on under that name; the former when absent. */
+  tenantSetting?: string;
   /** Its options without the tenant setting. */
   options: readonly string[];
 }
@@ -47,5 +49,12 @@ export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPack
   const releaseAddress = context.loginsPerAddress.take(addressKey(handshake.address));
   if (!releaseAddress) throw refusals.tooManyLoginsFromAddress(context.loginsPerAddress.max);
   handshake.hold(releaseAddress);
-  return { user, database: parameters.get('database') || user, parameters, tenantId: requested.tenantId, options: requested.rest };
+  return {
+    user,
+    database: parameters.get('database') || user,
+    parameters,
+    tenantId: requested.tenantId,
+    ...(requested.setting ? { tenantSetting: requested.setting } : {}),
+    options: requested.rest,
+  };
 }

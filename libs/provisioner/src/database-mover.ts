@@ -243,11 +243,15 @@ export class DatabaseMover {
       // configured cap; a dedicated server holds this database alone, and its own max_connections bounds it.
       await withClient(targetAdminUrl, (target) => setDatabaseConnectionLimit(target, physicalName, targetShared ? this.connectionLimit : -1));
       // 2. The customer's objects, as a login that holds the owner role and nothing more (see
-      // handOverToOwner). Two jobs: tables' data and indexes load side by side.
+      // handOverToOwner). Two jobs: tables' data and indexes load side by side. Extensions, which
+      // a dump gives no owner, as the owner role: restored as the login, they would go with it.
       if (plan.customer.length > 0) {
         const password = randomBytes(32).toString('base64url');
         await withClient(databaseUrl(targetAdminUrl, physicalName), (database) => createMoverRole(database, physicalName, password, plan.customerOwners));
-        await run(this.tools.pgRestore, ['--exit-on-error', `--jobs=${RESTORE_JOBS}`, list('customer', plan.customer), dump], moverUrl(targetAdminUrl, physicalName, password));
+        for (const [index, customerRun] of plan.customerRuns.entries()) {
+          const as = customerRun.asOwner ? [`--role=${databaseRoleNames(physicalName).owner}`] : [`--jobs=${RESTORE_JOBS}`];
+          await run(this.tools.pgRestore, ['--exit-on-error', ...as, list(`customer-${index}`, customerRun.lines), dump], moverUrl(targetAdminUrl, physicalName, password));
+        }
       }
       // 3. The platform's event triggers, which would have fired on the restore's own DDL.
       if (plan.last.length > 0) {

@@ -24,6 +24,13 @@ describe('schema comparison', () => {
     expect(() => assertSameSchema(SOURCE, copy)).not.to.throw();
   });
 
+  it('takes a policy’s roles as a set: pg_dump lists them in the order of the server’s catalog', () => {
+    const policy = (roles: string) => `${SOURCE}\nCREATE POLICY p ON public.orders AS RESTRICTIVE FOR SELECT TO ${roles} USING ((id = ( SELECT 1)));`;
+    expect(() => assertSameSchema(policy('db_a_tenant, db_a_scoped'), policy('db_a_scoped, db_a_tenant'))).not.to.throw();
+    expect(comparable(policy('db_a_tenant, db_a_scoped')).at(-1)).to.equal('CREATE POLICY p ON public.orders AS RESTRICTIVE FOR SELECT TO db_a_scoped, db_a_tenant USING ((id = ( SELECT 1)));');
+    expect(() => assertSameSchema(policy('db_a_tenant, db_a_scoped'), policy('db_a_scoped, db_a_owner'))).to.throw('at line 5');
+  });
+
   it('refuses a changed line and shows it as each side has it', () => {
     const weakened = SOURCE.replace('FORCE ROW LEVEL SECURITY', 'NO FORCE ROW LEVEL SECURITY');
     expect(() => assertSameSchema(SOURCE, weakened)).to.throw(

@@ -1,7 +1,17 @@
-/** A schema as SQL, less what differs between two faithful copies: comments, blank lines, pg_dump's per-run restrict key. */
+/**
+ * A schema as SQL, less what differs between two faithful copies: comments, blank lines, pg_dump's
+ * per-run restrict key, and the order of a policy's roles (pg_dump lists them in the order of the
+ * roles' catalog, which differs on a server where they were created in another order).
+ */
 export function comparable(schema: string): string[] {
-  return schema.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--') && !/^\\(un)?restrict /.test(line));
+  return schema
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('--') && !/^\\(un)?restrict /.test(line))
+    .map((line) => line.replace(POLICY_ROLES, (_, head: string, roles: string, tail: string) => head + roles.split(', ').sort().join(', ') + tail));
 }
+
+/** A policy's `TO` list in pg_dump's CREATE POLICY line. */
+const POLICY_ROLES = /^(CREATE POLICY .*? TO )((?:[^ ,]+, )*[^ ,]+)( USING \(| WITH CHECK \(|;$)/;
 
 /**
  * Refuses a restored schema that is not the source's. Customer code runs while the customer's

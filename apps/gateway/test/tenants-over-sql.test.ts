@@ -1,0 +1,218 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { rejection } from '@platform/testing';
+import { connectVerified, psql, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
+
+type PgError = Error & { code?: string; detail?: string; hint?: string };
+
+/**
+ * The API family's SQL, as their quickstart, command line tool, server SDK and auth service send
+ * it, through the gateway: tenants made and read over SQL, every tenant's rows without a tenant
+ * context, one tenant's in one (built-in schema steps 12 and 13).
+ */
+describe('gateway: tenants over SQL, as the API family’s applications write it', function () {
+  let p: GatewayPlatform;
+  let db: TestDatabase;
+  let unscoped: TestCredential;
+
+  async function refusal(promise: Promise<unknown>): Promise<{ code?: string; message: string; detail?: string; hint?: string }> {
+    const error = (await rejection(promise)) as PgError;
+    return { code: error.code, message: error.message, detail: error.detail, hint: error.hint };
+  }
+
+  async function withSession<T>(credential: TestCredential, fn: (client: pg.Client) => Promise<T>, options?: string): Promise<T> {
+    const client = await connectVerified(p, credential, options ? { options } : {});
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  }
+
+  before(async function () {
+    this.timeout(120_000);
+    p = await startGatewayPlatform();
+    db = await p.newDatabase();
+    unscoped = await db.newCredential();
+  });
+
+  after(async function () {
+    this.timeout(90_000);
+    await p?.stop();
+  });
+
+  it('runs the SQL quickstart with psql: tenants by SQL, a cross-tenant read, the same read in a tenant context, RESET', async function () {
+    const [first, second]: string[] = [randomUUID(), randomUUID()];
+    const everyTodo = `select tenants.name || '|' || title || '|' || estimate || '|' || complete from todos join tenants on tenants.id = todos.tenant_id order by tenants.name, title`;
+    const run = await psql(p, unscoped, [
+      // Their table, less the vector column (pgvector is another change's): a tenant_id makes it tenant-aware.
+      `CREATE TABLE IF NOT EXISTS "todos" ("id" uuid DEFAULT gen_random_uuid(), "tenant_id" uuid, "title" varchar(256), "estimate" varchar(256), "embedding" real[], "complete" boolean, CONSTRAINT todos_pkey PRIMARY KEY("tenant_id","id"))`,
+      `insert into tenants (id, name) values ('${first}', 'my first customer')`,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${first}', 'feed my cat', '1h', '{1,2,3}', false)`,
+      `insert into tenants (id, name) values ('${second}', 'second customer')`,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'take out the trash', '2h', '{0.8,0.2,0.6}', false)`,
+      everyTodo,
+      `select '--'`,
+      `set nile.tenant_id = '${second}'`,
+      everyTodo,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'clean the house', '1.5h', '{0.78,0.18,0.62}', false)`,
+      everyTodo,
+      `select '--'`,
+      'reset nile.tenant_id',
+      everyTodo,
+    ]);
+    expect(run.stderr).to.equal('');
+    expect(run.stdout.split('\n')).to.deep.equal([
+      'my first customer|feed my cat|1h|false',
+      'second customer|take out the trash|2h|false',
+      '--',
+      'second customer|take out the trash|2h|false',
+      'second customer|clean the house|1.5h|false',
+      'second customer|take out the trash|2h|false',
+      '--',
+      'my first customer|feed my cat|1h|false',
+      'second customer|clean the house|1.5h|false',
+      'second customer|take out the trash|2h|false',
+      '',
+    ]);
+    // The tenants made by SQL are the API's tenants.
+    const listed = await p.api.request('GET', `${db.D}/tenants`, { token: db.token });
+    expect(listed.status).to.equal(200);
+    expect(listed.body.filter((tenant: { id: string }) => [first, second].includes(tenant.id)).map((tenant: { name: string }) => tenant.name)).to.deep.equal([
+      'my first customer',
+      'second customer',
+    ]);
+  });
+
+  it('serves the command line tool’s tenant statements, on the same rows the API manages', async function () {
+    await withSession(unscoped, async (client) => {
+      const id = randomUUID();
+      const created = await client.query('INSERT INTO tenants (id, name) VALUES ($1, $2) RETURNING *', [id, 'From the CLI']);
+      expect(created.rows[0]).to.include({ id, name: 'From the CLI', deleted: null });
+      const generated = (await client.query('INSERT INTO tenants (name) VALUES ($1) RETURNING *', ['Generated'])).rows[0].id as string;
+      const fromApi = await db.newTenant('From the API');
+      const all = (await client.query('SELECT * FROM tenants')).rows.map((row) => row.id);
+      expect(all).to.include.members([id, generated, fromApi]);
+
+      const renamed = await client.query('UPDATE tenants SET name = $1 WHERE id = $2 RETURNING *', ['Renamed by SQL', fromApi]);
+      expect(renamed.rows[0].name).to.equal('Renamed by SQL');
+      const viaApi = await p.api.request('GET', `${db.D}/tenants/${fromApi}`, { token: db.token });
+      expect(viaApi.body.name).to.equal('Renamed by SQL');
+
+      // Deleted by the API (softly): still a row, with deleted set; deleted by SQL (as their docs have it): gone.
+      expect((await p.api.request('DELETE', `${db.D}/tenants/${generated}`, { token: db.token })).status).to.equal(204);
+      expect((await client.query('SELECT deleted IS NOT NULL AS deleted FROM tenants WHERE id = $1', [generated])).rows).to.deep.equal([{ deleted: true }]);
+      expect((await client.query('SELECT id, name FROM tenants WHERE id = $1', [id])).rows).to.deep.equal([{ id, name: 'From the CLI' }]);
+      expect((await client.query('DELETE FROM tenants WHERE id = $1', [id])).rowCount).to.equal(1);
+      expect((await p.api.request('GET', `${db.D}/tenants/${id}`, { token: db.token })).status).to.equal(404);
+    });
+  });
+
+  it('scopes a pooled connection as the server SDK does (SET, no RESET), and as their auth service does (SET LOCAL in one string)', async function () {
+    const [a, b] = [await db.newTenant('SDK A'), await db.newTenant('SDK B')];
+    const alice = await db.newUser(a, 'alice@sdk.test');
+    await withSession(unscoped, async (client) => {
+      await client.query('create table notes (id serial primary key, tenant_id uuid not null references tenants (id) on delete cascade, body text)');
+      await client.query(`insert into notes (tenant_id, body) values ($1, 'a1'), ($2, 'b1')`, [a, b]);
+      const bodies = async () => (await client.query('select body from notes order by body')).rows.map((row) => row.body);
+      expect(await bodies()).to.deep.equal(['a1', 'b1']);
+      // withContext({ tenantId, userId }): session SETs on the pooled connection, then the query.
+      await client.query(`SET nile.tenant_id = '${a}'`);
+      await client.query(`SET nile.user_id = '${alice}'`);
+      await client.query(`insert into notes (body) values ('a2')`);
+      expect(await bodies()).to.deep.equal(['a1', 'a2']);
+      // The next checkout for another tenant sets it again, the user too.
+      await client.query(`SET nile.tenant_id = '${b}'`);
+      expect(await refusal(client.query('select body from notes'))).to.deep.equal({
+        code: '42501',
+        message: `user "${alice}" is not a member of tenant "${b}"`,
+        detail: 'nile.user_id names the user of the session; nile.tenant_id names its tenant.',
+        hint: 'Add the user to the tenant (users.tenant_users), or RESET nile.user_id.',
+      });
+      await client.query('RESET nile.user_id');
+      expect(await bodies()).to.deep.equal(['b1']);
+      // Their auth service: one simple-query string.
+      const multi = (await client.query(
+        `BEGIN; SET LOCAL nile.tenant_id = '${a}'; SET LOCAL nile.user_id = '${alice}'; select string_agg(body, ',' order by body) as bodies from notes; COMMIT`,
+      )) as unknown as pg.QueryResult[];
+      expect(multi[3].rows).to.deep.equal([{ bodies: 'a1,a2' }]);
+      expect(await bodies(), 'back to the session’s own context').to.deep.equal(['b1']);
+      await client.query('RESET nile.tenant_id');
+      expect(await bodies()).to.deep.equal(['a1', 'a2', 'b1']);
+    });
+  });
+
+  it('refuses two tenant settings that disagree, naming both, and a write for another tenant, naming the setting', async function () {
+    const [a, b] = [await db.newTenant('Conflict A'), await db.newTenant('Conflict B')];
+    await withSession(
+      unscoped,
+      async (client) => {
+        await client.query('create table if not exists conflict_rows (tenant_id uuid, body text)');
+        expect((await client.query('select current_setting($1) as tenant', ['platform.tenant_id'])).rows).to.deep.equal([{ tenant: a }]);
+        // The context is checked as a statement reads a row: the table holds one.
+        await client.query(`insert into conflict_rows (body) values ('a')`);
+        await client.query(`SET nile.tenant_id = '${b}'`);
+        expect(await refusal(client.query('select * from conflict_rows'))).to.deep.equal({
+          code: '22023',
+          message: `nile.tenant_id ("${b}") and platform.tenant_id ("${a}") name different tenants`,
+          detail: 'Both settings name the tenant context; when both are set they must agree.',
+          hint: 'Set one of them and RESET the other.',
+        });
+        await client.query('RESET nile.tenant_id');
+        expect(await refusal(client.query(`insert into conflict_rows values ('${b}', 'b')`))).to.deep.equal({
+          code: '42501',
+          message: `row of tenant "${b}" is outside the tenant context "${a}" (table public.conflict_rows)`,
+          detail: 'platform.tenant_id sets the tenant context: rows of other tenants cannot be written in it.',
+          hint: "Write the row in its own tenant's context, or RESET nile.tenant_id (and platform.tenant_id) to write rows of any tenant.",
+        });
+      },
+      `-c platform.tenant_id=${a}`,
+    );
+  });
+
+  it('isolates a tenant-aware table in a schema of the developer’s: every widening trick fails a scoped credential there too', async function () {
+    const [a, b] = [await db.newTenant('Schema A'), await db.newTenant('Schema B')];
+    const scoped = await db.newCredential(a);
+    const made = await psql(p, unscoped, [
+      // Drizzle's first migration statement.
+      'CREATE SCHEMA IF NOT EXISTS "crm"',
+      'create table crm.contacts (id serial primary key, tenant_id uuid not null, name text)',
+      `insert into crm.contacts (tenant_id, name) values ('${a}', 'a-contact'), ('${b}', 'b-contact')`,
+      'select string_agg(name, \',\' order by name) from crm.contacts',
+    ]);
+    expect([made.stderr, made.stdout]).to.deep.equal(['', 'a-contact,b-contact\n']);
+    const names = "select string_agg(name, ',' order by name) from crm.contacts";
+    const tried = await psql(p, scoped, [
+      names,
+      `set nile.tenant_id = '${b}'`,
+      names,
+      `set platform.tenant_id = '${b}'`,
+      names,
+      'reset all',
+      names,
+      `select set_config('nile.tenant_id', '${b}', false)`,
+      names,
+      `begin`,
+      `set local platform.tenant_id = '${b}'`,
+      names,
+      'commit',
+      names,
+    ]);
+    expect(tried.stderr).to.equal('');
+    expect(tried.stdout.split('\n').filter((line) => line.includes('contact'))).to.deep.equal(Array(7).fill('a-contact'));
+    const physical = await withSession(unscoped, async (client) => (await client.query('select current_database() as name')).rows[0].name as string);
+    const setRole = await psql(p, scoped, [`set role ${physical}_admin`]);
+    expect(setRole.stderr).to.contain(`ERROR:  permission denied to set role "${physical}_admin"`);
+    const crossWrite = await psql(p, scoped, [`insert into crm.contacts (tenant_id, name) values ('${b}', 'sneaky')`]);
+    expect(crossWrite.stderr).to.contain('ERROR:  new row violates row-level security policy for table "contacts"');
+  });
+
+  it('creates the allowlisted extensions, and names the list when refusing another', async function () {
+    const made = await psql(p, unscoped, ['create extension if not exists pg_trgm', `select similarity('tenant', 'tenants') > 0.5`]);
+    expect([made.stderr, made.stdout]).to.deep.equal(['', 't\n']);
+    const refused = await psql(p, unscoped, ['create extension dblink']);
+    expect(refused.stderr).to.contain('ERROR:  extension "dblink" is not available in a platform database');
+    expect(refused.stderr).to.contain('DETAIL:  Credentials may create these extensions: btree_gin, btree_gist, citext, cube,');
+  });
+});
