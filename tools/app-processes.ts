@@ -2,6 +2,7 @@
 // the platform stops.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Env } from '@platform/config';
+import { APP_NODE_FLAGS } from '@platform/process';
 
 /** How long an app may drain in-flight requests before it is killed. */
 const APP_DRAIN_MS = 5_000;
@@ -68,7 +69,7 @@ export class AppProcesses {
   }
 
   private spawn(app: App): void {
-    const child = spawn(process.execPath, ['--import', 'tsx', app.entry], {
+    const child = spawn(process.execPath, [...APP_NODE_FLAGS, '--import', 'tsx', app.entry], {
       env: app.env,
       // Own process group: a terminal's Ctrl-C reaches this process, which stops the apps in order;
       // and what the app leaves behind in its group can be ended with it.

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { ConflictError, RateLimitedError, UnauthenticatedError, type Principal, type TokenVerifier } from '@platform/domain';
 import { createHttpApp } from './app.js';
 import { defineRoute, respond } from './route.js';
-import { int, optional, record, text } from './schema.js';
+import { int, optional, queryInteger, record, text } from './schema.js';
 
 /** Accepts the tokens 'good' (both scopes) and 'read-only' only. */
 const verifier: TokenVerifier = {
@@ -105,6 +105,33 @@ const routes = [
       return { ok: caller.kind === 'developer' ? 1 : 0 };
     },
   }),
+  defineRoute<object, { id: number }>({
+    method: 'GET',
+    path: '/items/{id}',
+    operationId: 'item',
+    summary: 'an item, whose handler changes the parameters it was given',
+    tags: ['test'],
+    auth: 'none',
+    params: record({ id: queryInteger({ min: 1, max: 100 }) }),
+    success: { status: 200, description: 'the item', schema: record({ id: int(), seen: int() }) },
+    errors: [],
+    handler: async ({ params }) => {
+      const seen = params.id;
+      params.id += 1000;
+      return { id: params.id, seen };
+    },
+  }),
+  defineRoute<object>({
+    method: 'GET',
+    path: '/problem',
+    operationId: 'problem',
+    summary: 'a JSON answer of a media type of its own',
+    tags: ['test'],
+    auth: 'none',
+    success: { status: 200, description: 'a problem', contentType: 'application/problem+json' },
+    errors: [],
+    handler: async () => respond({ body: { title: 'odd' }, headers: { 'Content-Type': 'application/problem+json' } }),
+  }),
   defineRoute<object>({
     method: 'POST',
     path: '/public',
@@ -166,6 +193,30 @@ describe('createHttpApp', () => {
     const secret = await get('/big-secret', 'gzip, br');
     expect(secret.headers.get('content-encoding')).to.equal(null);
     expect(secret.headers.get('content-length')).to.equal(String(JSON.stringify({ text: 'x'.repeat(5_000) }).length));
+  });
+
+  it('checks the path parameters of each request, the same path again included, on a copy of its own', async () => {
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${base}/items/7`);
+      expect(response.status).to.equal(200);
+      expect(await response.json()).to.deep.equal({ id: 1007, seen: 7 });
+    }
+    for (let i = 0; i < 2; i++) {
+      const refused = await fetch(`${base}/items/0`);
+      expect(refused.status).to.equal(400);
+      expect(((await refused.json()) as { errorCode: string }).errorCode).to.equal('validation_failed');
+    }
+  });
+
+  it('writes a JSON answer with its length, keeping a media type the route set', async () => {
+    const item = await fetch(`${base}/items/12`);
+    const text = await item.text();
+    expect(item.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(item.headers.get('content-length')).to.equal(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text)).to.deep.equal({ id: 1012, seen: 12 });
+    const problem = await fetch(`${base}/problem`);
+    expect(problem.headers.get('content-type')).to.equal('application/problem+json');
+    expect(await problem.json()).to.deep.equal({ title: 'odd' });
   });
 
   it('logs every request with its method, path, status and request id', async () => {

@@ -37,12 +37,13 @@ const BEARER = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
 /** The Koa handler of one route: authenticate, read and validate the request, run the handler, answer. */
 export function operationHandler<TScope>(route: Route<TScope>, options: OperationOptions<TScope>, parse: Middleware) {
   const declared = declaredResponses(route);
+  const checks = { path: new RecentChecks(), query: new RecentChecks() };
   const proxies = options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined;
   const handler = (ctx: Context) => (asksForLongPage(ctx) ? LONG_PAGES.take(() => serveRoute(ctx)) : servedBeside(serveRoute(ctx)));
   const serveRoute = async (ctx: Context) => {
     let result: unknown;
     try {
-      result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse, proxies));
+      result = await invoke(route, ctx, options, () => readRequest(ctx, route, options, parse, proxies, checks));
     } catch (error) {
       const { body } = toApiError(error);
       if (options.validateResponses) checkAnswer(route.operationId, declared, { status: body.statusCode, mediaType: 'application/json', body }, error);
@@ -59,14 +60,27 @@ export function operationHandler<TScope>(route: Route<TScope>, options: Operatio
       }
     }
     // A long list (a page of up to 1,000) is written a slice at a time, letting other requests in.
+    // Any other JSON answer is written as text here, once: left an object, it was serialized twice,
+    // since compression's size threshold asks Koa for its length, which serializes it to measure.
     if (Array.isArray(ctx.body) && ctx.body.length > JSON_SLICE_ITEMS) {
       const text = await stringifyInSlices(ctx.body);
       ctx.body = text;
       ctx.type = 'application/json';
+    } else if (isJsonValue(ctx.body)) {
+      // Koa keeps the Content-Type the object set (JSON, or a route's own) and sets the length.
+      ctx.body = JSON.stringify(ctx.body);
     }
   };
   Object.defineProperty(handler, 'name', { value: route.operationId });
   return handler;
+}
+
+/** A body Koa would serialize as JSON: a plain object or an array (not a Buffer, a stream, a Blob...). */
+function isJsonValue(body: unknown): body is object {
+  if (Array.isArray(body)) return true;
+  if (typeof body !== 'object' || body === null) return false;
+  const prototype = Object.getPrototypeOf(body) as unknown;
+  return prototype === Object.prototype || prototype === null;
 }
 
 /** This process's requests that are not for long pages, being served now. */
@@ -124,9 +138,10 @@ async function readRequest<TScope>(
   options: OperationOptions<TScope>,
   parse: Middleware,
   proxies: BlockList | undefined,
+  checks: { path: RecentChecks; query: RecentChecks },
 ): Promise<RequestInput<TScope, unknown, unknown, unknown>> {
-  const params = route.params ? check('path', route.params, { ...ctx.params }) : undefined;
-  const query = route.query ? check('query', route.query, { ...ctx.query }) : undefined;
+  const params = route.params ? checks.path.check(ctx.path, () => check('path', route.params!, { ...ctx.params })) : undefined;
+  const query = route.query ? checks.query.check(ctx.querystring, () => check('query', route.query!, { ...ctx.query })) : undefined;
   const body = await readBody(ctx, route, parse);
   return {
     params,
@@ -157,6 +172,30 @@ async function readBody(ctx: Context, route: Route<any>, parse: Middleware): Pro
     assertJsonDepth(ctx.request.body);
   }
   return check('body', route.body, hasBody ? ctx.request.body : undefined);
+}
+
+/** How many checked values one route keeps; when full it starts again (a scan of many paths gains nothing from any). */
+const RECENT_CHECKS = 512;
+
+/**
+ * A route's path parameters (or query) checked for recent paths (query strings): the same text
+ * always checks alike, and a hot read repeats a few. Checking them anew (superstruct with coercion)
+ * was a twentieth of the API's CPU on the hot read. Only values that passed are kept; each use
+ * gets its own copy.
+ */
+class RecentChecks {
+  private readonly passed = new Map<string, object>();
+
+  check<T>(text: string, checkNow: () => T): T {
+    const known = this.passed.get(text);
+    if (known) return { ...known } as T;
+    const checked = checkNow();
+    if (typeof checked === 'object' && checked !== null) {
+      if (this.passed.size >= RECENT_CHECKS) this.passed.clear();
+      this.passed.set(text, { ...checked });
+    }
+    return checked;
+  }
 }
 
 function check<T>(where: string, struct: Struct<T, any>, value: unknown): T {

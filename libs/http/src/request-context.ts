@@ -20,15 +20,20 @@ export function requestContext(logger: Logger) {
     const started = performance.now();
     const state = ctx.state as RequestState;
     state.requestId = requestId;
-    state.log = logger.child({ requestId });
+    // The request's logger is made when first used: a child logger per request cost the hot read
+    // more than its routing, and at LOG_LEVEL=error most requests log nothing.
+    let log: Logger | undefined;
+    Object.defineProperty(state, 'log', { get: () => (log ??= logger.child({ requestId })), enumerable: true, configurable: true });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
-      state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
-        'request',
-      );
+      if (logger.isLevelEnabled('info')) {
+        state.log.info(
+          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+          'request',
+        );
+      }
     }
   };
 }

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { APP_NODE_FLAGS } from '@platform/process';
 import { eventually, freePort, httpClient } from '@platform/testing';
 
 export interface AppProcessOptions {
@@ -46,7 +47,7 @@ export async function startAppProcess(entry: string, options: AppProcessOptions)
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const child = spawn(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...APP_NODE_FLAGS, ...(options.execArgv ?? []), '--import', 'tsx', entry], {
     env,
     stdio: options.stdio ?? ['ignore', 'ignore', 'inherit'],
   });
@@ -80,6 +81,6 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise
 
 /** Runs an app's entry point to its end with only PATH and `env`, e.g. to see it refuse its configuration. */
 export function runToExit(entry: string, env: Record<string, string>): { status: number | null; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', entry], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(process.execPath, [...APP_NODE_FLAGS, '--import', 'tsx', entry], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
   return { status: result.status, stderr: result.stderr };
 }
