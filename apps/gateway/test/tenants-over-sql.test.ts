@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import { Server } from '@niledatabase/server';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { rejection } from '@platform/testing';
+import { rejection, requirePgvector } from '@platform/testing';
 import { connectVerified, psql, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 type PgError = Error & { code?: string; detail?: string; hint?: string };
@@ -42,40 +43,56 @@ describe('gateway: tenants over SQL, as the API family’s applications write it
     await p?.stop();
   });
 
-  it('runs the SQL quickstart with psql: tenants by SQL, a cross-tenant read, the same read in a tenant context, RESET', async function () {
+  it('runs the SQL quickstart with psql: a vector column, tenants by SQL, a cross-tenant read, the same read in a tenant context, nearest neighbours, RESET', async function () {
+    requirePgvector(() => this.skip());
     const [first, second]: string[] = [randomUUID(), randomUUID()];
-    const everyTodo = `select tenants.name || '|' || title || '|' || estimate || '|' || complete from todos join tenants on tenants.id = todos.tenant_id order by tenants.name, title`;
+    const everyTodo = `select tenants.name || '|' || title || '|' || estimate || '|' || embedding::text || '|' || complete from todos join tenants on tenants.id = todos.tenant_id order by tenants.name, title`;
+    const nearest = `select title || '|' || round((embedding <-> '[0.8,0.2,0.6]')::numeric, 4) from todos order by embedding <-> '[0.8,0.2,0.6]'`;
     const run = await psql(p, unscoped, [
-      // Their table, less the vector column (pgvector is another change's): a tenant_id makes it tenant-aware.
-      `CREATE TABLE IF NOT EXISTS "todos" ("id" uuid DEFAULT gen_random_uuid(), "tenant_id" uuid, "title" varchar(256), "estimate" varchar(256), "embedding" real[], "complete" boolean, CONSTRAINT todos_pkey PRIMARY KEY("tenant_id","id"))`,
+      // pgvector is on the allowlist and trusted: the unscoped credential creates it.
+      'CREATE EXTENSION IF NOT EXISTS vector',
+      // Their table: a tenant_id makes it tenant-aware.
+      `CREATE TABLE IF NOT EXISTS "todos" ("id" uuid DEFAULT gen_random_uuid(), "tenant_id" uuid, "title" varchar(256), "estimate" varchar(256), "embedding" vector(3), "complete" boolean, CONSTRAINT todos_pkey PRIMARY KEY("tenant_id","id"))`,
+      'CREATE INDEX todos_embedding ON todos USING hnsw (embedding vector_l2_ops)',
       `insert into tenants (id, name) values ('${first}', 'my first customer')`,
-      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${first}', 'feed my cat', '1h', '{1,2,3}', false)`,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${first}', 'feed my cat', '1h', '[1,2,3]', false)`,
       `insert into tenants (id, name) values ('${second}', 'second customer')`,
-      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'take out the trash', '2h', '{0.8,0.2,0.6}', false)`,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'take out the trash', '2h', '[0.8,0.2,0.6]', false)`,
       everyTodo,
       `select '--'`,
       `set nile.tenant_id = '${second}'`,
       everyTodo,
-      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'clean the house', '1.5h', '{0.78,0.18,0.62}', false)`,
+      `insert into todos (tenant_id, title, estimate, embedding, complete) values ('${second}', 'clean the house', '1.5h', '[0.78,0.18,0.62]', false)`,
       everyTodo,
+      `select '--'`,
+      // Nearest neighbours in the tenant's context, through the HNSW index: its rows only, nearest first.
+      'set enable_seqscan = off',
+      nearest,
+      'reset enable_seqscan',
       `select '--'`,
       'reset nile.tenant_id',
       everyTodo,
     ]);
     expect(run.stderr).to.equal('');
     expect(run.stdout.split('\n')).to.deep.equal([
-      'my first customer|feed my cat|1h|false',
-      'second customer|take out the trash|2h|false',
+      'my first customer|feed my cat|1h|[1,2,3]|false',
+      'second customer|take out the trash|2h|[0.8,0.2,0.6]|false',
       '--',
-      'second customer|take out the trash|2h|false',
-      'second customer|clean the house|1.5h|false',
-      'second customer|take out the trash|2h|false',
+      'second customer|take out the trash|2h|[0.8,0.2,0.6]|false',
+      'second customer|clean the house|1.5h|[0.78,0.18,0.62]|false',
+      'second customer|take out the trash|2h|[0.8,0.2,0.6]|false',
       '--',
-      'my first customer|feed my cat|1h|false',
-      'second customer|clean the house|1.5h|false',
-      'second customer|take out the trash|2h|false',
+      'take out the trash|0.0000',
+      'clean the house|0.0346',
+      '--',
+      'my first customer|feed my cat|1h|[1,2,3]|false',
+      'second customer|clean the house|1.5h|[0.78,0.18,0.62]|false',
+      'second customer|take out the trash|2h|[0.8,0.2,0.6]|false',
       '',
     ]);
+    const plan = await psql(p, unscoped, [`set nile.tenant_id = '${second}'`, 'set enable_seqscan = off', `explain (costs off) ${nearest}`]);
+    expect(plan.stderr).to.equal('');
+    expect(plan.stdout).to.contain('Index Scan using todos_embedding on todos');
     // The tenants made by SQL are the API's tenants.
     const listed = await p.api.request('GET', `${db.D}/tenants`, { token: db.token });
     expect(listed.status).to.equal(200);
@@ -83,6 +100,74 @@ describe('gateway: tenants over SQL, as the API family’s applications write it
       'my first customer',
       'second customer',
     ]);
+  });
+
+  it('serves the published server SDK, unmodified: nile.query reads every tenant without a context, one tenant in withContext', async function () {
+    requirePgvector(() => this.skip());
+    // A database of its own: the quickstart above has its own todos.
+    const sdkDb = await p.newDatabase();
+    const credential = await sdkDb.newCredential();
+    const url = new URL(credential.connectionUrl);
+    // Nothing is sent to the API for SQL: record what the SDK would fetch.
+    const realFetch = globalThis.fetch;
+    const fetched: string[] = [];
+    globalThis.fetch = (input, init) => {
+      fetched.push(String(input));
+      return realFetch(input, init);
+    };
+    // `new Server`, not `Nile()`, which keeps the first instance of the process. apiUrl is
+    // NILEDB_API_URL, which the constructor requires.
+    const nile = new Server({
+      apiUrl: `${p.api.url}/v2/databases/${sdkDb.id}`,
+      user: decodeURIComponent(url.username),
+      password: credential.password,
+      databaseName: sdkDb.name,
+      db: { host: url.hostname, port: Number(url.port), ssl: { ca: p.ca }, max: 2 },
+    });
+    try {
+      await nile.query('create extension if not exists vector');
+      await nile.query('create table todos (id uuid default gen_random_uuid(), tenant_id uuid, title text, embedding vector(3), primary key (tenant_id, id))');
+      const [a, b] = [randomUUID(), randomUUID()];
+      await nile.query(`insert into tenants (id, name) values ($1, 'SDK tenant A'), ($2, 'SDK tenant B')`, [a, b]);
+      await nile.query(`insert into todos (tenant_id, title, embedding) values ($1, 'a1', '[1,0,0]'), ($2, 'b1', '[0,1,0]')`, [a, b]);
+      const todos = 'select tenant_id, title, embedding::text as embedding from todos order by title';
+      expect((await nile.query(todos)).rows).to.deep.equal([
+        { tenant_id: a, title: 'a1', embedding: '[1,0,0]' },
+        { tenant_id: b, title: 'b1', embedding: '[0,1,0]' },
+      ]);
+
+      await nile.withContext({ tenantId: a }, async (tenantNile) => {
+        await tenantNile.query(`insert into todos (title, embedding) values ('a2', '[0,0,1]')`);
+        await tenantNile.query(`insert into todos (tenant_id, title, embedding) values ($1, 'a3', '[1,1,0]')`, [a]);
+        expect((await tenantNile.query(todos)).rows).to.deep.equal([
+          { tenant_id: a, title: 'a1', embedding: '[1,0,0]' },
+          { tenant_id: a, title: 'a2', embedding: '[0,0,1]' },
+          { tenant_id: a, title: 'a3', embedding: '[1,1,0]' },
+        ]);
+        expect(await refusal(tenantNile.query(`insert into todos (tenant_id, title) values ($1, 'b2')`, [b]))).to.deep.equal({
+          code: '42501',
+          message: `row of tenant "${b}" is outside the tenant context "${a}" (table public.todos)`,
+          detail: 'nile.tenant_id sets the tenant context: rows of other tenants cannot be written in it.',
+          hint: "Write the row in its own tenant's context, or RESET nile.tenant_id (and platform.tenant_id) to write rows of any tenant.",
+        });
+        // Their `db` is the pool without a context, whatever the context.
+        expect((await tenantNile.db.query('select count(*)::int as todos from todos')).rows).to.deep.equal([{ todos: 4 }]);
+      });
+      // Their context outlives withContext (it is the SDK's last used one) until noContext.
+      expect((await nile.query('select title from todos order by title')).rows.map((row) => row.title)).to.deep.equal(['a1', 'a2', 'a3']);
+      await nile.noContext(async (plain) => {
+        expect((await plain.query('select tenant_id, title from todos order by title')).rows).to.deep.equal([
+          { tenant_id: a, title: 'a1' },
+          { tenant_id: a, title: 'a2' },
+          { tenant_id: a, title: 'a3' },
+          { tenant_id: b, title: 'b1' },
+        ]);
+      });
+      expect(fetched).to.deep.equal([]);
+    } finally {
+      globalThis.fetch = realFetch;
+      nile.db.clearConnections();
+    }
   });
 
   it('serves the command line tool’s tenant statements, on the same rows the API manages', async function () {

@@ -2,6 +2,7 @@ import { FAIL_CLOSED_ISOLATION } from './isolation-step.js';
 import { SERVICE_ROLE_STEP, SERVICE_ROLE_SUFFIX } from './service-role.js';
 import { SCHEMAS_AND_EXTENSIONS_STEP } from './schemas-extensions-step.js';
 import { TENANT_CONTEXT_STEP } from './tenant-context-step.js';
+import { RESTORE_ISOLATION_STEP } from './restore-isolation-step.js';
 import { READ_ONLY_SHARED_TABLES_STEP, TRUNCATE_GUARD_STEP } from './write-guard-steps.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
@@ -320,6 +321,13 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
     // are) and the extensions of an allowlist (schemas-extensions-step.ts).
     version: 13,
     sql: SCHEMAS_AND_EXTENSIONS_STEP,
+  },
+  {
+    // Step 14: a schema tool's DROP POLICY or DISABLE ROW LEVEL SECURITY on a tenant-aware table
+    // (drizzle-kit push, on every push after the first) is undone within the statement instead of
+    // failing it (restore-isolation-step.ts).
+    version: 14,
+    sql: RESTORE_ISOLATION_STEP,
   },
 ];
 

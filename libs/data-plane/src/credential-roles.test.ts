@@ -234,13 +234,29 @@ describe('credential roles (built-in schema step 4)', function () {
     await expectRefused(session, 'alter function mine() security definer', 'function public.mine() cannot be SECURITY DEFINER in a platform database');
     await expectRefused(session, `create policy open on ${table} using (true)`, `${policy('open')} cannot be created or altered: its table is tenant-aware`);
     await expectRefused(session, `alter policy tenant_isolation on ${table} using (true)`, `${policy('tenant_isolation')} cannot be created or altered: its table is tenant-aware`);
-    for (const name of ['tenant_isolation', 'tenant_isolation_required']) {
-      await expectRefused(session, `drop policy ${name} on ${table}`, `${policy(name)} of a tenant-aware table cannot be dropped`);
+    // From step 14, dropping the platform's policies or turning row-level security off (as
+    // drizzle-kit push does) is undone within the statement: the table is as isolated as before.
+    const isolation = async () =>
+      (
+        await database.query(
+          `select c.relrowsecurity, c.relforcerowsecurity,
+                  (select json_agg(json_build_array(polname, polpermissive, polroles::regrole[]::text[], pg_get_expr(polqual, polrelid), pg_get_expr(polwithcheck, polrelid)) order by polname)
+                     from pg_policy where polrelid = c.oid) as policies
+             from pg_class c where c.oid = $1::regclass`,
+          [table],
+        )
+      ).rows[0];
+    const before = await isolation();
+    expect(before.policies.map((each: unknown[]) => each[0])).to.deep.equal(['tenant_isolation', 'tenant_isolation_required', 'tenant_isolation_unscoped', 'tenant_isolation_unscoped_required']);
+    for (const statement of [
+      ...['tenant_isolation', 'tenant_isolation_required', 'tenant_isolation_unscoped', 'tenant_isolation_unscoped_required'].map((name) => `drop policy ${name} on ${table}`),
+      `alter table ${table} no force row level security`,
+      `alter table ${table} disable row level security`,
+    ]) {
+      await session.query(statement);
+      expect(await isolation(), statement).to.deep.equal(before);
     }
     await expectRefused(session, `alter table ${table} drop column tenant_id cascade`, `${policy('tenant_isolation')} of a tenant-aware table cannot be dropped`);
-    for (const change of ['no force row level security', 'disable row level security']) {
-      await expectRefused(session, `alter table ${table} ${change}`, `row-level security of tenant-aware table public.${table} cannot be disabled or unforced`);
-    }
     // What is not over a tenant-aware table stays the customer's to build.
     await session.query('create table plans (id int primary key, title text)');
     await session.query('create policy readable on plans using (true)');

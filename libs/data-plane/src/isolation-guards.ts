@@ -1,5 +1,6 @@
 import { ROLE_NAME_DECLARATIONS } from './database-roles.js';
 import { REQUIRED_TENANT_POLICY, TENANT_POLICY } from './tenant-context.js';
+import { REQUIRED_UNSCOPED_TENANT_POLICY, UNSCOPED_TENANT_POLICY } from './tenant-context-step.js';
 
 /** SQL: is the table `relation` (an oid expression) tenant-aware: a live tenant_id column, or the platform's policies. */
 function isTenantAware(relation: string): string {
@@ -38,29 +39,28 @@ function hasUntrustedTenantColumn(relation: string): string {
        and (a.atttypid not in ('uuid'::regtype, 'text'::regtype, 'varchar'::regtype) or not coalesce(l.collisdeterministic, true)))`;
 }
 
+/** The names of the policies the platform gives a tenant-aware table, as an SQL list of literals. */
+const PLATFORM_POLICY_NAMES = [TENANT_POLICY, REQUIRED_TENANT_POLICY, UNSCOPED_TENANT_POLICY, REQUIRED_UNSCOPED_TENANT_POLICY].map((name) => `'${name}'`).join(', ');
+
+/** SQL: does the table `relation` (an oid expression) still have a live tenant_id column. */
+function hasLiveTenantColumn(relation: string): string {
+  return `exists (select from pg_attribute where attrelid = ${relation} and attname = 'tenant_id' and attnum > 0 and not attisdropped)`;
+}
+
 /** Raises insufficient_privilege (42501) with a message whose %s take the arguments. */
 function refuse(message: string, ...args: string[]): string {
   return `raise exception using errcode = 'insufficient_privilege', message = format('${message}'${args.map((arg) => `, ${arg}`).join('')});`;
 }
 
 /**
- * The guards of step 4. Event triggers fire in alphabetical order of their names: the refusals
- * (deny_...) come before step 2's enforce_tenant_isolation, which re-applies row-level security
- * for a superuser, and the hand-over comes last.
- *   - platform.refuse_isolation_bypass() runs as the caller and aborts, for anyone but a superuser:
- *     policy DDL on a tenant-aware table (the platform's policies are the only ones), turning its
- *     row-level security off or unforcing it, a tenant-aware table under one that is not, a
- *     tenant_id column the policies cannot trust, SECURITY DEFINER functions, materialized views
- *     (they store rows without row-level security, and what a function reads for them is in no
- *     catalog), and views without security_invoker (CREATE VIEW gets it set; altering it away is
- *     refused).
- *   - platform.hand_over_customer_objects() runs as its owner: what a member of the owner role
- *     (an unscoped credential, or the admin role) creates in public is handed to the owner role,
- *     which is subject to row-level security, and its DML granted to the scoped role; so every
- *     credential of the database can use it, and nothing there runs with BYPASSRLS rights.
+ * SQL that creates platform.refuse_isolation_bypass(). With `restores` (step 14) it lets a table
+ * that still has its live tenant_id column lose the platform's policies or its row-level security,
+ * since step 14's trigger and enforce_tenant_isolation put them back before the statement ends;
+ * without it (step 4) it refuses that too.
  */
-export const ISOLATION_GUARDS = `
-  create function platform.refuse_isolation_bypass() returns event_trigger
+export function refuseIsolationBypassFunction(restores: boolean): string {
+  return `
+  create ${restores ? 'or replace ' : ''}function platform.refuse_isolation_bypass() returns event_trigger
     language plpgsql
     -- Runs with the caller's rights: pin the search path so no object of theirs is picked up.
     set search_path = pg_catalog, pg_temp
@@ -78,7 +78,7 @@ export const ISOLATION_GUARDS = `
           from pg_event_trigger_dropped_objects() where object_type = 'policy'
       loop
         -- A policy dropped with its table leaves no table behind.
-        if command.relation is not null and (command.policy in ('${TENANT_POLICY}', '${REQUIRED_TENANT_POLICY}') or ${isTenantAware('command.relation')}) then
+        if command.relation is not null and (command.policy in ('${TENANT_POLICY}', '${REQUIRED_TENANT_POLICY}') or ${isTenantAware('command.relation')})${restores ? ` and not (command.policy in (${PLATFORM_POLICY_NAMES}) and ${hasLiveTenantColumn('command.relation')})` : ''} then
           ${refuse('policy %s of a tenant-aware table cannot be dropped', 'command.object_identity')}
         end if;
       end loop;
@@ -113,7 +113,7 @@ export const ISOLATION_GUARDS = `
             ${refuse('column tenant_id of %s must be uuid, text or varchar with a deterministic collation', 'target.oid::regclass::text')}
           elsif ${inheritsAroundRowSecurity('target.oid')} then
             ${refuse('table %s would put a tenant-aware table under an inheritance parent without row-level security', 'target.oid::regclass::text')}
-          elsif not target.secured and exists (select from pg_policy where polrelid = target.oid and polname = '${TENANT_POLICY}') then
+          elsif not target.secured and exists (select from pg_policy where polrelid = target.oid and polname = '${TENANT_POLICY}')${restores ? ` and not ${hasLiveTenantColumn('target.oid')}` : ''} then
             ${refuse('row-level security of tenant-aware table %s cannot be disabled or unforced', 'command.object_identity')}
           end if;
         end if;
@@ -122,7 +122,26 @@ export const ISOLATION_GUARDS = `
   end
   $function$;
   revoke all on function platform.refuse_isolation_bypass() from public;
+`;
+}
 
+/**
+ * The guards of step 4. Event triggers fire in alphabetical order of their names: the refusals
+ * (deny_...) come before step 2's enforce_tenant_isolation, which re-applies row-level security
+ * for a superuser, and the hand-over comes last.
+ *   - platform.refuse_isolation_bypass() runs as the caller and aborts, for anyone but a superuser:
+ *     policy DDL on a tenant-aware table (the platform's policies are the only ones), turning its
+ *     row-level security off or unforcing it, a tenant-aware table under one that is not, a
+ *     tenant_id column the policies cannot trust, SECURITY DEFINER functions, materialized views
+ *     (they store rows without row-level security, and what a function reads for them is in no
+ *     catalog), and views without security_invoker (CREATE VIEW gets it set; altering it away is
+ *     refused).
+ *   - platform.hand_over_customer_objects() runs as its owner: what a member of the owner role
+ *     (an unscoped credential, or the admin role) creates in public is handed to the owner role,
+ *     which is subject to row-level security, and its DML granted to the scoped role; so every
+ *     credential of the database can use it, and nothing there runs with BYPASSRLS rights.
+ */
+export const ISOLATION_GUARDS = `${refuseIsolationBypassFunction(false)}
   create function platform.hand_over_customer_objects() returns event_trigger
     language plpgsql security definer
     set search_path = pg_catalog, pg_temp
