@@ -194,6 +194,64 @@ describe('gateway: tenants over SQL, as the API family’s applications write it
     });
   });
 
+  it('serves the MCP server’s tenant statements and the command line tool’s db copy, word for word, on a database of their own', async function () {
+    this.timeout(60_000);
+    // A fresh database, so that every tenant it lists is one made here.
+    const fresh = await p.newDatabase();
+    const fromApi = await fresh.newTenant('From the API');
+    const softlyDeleted = await fresh.newTenant('Deleted by the API');
+    expect((await p.api.request('DELETE', `${fresh.D}/tenants/${softlyDeleted}`, { token: fresh.token })).status).to.equal(204);
+    await withSession(await fresh.newCredential(), async (client) => {
+      // create-tenant, list-tenants, delete-tenant: the statements as the MCP server sends them, whitespace included.
+      const created = await client.query('\n        INSERT INTO tenants (name)\n        VALUES ($1)\n        RETURNING id, name, created, updated;\n      ', ['Made by MCP']);
+      expect(created.rows).to.have.length(1);
+      const made = created.rows[0] as { id: string; name: string; created: Date; updated: Date };
+      expect(Object.keys(made)).to.deep.equal(['id', 'name', 'created', 'updated']);
+      expect(made.id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(made.name).to.equal('Made by MCP');
+      expect(made.created).to.be.instanceOf(Date);
+      expect(made.updated.getTime()).to.equal(made.created.getTime());
+      const list = '\n        SELECT id, name, created, updated\n        FROM tenants\n        WHERE deleted IS NULL\n        ORDER BY created DESC;\n      ';
+      // Newest first; the tenant the API deleted (softly) is left out.
+      expect((await client.query(list)).rows.map((row) => [row.id, row.name])).to.deep.equal([
+        [made.id, 'Made by MCP'],
+        [fromApi, 'From the API'],
+      ]);
+      const remove = '\n        DELETE FROM tenants\n        WHERE id = $1\n        RETURNING id, name;\n      ';
+      expect((await client.query(remove, [made.id])).rows).to.deep.equal([{ id: made.id, name: 'Made by MCP' }]);
+      const again = await client.query(remove, [made.id]);
+      expect([again.rowCount, again.rows]).to.deep.equal([0, []]);
+      expect((await client.query(list)).rows.map((row) => row.id)).to.deep.equal([fromApi]);
+      expect((await p.api.request('GET', `${fresh.D}/tenants/${made.id}`, { token: fresh.token })).status).to.equal(404);
+
+      // db copy: it asks whether the table has a tenant_id, then inserts each batch of CSV rows
+      // (every tenant's at once) in one multi-row INSERT in a transaction of its own.
+      const second = await fresh.newTenant('Second');
+      await client.query('create table todos (id serial, tenant_id uuid not null references tenants (id), title text, primary key (tenant_id, id))');
+      const hasTenantId = await client.query(
+        `\n            SELECT column_name \n            FROM information_schema.columns \n            WHERE table_name = $1 \n            AND column_name = 'tenant_id'\n          `,
+        ['todos'],
+      );
+      expect(hasTenantId.rows).to.deep.equal([{ column_name: 'tenant_id' }]);
+      await client.query('BEGIN');
+      const inserted = await client.query(`INSERT INTO todos (tenant_id, title) VALUES ('${fromApi}','first'),('${second}','second'),('${fromApi}','third')`);
+      await client.query('COMMIT');
+      expect(inserted.rowCount).to.equal(3);
+      expect((await client.query('select tenant_id, title from todos order by id')).rows).to.deep.equal([
+        { tenant_id: fromApi, title: 'first' },
+        { tenant_id: second, title: 'second' },
+        { tenant_id: fromApi, title: 'third' },
+      ]);
+      // A row for a tenant that does not exist is refused by the table's foreign key, and its batch with it.
+      await client.query('BEGIN');
+      const orphan = randomUUID();
+      const refused = await refusal(client.query(`INSERT INTO todos (tenant_id, title) VALUES ('${fromApi}','fourth'),('${orphan}','nobody')`));
+      await client.query('ROLLBACK');
+      expect(refused.code).to.equal('23503');
+      expect((await client.query('select count(*)::int as n from todos')).rows).to.deep.equal([{ n: 3 }]);
+    });
+  });
+
   it('scopes a pooled connection as the server SDK does (SET, no RESET), and as their auth service does (SET LOCAL in one string)', async function () {
     const [a, b] = [await db.newTenant('SDK A'), await db.newTenant('SDK B')];
     const alice = await db.newUser(a, 'alice@sdk.test');
