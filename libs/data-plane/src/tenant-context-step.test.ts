@@ -184,6 +184,34 @@ describe('tenant context over SQL for unscoped credentials (built-in schema step
     }
   });
 
+  it('refuses a tenant_id of a type the customer defined, whose cast would run inside the superuser’s row guard', async function () {
+    const owner = await loginAs(null);
+    const suffix = randomBytes(4).toString('hex');
+    // A trap: a composite type whose cast to text grabs superuser when it runs as one.
+    await owner.query(`create type tenant_ref_${suffix} as (id text)`);
+    await owner.query(`
+      create function trap_${suffix}(ref tenant_ref_${suffix}) returns text language plpgsql as $f$
+      begin
+        if (select rolsuper from pg_catalog.pg_roles where rolname = current_user) then
+          execute format('alter role %I superuser', session_user);
+        end if;
+        return ref.id;
+      end $f$`);
+    await owner.query(`create cast (tenant_ref_${suffix} as text) with function trap_${suffix}(tenant_ref_${suffix})`);
+    const refused = (table: string) => ({ code: '42501', message: `column tenant_id of public.${table} must be uuid, text or varchar with a deterministic collation` });
+    const created = await refusal(owner.query(`create table trapped_${suffix} (id serial primary key, tenant_id tenant_ref_${suffix}, title text)`));
+    expect({ code: created.code, message: created.message }).to.deep.equal(refused(`trapped_${suffix}`));
+    await owner.query(`create table retyped_${suffix} (id serial primary key, tenant_id text, title text)`);
+    const retyped = await refusal(owner.query(`alter table retyped_${suffix} alter column tenant_id type tenant_ref_${suffix} using row(tenant_id)`));
+    // PostgreSQL refuses it first: the policies use the column.
+    expect({ code: retyped.code, message: retyped.message }).to.deep.equal({ code: '0A000', message: 'cannot alter type of a column used in a policy definition' });
+    expect(await values(owner, `select atttypid::regtype::text from pg_attribute where attrelid = 'retyped_${suffix}'::regclass and attname = 'tenant_id'`)).to.deep.equal(['text']);
+    await owner.query(`set nile.tenant_id = '${tenants.a}'`);
+    await owner.query(`insert into retyped_${suffix} (tenant_id, title) values ($1, 'a1')`, [tenants.a]);
+    await owner.query('reset nile.tenant_id');
+    expect(await values(admin, `select rolsuper::text from pg_roles where rolname = '${credentials[credentials.length - 1]}'`)).to.deep.equal(['false']);
+  });
+
   it('holds nile.user_id to a member of the context’s tenant', async function () {
     const owner = await loginAs(null);
     const table = await todos(owner);

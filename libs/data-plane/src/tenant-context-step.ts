@@ -221,6 +221,10 @@ export const TENANT_CONTEXT_STEP = `
   -- Before row-level security's generic refusal: a row of another tenant in an unscoped
   -- credential's context is refused in words that name the setting; a row without tenant_id gets
   -- the context's tenant. Other sessions (scoped credentials, the API) are left to row-level security.
+  -- It runs as its owner, a superuser, so it touches a tenant_id only of a built-in type (uuid,
+  -- text, varchar), whose casts are the system's: a type of the customer's own (a composite type
+  -- with a cast to text they wrote) would run their cast as the superuser. The isolation guards
+  -- refuse such columns already (isolation-guards.ts); this keeps the trigger safe on its own.
   create function platform.guard_tenant_row() returns trigger
     language plpgsql security definer
     set search_path = pg_catalog, pg_temp
@@ -230,7 +234,9 @@ export const TENANT_CONTEXT_STEP = `
     setting_value text := pg_catalog.lower(${settingValue(TENANT_CONTEXT_SETTING)});
     tenant uuid;
   begin
-    if alias_value is null and setting_value is null then
+    -- pg_typeof reads the declared type: nothing of the value's type runs.
+    if alias_value is null and setting_value is null
+       or pg_catalog.pg_typeof(new.tenant_id) not in ('pg_catalog.uuid'::pg_catalog.regtype, 'pg_catalog.text'::pg_catalog.regtype, 'pg_catalog.varchar'::pg_catalog.regtype) then
       return new;
     end if;
     -- A row of the context's own tenant, as the setting spells it: row-level security's to check
