@@ -12,8 +12,15 @@ export interface RequestState {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** A request id (the caller's when sane) and a logger per request; every request is logged once. */
-export function requestContext(logger: Logger) {
+/**
+ * A request id (the caller's when sane) and a logger per request; every request is logged once.
+ * With `deadlineMs`, what the request waits for from PostgreSQL (connections, queries, of the
+ * control plane and the databases alike) gives up that long after it arrived, and the request
+ * answers 503 `database_unavailable` with Retry-After: a server that stopped answering without
+ * refusing costs a bounded wait, never a hang. (One middleware for both: each layer is a frame
+ * and a promise of every request.)
+ */
+export function requestContext(logger: Logger, deadlineMs?: number) {
   return async function requestContext(ctx: Context, next: Next) {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -26,7 +33,7 @@ export function requestContext(logger: Logger) {
     Object.defineProperty(state, 'log', { get: () => (log ??= logger.child({ requestId })), enumerable: true, configurable: true });
     ctx.set('X-Request-Id', requestId);
     try {
-      await next();
+      await (deadlineMs === undefined ? next() : withDeadline(deadlineMs, next));
     } finally {
       if (logger.isLevelEnabled('info')) {
         state.log.info(
@@ -38,37 +45,19 @@ export function requestContext(logger: Logger) {
   };
 }
 
-/**
- * What the request waits for from PostgreSQL (connections, queries, of the control plane and the
- * databases alike) gives up `ms` after it arrived, and the request answers 503
- * `database_unavailable` with Retry-After: a server that stopped answering without refusing costs
- * a bounded wait, never a hang.
- */
-export function requestDeadline(ms: number) {
-  return function requestDeadline(_ctx: Context, next: Next) {
-    return withDeadline(ms, next);
-  };
-}
-
 /** The one place errors become answers: APIError bodies, and unexpected errors logged in full. */
-export function errorMapper() {
-  return async function errorMapper(ctx: Context, next: Next) {
-    try {
-      await next();
-    } catch (error) {
-      const { body, expected } = toApiError(error);
-      const state = ctx.state as RequestState;
-      if (!expected) state.log.error({ err: error }, 'unhandled error');
-      else if (body.errorCode === 'database_unavailable') state.log.warn({ err: error }, 'a database is unavailable');
-      ctx.status = body.statusCode;
-      ctx.body = body;
-      ctx.set('Cache-Control', 'no-store');
-      if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
-      const retryAfter = RETRY_AFTER_SECONDS[body.errorCode];
-      if (body.statusCode === 503 && retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
-      // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
-      if (body.errorCode === 'insufficient_scope') ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
-      if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
-    }
-  };
+export function answerError(ctx: Context, error: unknown): void {
+  const { body, expected } = toApiError(error);
+  const state = ctx.state as RequestState;
+  if (!expected) state.log.error({ err: error }, 'unhandled error');
+  else if (body.errorCode === 'database_unavailable') state.log.warn({ err: error }, 'a database is unavailable');
+  ctx.status = body.statusCode;
+  ctx.body = body;
+  ctx.set('Cache-Control', 'no-store');
+  if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  const retryAfter = RETRY_AFTER_SECONDS[body.errorCode];
+  if (body.statusCode === 503 && retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
+  // A Bearer challenge only where a bearer token is what is missing (not for the session cookie).
+  if (body.errorCode === 'insufficient_scope') ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
+  if (body.statusCode === 401 && body.errorCode !== 'invalid_session') ctx.set('WWW-Authenticate', `Bearer error="${body.errorCode === 'invalid_token' ? 'invalid_token' : 'invalid_request'}"`);
 }
