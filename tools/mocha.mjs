@@ -27,6 +27,13 @@ const runner = mocha.run((failures) => {
   mkdirSync('tmp/test-results', { recursive: true });
   writeFileSync(`tmp/test-results/${project}.json`, JSON.stringify(counts));
   process.exitCode = failures > 0 ? 1 : 0;
+  // The results are written. A suite that left something open (a child process, a socket, a
+  // timer) would keep this process, and CI behind it, waiting for ever: say what and end.
+  setTimeout(() => {
+    const open = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
+    console.error(`mocha.mjs: ${project}: still running 30 s after its suite ended, held by ${open.join(', ')}; exiting`);
+    process.exit();
+  }, 30_000).unref();
 });
 runner.on('pass', () => counts.passed++);
 // The titles and first lines of the errors travel to the summary: CI keeps only the tail of its log.

@@ -65,8 +65,9 @@ describe('when PostgreSQL is down', function () {
   after(async function () {
     this.timeout(90_000);
     await relay?.restore();
-    await api?.close();
-    await oauth?.stop();
+    // Both, whatever one of them does: a child left running would keep this process alive.
+    const closed = await Promise.allSettled([oauth?.stop(), api?.close()]);
+    for (const result of closed) if (result.status === 'rejected') throw result.reason;
     // Last: the relay must not keep this process alive once the suite is done.
     await relay?.cut();
   });
