@@ -179,19 +179,8 @@ export class ClusterBackups {
   }
 
   /** pg_stat_archiver and archive_mode of the server. */
-  async archiverStatus(): Promise<ArchiverStatus> {
-    return this.withClient(async (client) => {
-      const { rows } = await client.query<{
-        mode: string;
-        archived_count: string;
-        last_archived_wal: string | null;
-        last_archived_time: Date | null;
-        failed_count: string;
-        last_failed_wal: string | null;
-        last_failed_time: Date | null;
-      }>(`select pg_catalog.current_setting('archive_mode') as mode, * from pg_catalog.pg_stat_archiver`);
-      return archiverStatusOf(rows[0]);
-    });
+  archiverStatus(): Promise<ArchiverStatus> {
+    return this.withClient(readArchiverStatus);
   }
 
   /** Where a point-in-time restore can reach now (README, "Backups"). */
@@ -220,7 +209,7 @@ export class ClusterBackups {
       const perLog = 2 ** 32 / Number(rows[0].segment_size);
       const wanted = segmentNumber(rows[0].wal, perLog);
       for (const deadline = Date.now() + timeoutMs; ; ) {
-        const status = archiverStatusOf((await client.query(`select pg_catalog.current_setting('archive_mode') as mode, * from pg_catalog.pg_stat_archiver`)).rows[0]);
+        const status = await readArchiverStatus(client);
         if (status.lastArchivedWal && segmentNumber(status.lastArchivedWal, perLog) >= wanted) return;
         if (status.state === 'off') throw new Error('the server archives no WAL (archive_mode is off)');
         if (Date.now() > deadline) throw new Error(`WAL segment ${rows[0].wal} was not archived within ${timeoutMs} ms (archiving ${status.state}${status.lastFailedWal ? `, last failure on ${status.lastFailedWal}` : ''})`);
@@ -264,17 +253,25 @@ export class ClusterBackups {
   }
 }
 
-/** pg_stat_archiver's row (with archive_mode as `mode`), read. */
-export function archiverStatusOf(row: Record<string, unknown>): ArchiverStatus {
-  const lastArchivedAt = (row.last_archived_time as Date | null) ?? null;
-  const lastFailedAt = (row.last_failed_time as Date | null) ?? null;
+/** pg_stat_archiver and archive_mode of the server `client` is connected to (any server: its WAL need not be ours). */
+export async function readArchiverStatus(client: Pick<pg.Client, 'query'>): Promise<ArchiverStatus> {
+  const { rows } = await client.query<{
+    mode: string;
+    archived_count: string;
+    last_archived_wal: string | null;
+    last_archived_time: Date | null;
+    failed_count: string;
+    last_failed_wal: string | null;
+    last_failed_time: Date | null;
+  }>(`select pg_catalog.current_setting('archive_mode') as mode, * from pg_catalog.pg_stat_archiver`);
+  const row = rows[0];
   return {
-    state: archiverState(String(row.mode), lastArchivedAt, lastFailedAt),
+    state: archiverState(row.mode, row.last_archived_time, row.last_failed_time),
     archivedCount: Number(row.archived_count),
-    lastArchivedWal: (row.last_archived_wal as string | null) ?? null,
-    lastArchivedAt,
+    lastArchivedWal: row.last_archived_wal,
+    lastArchivedAt: row.last_archived_time,
     failedCount: Number(row.failed_count),
-    lastFailedWal: (row.last_failed_wal as string | null) ?? null,
-    lastFailedAt,
+    lastFailedWal: row.last_failed_wal,
+    lastFailedAt: row.last_failed_time,
   };
 }
