@@ -140,6 +140,34 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
     expect((await backups.restoreWindow()).from!.getTime()).to.equal(after.finishedAt.getTime() + 1000);
   });
 
+  it('ends a backup it aborts with all its worker processes, and the next backup takes over', async function () {
+    const source = await start(join(scratch, 'pg'), settings());
+    await query(source.url('postgres'), 'create table big as select md5(random()::text) as a from generate_series(1, 1000000)');
+    // The backup's main and worker processes (the server's command line names the configuration too).
+    const config = `--config=${join(scratch, 'pg', 'pgbackrest.conf')}`;
+    const commandLine = (pid: string) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
+    };
+    const backupProcesses = (role: string) => readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && commandLine(pid).includes(config) && commandLine(pid).some((arg) => arg.startsWith(role)));
+    const abort = new AbortController();
+    const first = source.backups!.backup('full', abort.signal).then(
+      () => 'finished',
+      (error: Error) => error.message,
+    );
+    // Aborted while its worker copies files: the worker is what outlived an abort of the main process alone.
+    await until('a backup worker to copy files', 30_000, async () => backupProcesses('backup:local').length > 0);
+    abort.abort();
+    expect(await first).to.match(/pgbackrest backup failed/);
+    const left = backupProcesses('backup');
+    expect(left, 'pgBackRest processes left').to.deep.equal([]);
+    const made = await source.backups!.backup('full');
+    expect((await source.backups!.list()).map((backup) => backup.label)).to.include(made.label);
+  });
+
   it('refuses to start on a repository holding the stanza of another cluster', async function () {
     const first = await start(join(scratch, 'first'), settings());
     await first.stop();

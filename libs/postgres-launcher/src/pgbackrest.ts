@@ -61,7 +61,11 @@ export class PgbackrestError extends Error {
   }
 }
 
-/** Runs one pgBackRest command as the server's account; answers its stdout. */
+/**
+ * Runs one pgBackRest command as the server's account; answers its stdout. It runs in a process
+ * group of its own: a backup's worker processes (`backup:local`) outlive a main process that was
+ * ended alone, holding the stanza's lock, so an abort ends the whole group and waits for it.
+ */
 export function runPgbackrest(run: PgbackrestRun): Promise<string> {
   const command = run.args.find((arg) => !arg.startsWith('-')) ?? '?';
   const child = spawn(run.program, run.args, {
@@ -69,8 +73,10 @@ export function runPgbackrest(run: PgbackrestRun): Promise<string> {
     ...(run.account ? { uid: run.account.uid, gid: run.account.gid } : {}),
     env: { PATH: '/usr/bin:/bin', ...pgbackrestEnvironment(process.env), ...run.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
-  const stop = () => child.kill('SIGTERM');
+  const group = child.pid;
+  const stop = () => signalGroup(group, 'SIGTERM');
   run.signal?.addEventListener('abort', stop, { once: true });
   let stdout = '';
   let stderr = '';
@@ -80,8 +86,26 @@ export function runPgbackrest(run: PgbackrestRun): Promise<string> {
     child.once('error', fail);
     child.once('close', (code, signal) => {
       run.signal?.removeEventListener('abort', stop);
-      if (code === 0) done(stdout);
-      else fail(new PgbackrestError(command, signal ?? code ?? 'unknown', stderr));
+      const settle = () => (code === 0 ? done(stdout) : fail(new PgbackrestError(command, signal ?? code ?? 'unknown', stderr)));
+      if (run.signal?.aborted) void groupGone(group).then(settle);
+      else settle();
     });
   });
+}
+
+function signalGroup(group: number | undefined, signal: NodeJS.Signals): boolean {
+  if (group === undefined) return false;
+  try {
+    process.kill(-group, signal);
+    return true;
+  } catch {
+    return false; // none of it is left
+  }
+}
+
+/** Waits until no process of the group is left: SIGTERM again, then SIGKILL after 10 s. */
+async function groupGone(group: number | undefined): Promise<void> {
+  for (let waited = 0; signalGroup(group, waited < 10_000 ? 'SIGTERM' : 'SIGKILL'); waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
