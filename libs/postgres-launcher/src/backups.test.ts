@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import type { BackupSettings } from './backups.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
@@ -166,6 +167,24 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
     expect(left, 'pgBackRest processes left').to.deep.equal([]);
     const made = await source.backups!.backup('full');
     expect((await source.backups!.list()).map((backup) => backup.label)).to.include(made.label);
+  });
+
+  it('as root, archives and backs up through a copy of pgBackRest when the postgres user cannot reach the clone', async function () {
+    if (userInfo().uid !== 0) this.skip();
+    // A clone in a home folder of mode 700, in miniature: pgBackRest seen through it.
+    const home = join(scratch, 'home');
+    mkdirSync(home, { mode: 0o700 });
+    chmodSync(home, 0o700);
+    symlinkSync(dirname(dirname(realpathSync(PGBACKREST))), join(home, 'pgbackrest'));
+    const cache = join(scratch, 'cache');
+    mkdirSync(cache);
+    const server = await startEmbeddedPostgres({ dir: join(scratch, 'pg'), port: await freePort(), binaryCacheDir: cache, backups: settings({ pgbackrest: join(home, 'pgbackrest', 'bin', 'pgbackrest') }) });
+    running.push(server);
+    const command = (await query(server.url('postgres'), 'show archive_command'))[0].archive_command as string;
+    expect(command).to.match(new RegExp(`^${cache}/pgbackrest-[0-9a-f]{16}/bin/pgbackrest `));
+    await server.backups!.backup('full');
+    await server.backups!.archiveNow();
+    expect((await server.backups!.archiverStatus()).state).to.equal('ok');
   });
 
   it('refuses to start on a repository holding the stanza of another cluster', async function () {
