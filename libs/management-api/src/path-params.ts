@@ -18,6 +18,11 @@ export const invitationPathParams = record({ workspaceSlug, invitationId: uuid('
 export const myInvitationPathParams = record({ invitationId: uuid('The invitation id') });
 export const clientPathParams = record({ workspaceSlug, clientId: text({ min: 1, max: CLIENT_ID_MAX_LENGTH }) });
 export const databasePathParams = record({ workspaceSlug, databaseName });
+/** A deleted database is addressed by id: its name may be another database's since. */
+export const deletedDatabasePathParams = record({
+  workspaceSlug,
+  databaseId: text({ min: 1, max: 100, description: 'The deleted database’s id (DELETE D answered it; the list with deleted=true shows it)' }),
+});
 export const tenantPathParams = record({ workspaceSlug, databaseName, tenantId });
 export const userInDatabasePathParams = record({ workspaceSlug, databaseName, userId });
 export const userInTenantPathParams = record({ workspaceSlug, databaseName, tenantId, userId });
