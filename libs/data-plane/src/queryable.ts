@@ -16,11 +16,13 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 
 /**
  * A database refusing connections (ALLOW_CONNECTIONS false: deleted, restorable) turns a login away
- * with 55000 at FATAL severity; 55000 of a statement is an ERROR of the SQL instead.
+ * with 55000 at FATAL severity, from the routine that checks the database at login; 55000 of a
+ * statement is an ERROR of the SQL instead. The routine's name is never translated, the severity
+ * may be (lc_messages).
  */
 function isClosedDatabase(error: unknown): boolean {
-  const { code, severity } = error as { code?: string; severity?: string };
-  return code === '55000' && severity === 'FATAL';
+  const { code, severity, routine } = error as { code?: string; severity?: string; routine?: string };
+  return code === '55000' && (severity === 'FATAL' || routine === 'CheckMyDatabase');
 }
 
 /**

@@ -287,7 +287,7 @@ describe('DatabaseReconciler', function () {
       expect(await allowsConnections(database.physicalName)).to.equal(false);
       // Even the cluster's superuser is turned away; the database itself is kept.
       const refused = await rejection(query(databaseUrl(postgres.adminUrl, database.physicalName), 'select 1'));
-      expect(refused).to.include({ code: '55000' });
+      expect(refused).to.include({ code: '55000', routine: 'CheckMyDatabase' });
       expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
       expect((await row(database.id)).closed).to.be.instanceOf(Date);
       expect(logs.error).to.deep.equal([]);
