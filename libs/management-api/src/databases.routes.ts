@@ -2,7 +2,7 @@ import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, li
 import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, optional, queryBoolean, record } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
 import { defineManagementRoute, PAGED } from './management-scope.js';
-import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, deletedDatabasePathParams, workspacePathParams } from './path-params.js';
+import { DATABASE_PATH, DELETED_DATABASE_PATH, WORKSPACE_PATH, databasePathParams, deletedDatabasePathParams, workspacePathParams } from './path-params.js';
 import { databaseNameField } from './request-fields.js';
 
 const CreateDatabaseRequest = record({
@@ -22,7 +22,6 @@ const RestoreDatabaseRequest = optional(
     'Optional: no body to restore under its old name',
   ),
 );
-const DELETED_DATABASE_PATH = `${WORKSPACE_PATH}/databases/{databaseId}`;
 /** How long deleted databases stay restorable, as the routes describe it. */
 const RETENTION =
   'A deleted database can be restored for the platform’s DATABASE_DELETE_RETENTION (7 days unless the operator set another) after its deletion; then its PostgreSQL database is dropped for good.';
