@@ -21,17 +21,23 @@ import {
   openOrm,
   openRepositories,
 } from '@platform/persistence';
-import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type BackupSettings, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { readLocalCredentials, readRunningPlatform, writeLocalCredentials, type EmbeddedSettings, type LocalCredentials } from './local-state.js';
 
 export const DEFAULT_DEVELOPER = { email: 'dev@localhost', name: 'Local developer' };
 export const DEFAULT_WORKSPACE = { name: 'Default workspace', slug: 'default' };
 const CONTROL_PLANE_DATABASE = 'platform';
 
-/** Starts the embedded PostgreSQL when DATABASE_URL is unset; returns the env the apps get. */
-export async function provideControlPlane(env: Env, settings: EmbeddedSettings): Promise<{ env: Env; embedded: EmbeddedPostgresHandle | null }> {
+/** Starts the embedded PostgreSQL when DATABASE_URL is unset (archiving its WAL with `backups`); returns the env the apps get. */
+export async function provideControlPlane(env: Env, settings: EmbeddedSettings, backups: BackupSettings | null = null): Promise<{ env: Env; embedded: EmbeddedPostgresHandle | null }> {
   if (env.DATABASE_URL) return { env, embedded: null };
-  const embedded = await startEmbeddedPostgres({ dir: settings.dir, port: settings.port, settings: MANY_DATABASES_SETTINGS, extensionsDir: settings.extensionsDir });
+  const embedded = await startEmbeddedPostgres({
+    dir: settings.dir,
+    port: settings.port,
+    settings: MANY_DATABASES_SETTINGS,
+    extensionsDir: settings.extensionsDir,
+    backups: backups ?? undefined,
+  });
   await embedded.ensureDatabase(CONTROL_PLANE_DATABASE);
   return { env: { ...env, DATABASE_URL: embedded.url(CONTROL_PLANE_DATABASE) }, embedded };
 }

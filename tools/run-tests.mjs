@@ -13,6 +13,8 @@ rmSync('tmp/test-results', { recursive: true, force: true });
 spawnSync(process.execPath, ['tools/pg-client-tools.mjs'], { stdio: 'inherit' });
 // The embedded servers' tests of pgvector fail under CI without it; a failure to fetch it is reported here.
 spawnSync(process.execPath, ['tools/pg-extensions.mjs'], { stdio: 'inherit' });
+// The backup tests (libs/postgres-launcher, apps/api) run pgBackRest and fail under CI without it.
+spawnSync(process.execPath, ['tools/pgbackrest.mjs'], { stdio: 'inherit' });
 
 const nx = spawnSync('nx', [...mode, '-t', 'test', '--output-style=static'], {
   stdio: 'inherit',

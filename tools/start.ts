@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { readEnum, type Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
+import { provideBackups } from './backup-setup.js';
 import { banner } from './banner.js';
 import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
 import { gatewayAdminUrl, provideAppsHttps, provideGatewayTls } from './gateway-setup.js';
@@ -95,7 +96,9 @@ async function startPlatform(): Promise<void> {
   if (spawnSync(process.execPath, ['tools/pg-extensions.mjs'], { stdio: 'inherit' }).status !== 0) {
     console.log('Without pgvector in PG_EXTENSIONS_DIR, CREATE EXTENSION vector fails (README, "Extensions").');
   }
-  const provided = await provideControlPlane(baseEnv, settings);
+  // WAL archiving and base backups of the embedded cluster (pgBackRest, fetched once if missing).
+  const backups = provideBackups(baseEnv, settings);
+  const provided = await provideControlPlane(baseEnv, settings, backups);
   embedded = provided.embedded;
   if (stopping) return;
   const plainConfig = loadConfigOrExit(provided.env);
@@ -143,7 +146,8 @@ async function startPlatform(): Promise<void> {
     httpsCaCert: served.caCert,
     processes: { postgres: embedded?.pid ?? null, api: api.pid!, oauth: oauth.pid!, gateway: gateway.pid! },
   });
-  const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir})` : 'DATABASE_URL';
+  const archived = backups ? `; WAL archived and backed up to ${backups.repoDir}` : '';
+  const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir}${archived})` : 'DATABASE_URL';
   console.log(banner({ config, where, token, credentials, credentialsPath, gateway: { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority }, httpsCaCert: served.caCert }));
 }
 

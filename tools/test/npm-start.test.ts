@@ -65,7 +65,8 @@ describe('npm start', function () {
   it('starts on embedded PostgreSQL, prints a working token, stops cleanly, and reuses its data', async function () {
     const prepared = await platformEnv();
     dir = prepared.dir;
-    const env = prepared.env;
+    // As a user starts it: the embedded cluster archives its WAL and the API backs it up.
+    const env = { ...prepared.env, BACKUPS: 'on' };
     // The commands that reach a running platform find its ports by themselves: they are told only
     // where the local state is, as they would be in a clone whose `.data` it is.
     const toolEnv: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_PG_DIR: env.EMBEDDED_PG_DIR };
@@ -116,6 +117,14 @@ describe('npm start', function () {
     } else {
       console.log(`      not checked: pgvector is not in ${extensions}, and the shared cluster cannot offer it`);
     }
+    // Backups (README "Backups"): into `backups` beside the cluster's folder, a first full one at once.
+    expect(first.output()).to.include(`WAL archived and backed up to ${join(prepared.dir, 'backups')}`);
+    const backedUp = await eventually(async () => {
+      const [backups] = (await api('GET', '/readyz')).body.backups;
+      return backups.lastBackup ? backups : undefined;
+    }, 60_000, 'the first base backup');
+    expect(backedUp).to.deep.include({ archiving: 'ok', managed: true, walGap: false });
+    expect(backedUp.lastBackup.type).to.equal('full');
     const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'tools/dev-token.ts'], { env: toolEnv, encoding: 'utf8' }).trim();
     await afterBlocking();
     expect(fresh).to.not.equal(first.token);

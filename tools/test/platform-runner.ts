@@ -19,7 +19,10 @@ export interface PlatformEnv extends Record<string, string> {
   GATEWAY_ADMIN_PORT: string;
 }
 
-/** A new folder (the postgres user can enter it) and free ports, none of them the defaults. */
+/**
+ * A new folder (the postgres user can enter it) and free ports, none of them the defaults; WAL
+ * archiving and backups off (BACKUPS), which only the first test of npm-start.test.ts turns on.
+ */
 export async function platformEnv(): Promise<{ dir: string; env: PlatformEnv }> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-start-'));
   chmodSync(dir, 0o755);
@@ -30,6 +33,7 @@ export async function platformEnv(): Promise<{ dir: string; env: PlatformEnv }> 
     OAUTH_PORT: String(await freePort()),
     GATEWAY_PORT: String(await freePort()),
     GATEWAY_ADMIN_PORT: String(await freePort()),
+    BACKUPS: 'off',
   };
   return { dir, env };
 }

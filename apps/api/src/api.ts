@@ -7,7 +7,7 @@ import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { startWithClosers, type Closers } from '@platform/process';
-import { ComputeReconciler, DatabaseMover, DatabaseReconciler, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
+import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
@@ -53,7 +53,8 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     const signIn = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
     const tokens = await tokenEndpoint(orm, config, keys, signIn, logger);
     closers.push('token endpoint', () => tokens.stop());
-    const services = await managementServices(opening, { clusters, keys, signIn, provisioners });
+    const backups = openBackups(opening);
+    const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups });
     const sampling = openInsightsSampling(opening, clusters.directory);
     const app = managementApp(opening, { services, tokens, tokenVerifier });
     const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
@@ -62,6 +63,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     // Only now: a start that fails (a taken port, a refused reseal) must not have run a pass (compute
     // servers spawned, DDL, a dump) that its closing then waits for, again at every restart.
     for (const loop of [provisioners.databases, provisioners.compute, ...sampling]) loop.start();
+    if (config.backups.enabled) backups.start();
     applyLimitsLater(clusters.directory, logger);
     logger.info({ url: serving.url }, 'api listening');
     return { url: serving.url, server: serving.server, close: () => closers.close() };
@@ -151,7 +153,13 @@ function openProvisioners({ config, logger, closers, orm }: Opening, clusters: C
 /** The ports every request shares; each request adds repositories over its own unit of work. */
 async function managementServices(
   { config, logger, orm }: Opening,
-  { clusters, keys, signIn, provisioners }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof openProvisioners> },
+  {
+    clusters,
+    keys,
+    signIn,
+    provisioners,
+    backups,
+  }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof openProvisioners>; backups: BackupScheduler },
 ): Promise<ManagementServices> {
   const ssoRegistrations = new SqlSsoRegistrations(orm);
   if (config.ssoSecrets) await resealSsoSecrets(ssoRegistrations, config.ssoSecrets, logger);
@@ -186,6 +194,7 @@ async function managementServices(
     gatewayUrl: config.gateway.publicUrl,
     controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
     diskSpace: () => disks.report(),
+    backups: () => backups.report(),
     insights: new SqlQueryMinutes(orm),
     insightsRetention: config.insightsRetention,
     clock: systemClock,
@@ -243,10 +252,32 @@ function openInsightsSampling({ config, logger, closers, orm }: Opening, cluster
   return [observer, housekeeping];
 }
 
+/** The servers of the control plane and of the served regions, as /readyz and the backup loop see them. */
+function platformServers(config: ApiConfig): { name: string; url: string }[] {
+  return [{ name: 'control plane', url: config.databaseUrl }, ...config.regions.map((region) => ({ name: region, url: config.clusterUrls[region] }))];
+}
+
+/**
+ * Base backups of the clusters whose backup configuration is on this machine, and every server's
+ * archiving for /readyz; not started (BACKUPS=off leaves it so: readiness still reports archiving).
+ */
+function openBackups({ config, logger, closers }: Opening): BackupScheduler {
+  const scheduler = new BackupScheduler({
+    servers: platformServers(config),
+    pgbackrest: config.backups.pgbackrest,
+    schedule: { fullEveryMs: config.backups.fullEveryHours * 3_600_000, diffEveryMs: config.backups.diffEveryHours * 3_600_000 },
+    intervalMs: config.backups.checkMs,
+    timeoutMs: config.postgres.readinessTimeoutMs,
+    log: logger.child({ component: 'backups' }),
+  });
+  closers.push('backups', () => scheduler.stop());
+  return scheduler;
+}
+
 /** The disks of the control plane's server and of the served regions' clusters, for /readyz. */
 function diskSpaceProbe(config: ApiConfig, logger: Logger): DiskSpaceProbe {
   return new DiskSpaceProbe(
-    [{ name: 'control plane', url: config.databaseUrl }, ...config.regions.map((region) => ({ name: region, url: config.clusterUrls[region] }))],
+    platformServers(config),
     {
       warningPercent: config.diskFreeWarningPercent,
       timeoutMs: config.postgres.readinessTimeoutMs,

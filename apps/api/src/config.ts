@@ -1,5 +1,6 @@
 import {
   ConfigError,
+  loadBackupConfig,
   loadPlatformConfig,
   loadSignInSettings,
   loadTokenEndpointSettings,
@@ -8,6 +9,7 @@ import {
   readInteger,
   readExtensionsDir,
   readOptionalString,
+  type BackupConfig,
   type Env,
   type PlatformConfig,
   type SignInSettings,
@@ -49,6 +51,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   compute: ComputeConfig;
   /** Free space of a PostgreSQL server's disk under this percentage is reported low (DISK_FREE_WARNING_PERCENT). */
   diskFreeWarningPercent: number;
+  /** Base backups of the clusters whose backups are configured on this machine, and every server's archiving (README, "Backups"). */
+  backups: BackupConfig;
 }
 
 /** Dedicated compute (README "Dedicated compute"). */
@@ -104,6 +108,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     ssoSecrets: readSecretBox(env, 'SSO_SECRET_KEYS'),
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
     diskFreeWarningPercent: readInteger(env, 'DISK_FREE_WARNING_PERCENT', 10, { min: 0, max: 100 }),
+    backups: loadBackupConfig(env),
     compute: {
       types: readComputeTypes(env),
       dir: resolve(readOptionalString(env, 'COMPUTE_DIR') ?? '.data/compute'),

@@ -56,7 +56,7 @@ describe('HTTP contract', function () {
     expect(fresh.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
   });
 
-  it('answers /healthz and /readyz, with the free space of the PostgreSQL servers’ disks', async function () {
+  it('answers /healthz and /readyz, with the free space of the PostgreSQL servers’ disks and their WAL archiving', async function () {
     expect((await p.request('GET', '/healthz')).body).to.deep.equal({ status: 'ok' });
     const ready = await p.request('GET', '/readyz');
     // One server holds the control plane and both served regions' clusters here.
@@ -64,7 +64,7 @@ describe('HTTP contract', function () {
     const disk = statfsSync(dir);
     const total = disk.blocks * disk.bsize;
     expect(ready.status).to.equal(200);
-    expect(Object.keys(ready.body)).to.deep.equal(['status', 'disk']);
+    expect(Object.keys(ready.body)).to.deep.equal(['status', 'disk', 'backups']);
     expect(ready.body.status).to.equal('ok');
     expect(ready.body.disk).to.have.length(1);
     const [server] = ready.body.disk;
@@ -73,6 +73,20 @@ describe('HTTP contract', function () {
     // Other processes write to the same disk meanwhile.
     expect(Math.abs(server.freeBytes - disk.bavail * disk.bsize)).to.be.below(total / 100);
     expect(server.low).to.equal(server.freeBytes * 100 < total * 10);
+    // The tests' servers archive nothing (only the backup tests turn it on): nothing to back up here.
+    expect(ready.body.backups).to.deep.equal([
+      {
+        servers: ['control plane', ...SERVED_REGIONS],
+        archiving: 'off',
+        lastArchivedAt: null,
+        lastFailedAt: null,
+        failedCount: 0,
+        managed: false,
+        lastBackup: null,
+        restorableFrom: null,
+        walGap: false,
+      },
+    ]);
   });
 
   it('serves an OpenAPI 3.1 document generated from the route table', async function () {

@@ -1,3 +1,4 @@
 export * from './env.js';
 export * from './platform-config.js';
 export * from './tls-policy.js';
+export * from './backup-config.js';

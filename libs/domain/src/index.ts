@@ -36,7 +36,7 @@ export { requireManagement } from './authorization.js';
 // Control-plane ports adapters implement: repositories, provisioning, clusters, signing keys, the clock.
 export { systemClock } from './ports.js';
 export type {
-  Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseRepository, DeveloperRepository, DiskSpace,
+  BackupHealth, Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseRepository, DeveloperRepository, DiskSpace,
   OAuthClientRepository, Provisioner, ProvisioningStore, ProvisioningTask, Repositories, SecretSealer,
   SigningKeyRecord, SigningKeyRepository, StoredPrivateKey, TokenVerifier, WorkspaceInvitation,
   WorkspaceInvitationRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole,

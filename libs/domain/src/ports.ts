@@ -211,6 +211,31 @@ export interface DiskSpace {
   unknown?: string;
 }
 
+/** The WAL archiving and base backups of one PostgreSQL server, as readiness reports them (README, "Backups"). */
+export interface BackupHealth {
+  /** What the server is to the platform: `control plane`, and the regions whose cluster it is. */
+  servers: string[];
+  /**
+   * `off`: the server archives no WAL; `ok`; `failing`: its newest attempt to archive failed (the WAL
+   * waits on its disk, up to the queue limit, past which it is dropped); `unknown`: it did not answer.
+   */
+  archiving: 'off' | 'ok' | 'failing' | 'unknown';
+  lastArchivedAt: Date | null;
+  lastFailedAt: Date | null;
+  /** Failed attempts since the server's statistics were last reset; null when unknown. */
+  failedCount: number | null;
+  /** Whether this API takes the server's base backups (the server's backup configuration is on this machine). */
+  managed: boolean;
+  /** The newest base backup; null when there is none, or the server's backups are not managed here. */
+  lastBackup: { type: 'full' | 'diff' | 'incr'; finishedAt: Date } | null;
+  /** The earliest instant a point-in-time restore reaches; null when none does (no backup yet, or none since a gap). */
+  restorableFrom: Date | null;
+  /** WAL is missing after the oldest backup kept (dropped past the queue limit): instants before the gap cannot be restored. */
+  walGap: boolean;
+  /** Why figures are missing: the server does not answer, or its backups could not be read. */
+  unknown?: string;
+}
+
 /** Wakes whatever moves databases toward their desired state (the provisioner's DatabaseReconciler). */
 export interface Provisioner {
   nudge(): void;

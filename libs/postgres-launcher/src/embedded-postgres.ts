@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { prepareBackups, type BackupSettings, type ClusterBackups } from './backups.js';
 import { reachableBinaries, type PostgresBinaries } from './binaries.js';
 import { extensionSettings, reachableExtensions } from './extensions.js';
 import { canReach, ensureServerAccount, type ServerAccount } from './server-account.js';
@@ -25,6 +26,12 @@ export interface EmbeddedPostgresOptions {
   extensionsDir?: string;
   /** Server settings (`-c name=value`) added to, or replacing, the launcher's own. */
   settings?: Readonly<Record<string, string>>;
+  /**
+   * Archive the server's WAL and keep its backups with pgBackRest: `dir/pgbackrest.conf` is written
+   * at each start, the server gets archive_mode and archive_command, and the stanza is created once
+   * it runs (a start whose stanza cannot be created fails and names why).
+   */
+  backups?: BackupSettings;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -39,6 +46,8 @@ export interface EmbeddedPostgresHandle {
   url(database: string): string;
   /** Creates the database unless it exists. */
   ensureDatabase(name: string): Promise<void>;
+  /** The cluster's backups; null when started without `backups`. */
+  backups: ClusterBackups | null;
   /** Settles when the server has exited, however it ended (stopped here, or by another process). */
   exited: Promise<void>;
   /**
@@ -85,7 +94,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.onLog ?? (() => {});
   const binaries = await reachableBinaries(account, options.nativeDir, options.binaryCacheDir);
   const extensionsDir = options.extensionsDir === undefined ? null : reachableExtensions(account, options.extensionsDir, options.binaryCacheDir);
-  const settings = { ...(extensionsDir ? extensionSettings(extensionsDir) : {}), ...options.settings };
+  const url = (database: string) =>
+    `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
+  const backups = options.backups ? prepareBackups(dir, options.port, options.backups, { url: url('postgres'), binaryCacheDir: options.binaryCacheDir }) : null;
+  const settings = { ...(extensionsDir ? extensionSettings(extensionsDir) : {}), ...backups?.serverSettings, ...options.settings };
 
   if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dir, INITIALISING))) await initialise(binaries, account, dir, password, log);
   await stopLeftoverServer(dataDir);
@@ -97,15 +109,22 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }, settings);
   const exited = server.exitCode !== null || server.signalCode !== null ? Promise.resolve() : new Promise<void>((done) => server.once('exit', () => done()));
   let stopped = false;
-
-  const url = (database: string) =>
-    `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
+  if (backups) {
+    try {
+      await backups.backups.createStanza();
+    } catch (error) {
+      stopped = true;
+      await stopServer(server);
+      throw new Error(`the backups of ${dataDir} cannot start: ${(error as Error).message}`);
+    }
+  }
   return {
     port: options.port,
     pid: server.pid!,
     nativeDir: binaries.nativeDir,
     extensionsDir,
     url,
+    backups: backups?.backups ?? null,
     async ensureDatabase(name) {
       const client = new pg.Client({ connectionString: url('postgres') });
       await client.connect();

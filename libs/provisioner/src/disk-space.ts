@@ -1,8 +1,7 @@
 import { statfs } from 'node:fs/promises';
-import pg from 'pg';
-import { cutQueriesAtDeadline, withDeadline } from '@platform/deadline';
+import { withDeadline } from '@platform/deadline';
 import type { DiskSpace } from '@platform/domain';
-import { isLocalPostgres } from './process-cpu.js';
+import { groupByServer, localDataDirectory, type NamedServer } from './server-location.js';
 
 export interface DiskSpaceOptions {
   /** Free space under this share of the disk (percent) is `low`. */
@@ -32,7 +31,7 @@ interface Where {
  * a server keeps its data is asked once; the disk is measured at every report.
  */
 export class DiskSpaceProbe {
-  private readonly servers: { url: string; names: string[] }[] = [];
+  private readonly servers: NamedServer[];
   private readonly where = new Map<string, Where>();
   private readonly wasLow = new Map<string, boolean>();
 
@@ -41,24 +40,19 @@ export class DiskSpaceProbe {
     servers: readonly { name: string; url: string }[],
     private readonly options: DiskSpaceOptions,
   ) {
-    for (const { name, url } of servers) {
-      const key = serverKey(url);
-      const known = this.servers.find((server) => serverKey(server.url) === key);
-      if (known) known.names.push(name);
-      else this.servers.push({ url, names: [name] });
-    }
+    this.servers = groupByServer(servers);
   }
 
   async report(): Promise<DiskSpace[]> {
     return Promise.all(this.servers.map((server) => this.measure(server)));
   }
 
-  private async measure(server: { url: string; names: string[] }): Promise<DiskSpace> {
+  private async measure(server: NamedServer): Promise<DiskSpace> {
     const unknown = (why: string): DiskSpace => ({ servers: server.names, freeBytes: null, totalBytes: null, low: false, unknown: why });
     let where = this.where.get(server.url);
     if (!where) {
       try {
-        where = await withDeadline(this.options.timeoutMs, () => locate(server.url, this.options.timeoutMs));
+        where = { dataDirectory: await withDeadline(this.options.timeoutMs, () => localDataDirectory(server.url, this.options.timeoutMs)) };
       } catch (error) {
         this.options.onUnmeasured?.(server.names, error);
         return unknown('the server did not answer');
@@ -80,22 +74,4 @@ export class DiskSpaceProbe {
     this.wasLow.set(server.url, report.low);
     return report;
   }
-}
-
-/** Where a server keeps its data, and whether that is on this machine. */
-async function locate(url: string, connectTimeoutMs: number): Promise<Where> {
-  const client = cutQueriesAtDeadline(new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs }));
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ dir: string; pid: number }>(`select pg_catalog.current_setting('data_directory') as dir, pg_catalog.pg_backend_pid() as pid`);
-    return { dataDirectory: isLocalPostgres(rows[0].pid) ? rows[0].dir : null };
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-function serverKey(url: string): string {
-  const { hostname, port } = new URL(url);
-  return `${hostname}:${port || '5432'}`;
 }

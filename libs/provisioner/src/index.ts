@@ -5,3 +5,4 @@ export { ComputeReconciler, type ComputeReconcilerOptions } from './compute-reco
 export { DatabaseMover, type ClientTools } from './database-mover.js';
 export { DiskSpaceProbe, type DiskSpaceOptions } from './disk-space.js';
 export { LocalComputeDriver, type LocalComputeOptions } from './local-compute-driver.js';
+export { BackupScheduler, dueBackup, type BackupSchedule, type BackupSchedulerOptions } from './backup-scheduler.js';

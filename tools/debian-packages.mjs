@@ -1,0 +1,112 @@
+// Debian's own binary packages, for tools the machine's Debian lacks in the version we need
+// (tools/pg-client-tools.mjs, tools/pgbackrest.mjs): a package and the shared libraries it was built
+// against, its C library included, fetched from a suite's index over plain HTTP, each checked
+// against the SHA256 the index gives, and unpacked with dpkg-deb into a folder of ours. Nothing is
+// installed system-wide and nothing is built; the programs run through that C library's own loader.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+
+export const DEBIAN_MIRROR = process.env.DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
+
+export async function download(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+/** Debian's name of this machine's architecture. */
+export function debianArch() {
+  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch];
+  if (!arch) throw new Error(`no Debian packages for ${process.arch}`);
+  return arch;
+}
+
+/** Packages by name from a suite's index: their version, file, SHA256 and first-choice dependencies. */
+export async function packageIndex(suite) {
+  const text = gunzipSync(await download(`${DEBIAN_MIRROR}/dists/${suite}/main/binary-${debianArch()}/Packages.gz`)).toString('utf8');
+  const packages = new Map();
+  for (const stanza of text.split('\n\n')) {
+    const field = (name) => new RegExp(`^${name}: (.*)$`, 'm').exec(stanza)?.[1];
+    const name = field('Package');
+    if (!name || packages.has(name)) continue;
+    const depends = (field('Pre-Depends') ?? '') + ',' + (field('Depends') ?? '');
+    packages.set(name, {
+      version: field('Version'),
+      file: field('Filename'),
+      sha256: field('SHA256'),
+      depends: depends
+        .split(',')
+        .map((item) => item.split('|')[0].trim().split(/[\s(:]/)[0])
+        .filter(Boolean),
+    });
+  }
+  return packages;
+}
+
+/**
+ * Unpacks `wanted` and everything it depends on (but `notNeeded`) from `index` into `dir/root`,
+ * after emptying `dir`. A virtual package (provided by another) is left out: the caller's check of
+ * the result finds a gap. Answers the folder, the packages, the C library's loader and the
+ * folders of shared libraries.
+ */
+export async function unpackWithDependencies(index, wanted, notNeeded, dir) {
+  const chosen = new Set();
+  const queue = [...wanted];
+  while (queue.length > 0) {
+    const name = queue.pop();
+    if (chosen.has(name) || notNeeded.has(name) || !index.has(name)) continue;
+    chosen.add(name);
+    queue.push(...index.get(name).depends);
+  }
+  const missing = wanted.filter((name) => !chosen.has(name));
+  if (missing.length > 0) throw new Error(`the suite has no ${missing.join(', ')}`);
+  const unpacked = join(dir, 'root');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(unpacked, { recursive: true });
+  for (const name of chosen) {
+    const { file, sha256 } = index.get(name);
+    const deb = await download(`${DEBIAN_MIRROR}/${file}`);
+    const digest = createHash('sha256').update(deb).digest('hex');
+    if (sha256 && digest !== sha256) throw new Error(`${file} has SHA256 ${digest}, not the ${sha256} Debian's index gives`);
+    const path = join(dir, `${name}.deb`);
+    writeFileSync(path, deb);
+    try {
+      execFileSync('dpkg-deb', ['-x', path, unpacked]);
+    } catch (error) {
+      throw new Error(error.code === 'ENOENT' ? "dpkg-deb is missing (it comes with Debian's dpkg)" : `dpkg-deb could not unpack ${file}: ${error.message}`);
+    }
+    rmSync(path);
+  }
+  const multiarch = readdirSync(join(unpacked, 'usr/lib')).find((entry) => entry.endsWith('-linux-gnu'));
+  const libraries = [join(unpacked, 'usr/lib', multiarch), join(unpacked, 'lib', multiarch)].filter(existsSync);
+  const loader = ['ld-linux-x86-64.so.2', 'ld-linux-aarch64.so.1'].map((name) => join(unpacked, 'usr/lib', multiarch, name)).find(existsSync);
+  if (!loader) throw new Error('the C library package holds no loader');
+  return { unpacked, packages: chosen, loader, libraries };
+}
+
+/**
+ * Writes an executable shell script at `file` that runs `target` through `loader` with
+ * `libraries`, or runs `target` itself when `loader` is null. Paths inside `base` are written
+ * relative to the script's own folder, so that a copy of `base` elsewhere (the postgres user's
+ * reachable copy) runs from where it is. `selfAsArgv0`: the program sees the script as its argv[0],
+ * so that when it runs itself again (pgBackRest's worker and asynchronous processes) it does so
+ * through the loader too; the loader's own `--argv0` (glibc 2.33 and later) sets it.
+ */
+export function writeWrapper(file, { target, loader = null, libraries = [], base = null, selfAsArgv0 = false, writer }) {
+  const from = join(file, '..');
+  const path = (absolute) => (base && !relative(base, absolute).startsWith('..') ? `$here/${relative(from, absolute)}` : absolute);
+  const lines = ['#!/bin/sh', `# Written by ${writer}.`];
+  if (base) lines.push('here=$(cd "$(dirname "$0")" && pwd)');
+  if (loader) {
+    const argv0 = selfAsArgv0 ? ` --argv0 "${base ? `$here/${relative(from, file)}` : file}"` : '';
+    lines.push(`exec "${path(loader)}" --library-path "${libraries.map(path).join(':')}"${argv0} "${path(target)}" "$@"`);
+  } else {
+    lines.push(`exec "${path(target)}" "$@"`);
+  }
+  mkdirSync(from, { recursive: true });
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  chmodSync(file, 0o755);
+}
