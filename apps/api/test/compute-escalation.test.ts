@@ -233,6 +233,18 @@ describe('moves run no customer code with a privileged login', function () {
     expect(await query(p.postgres.adminUrl, `select rolname from pg_roles where rolname = $1`, [`${physicalName}_mover`])).to.deep.equal([]);
   });
 
+  it('a delete and its undo (the database closed, its sessions ended, then reopened) evaluate nothing of the customer’s', async function () {
+    const before = await state();
+    const deleted = await p.request('DELETE', owner.D, { token: owner.token });
+    expect(deleted.status, deleted.text).to.equal(200);
+    const restored = await p.request('POST', `/workspaces/${owner.slug}/databases/${deleted.body.id}/restore`, { token: owner.token });
+    expect(restored.status, restored.text).to.equal(200);
+    const after = await eventually(() => state().catch(() => undefined), 20_000, 'the credential to log in again');
+    expectNothingGained(after);
+    // Scans are counted for as long as the server runs: no trap ran since, as anyone.
+    expect(after.logged).to.deep.equal(before.logged);
+  });
+
   it('fails a move whose restore ran code that changed the schema, and keeps the database where it was, unchanged', async function () {
     // While the customer's objects are restored the platform's guards are not there yet: code that
     // runs then could do what they refuse, such as making a function SECURITY DEFINER.

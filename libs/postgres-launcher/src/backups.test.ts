@@ -96,6 +96,64 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
     expect((await query(url, 'select label from marks order by label')).map((row) => row.label)).to.deep.equal(['t1', 't2', 't3']);
   });
 
+  it('runs nothing of a customer’s database with its superuser: a backup, archiving and a restore evaluate no trap', async function () {
+    const source = await start(join(scratch, 'pg'), settings());
+    const admin = source.url('postgres');
+    await query(admin, `create role shopper login password 'shopper-pw' nosuperuser nocreaterole nocreatedb`);
+    await query(admin, 'create database shop owner shopper');
+    const shop = new URL(source.url('shop'));
+    shop.username = 'shopper';
+    shop.password = 'shopper-pw';
+    // A trap: run with a superuser's rights (or any role but the customer's own) it makes the
+    // customer a superuser; whoever runs it, its evidence is a scan of a marker table, which the
+    // server counts.
+    const traps = [
+      'create table seen_powerful ()',
+      'create table seen_customer ()',
+      `create function trap() returns int language plpgsql as $f$
+       begin
+         if (select rolsuper from pg_catalog.pg_roles where rolname = session_user) or current_user <> 'shopper' then
+           perform from seen_powerful;
+           execute 'alter role shopper superuser';
+         else
+           perform from seen_customer;
+         end if;
+         return 1;
+       end $f$`,
+      `create function trap_i(x int) returns int language plpgsql immutable as $f$ begin return x + trap() - 1; end $f$`,
+      `create function trap_t() returns trigger language plpgsql as $f$ begin perform trap(); return new; end $f$`,
+      'create table goods (x int check (trap() = 1), y int default trap())',
+      'create index goods_expression on goods ((trap_i(x)))',
+      'create trigger goods_trap before insert or update on goods for each row execute function trap_t()',
+      'alter table goods enable row level security, force row level security',
+      'create policy goods_trap on goods using (trap() = 1) with check (trap() = 1)',
+      'insert into goods (x) values (1)',
+    ];
+    for (const statement of traps) await query(shop.href, statement);
+    const seen = async (url: string) => {
+      const rows = await query(url, `select relname as name, seq_scan as scans from pg_stat_user_tables where relname like 'seen\\_%' order by 1`);
+      const role = await query(url, `select rolsuper from pg_roles where rolname = 'shopper'`);
+      return { scans: Object.fromEntries(rows.map((row) => [row.name, Number(row.scans) > 0])), superuser: role[0].rolsuper };
+    };
+    expect(await seen(shop.href)).to.deep.equal({ scans: { seen_customer: true, seen_powerful: false }, superuser: false });
+
+    await source.backups!.backup('full');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await query(shop.href, 'insert into goods (x) values (2)');
+    const at = (await query(admin, 'select clock_timestamp() as now'))[0].now as Date;
+    await source.backups!.backup('incr');
+    const restored = await restoreToPointInTime(source.backups!, { at, dir: join(scratch, 'restored'), port: await freePort() });
+    running.push(restored);
+
+    expect(await seen(shop.href), 'the source').to.deep.equal({ scans: { seen_customer: true, seen_powerful: false }, superuser: false });
+    // The copy's statistics start at its promotion: nothing of the customer's ran there, as anyone.
+    const copy = new URL(restored.url('shop'));
+    copy.username = 'shopper';
+    copy.password = 'shopper-pw';
+    expect(await seen(copy.href), 'the restored copy').to.deep.equal({ scans: { seen_customer: false, seen_powerful: false }, superuser: false });
+    expect((await query(copy.href, 'select x from goods order by x')).map((row) => row.x)).to.deep.equal([1, 2]);
+  });
+
   it('refuses an instant before the oldest backup, naming the window', async function () {
     const source = await start(join(scratch, 'pg'), settings());
     const before = new Date();
