@@ -170,6 +170,7 @@ async function managementServices(
     loginRoles: clusters.directory,
     credentialsPerDatabase: config.credentialsPerDatabase,
     provisioner: provisioners.databases,
+    deleteRetentionSeconds: config.databaseDeleteRetentionSeconds,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
     // Each database is reached as its own service role, never as the cluster's superuser; a database
     // built before that role existed gets it (built-in schema step 5) at its first refused login.

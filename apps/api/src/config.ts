@@ -4,6 +4,7 @@ import {
   loadPlatformConfig,
   loadSignInSettings,
   loadTokenEndpointSettings,
+  readDurationSeconds,
   readEnum,
   readInteger,
   readExtensionsDir,
@@ -29,6 +30,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   allowedOrigins: string[];
   /** How long a READY database found by path or id is cached (the staleness bound). */
   databaseCacheMs: number;
+  /** How long a deleted database stays restorable before it is dropped (DATABASE_DELETE_RETENTION), in seconds. */
+  databaseDeleteRetentionSeconds: number;
   dataPlane: Required<ConnectionBudgetOptions>;
   /** What each database and each credential's sessions may take of a shared cluster (README "What a credential may take"). */
   databaseLimits: DatabaseLimits;
@@ -88,6 +91,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     revocationPollMs: readInteger(env, 'REVOCATION_POLL_MS', 5_000, { min: 100, max: 60_000 }),
     allowedOrigins: [...new Set([...ownOrigins, ...extraOrigins])],
     databaseCacheMs: readInteger(env, 'DATABASE_CACHE_MS', 5_000, { min: 0, max: 60_000 }),
+    databaseDeleteRetentionSeconds: readDurationSeconds(env, 'DATABASE_DELETE_RETENTION', 7 * 86_400, { min: 1, max: 366 * 86_400 }),
     dataPlane,
     databaseLimits: loadDatabaseLimits(env, dataPlane.connectionsPerDatabase),
     credentialsPerDatabase: readInteger(env, 'CREDENTIALS_PER_DATABASE', 50, { min: 1, max: 10_000 }),

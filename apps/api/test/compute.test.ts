@@ -200,19 +200,40 @@ describe('dedicated compute', function () {
   });
 
   describe('deleting a database', function () {
-    it('terminates its instance: the server stops and its files go', async function () {
+    it('keeps its instance while the database can be restored, brings it back there, and terminates it on purge', async function () {
       const doomed = await developerWithReadyDatabase(p);
+      const credential = await p.request('POST', `${doomed.D}/credentials`, { token: doomed.token });
+      expect(credential.status, credential.text).to.equal(201);
       const created = await p.request('POST', `${doomed.D}/compute`, { token: doomed.token, json: { instanceName: 'doomed', instanceSize: 'small' } });
       expect(created.status, created.text).to.equal(201);
       const instanceId = created.body.instanceId;
       await eventually(async () => ((await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token })).body.status === 'READY' ? true : undefined), 90_000, 'READY');
+      await withCredential(credential.body.connectionUrl, (client) => client.query(`create table kept (note text); insert into kept values ('on the instance')`));
+      const status = async () => (await query<{ status: string }>(p.controlPlane.url, 'select status from compute_instances where id = $1', [instanceId]))[0].status;
+
       expect((await p.request('DELETE', doomed.D, { token: doomed.token })).status).to.equal(200);
-      await eventually(async () => {
-        const [row] = await query<{ status: string }>(p.controlPlane.url, 'select status from compute_instances where id = $1', [instanceId]);
-        return row.status === 'TERMINATED' ? true : undefined;
-      }, 60_000, 'TERMINATED');
-      expect(existsSync(join(p.env.COMPUTE_DIR, instanceId))).to.equal(false);
       expectApiError(await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token }), 404, 'database_not_found');
+      // Closed where it lives, its instance's server; the instance stays as it was for a while.
+      expect(await query(p.controlPlane.url, 'select closed is not null as closed from databases where id = $1', [doomed.database.id])).to.deep.equal([{ closed: true }]);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await status()).to.equal('READY');
+      expect(existsSync(join(p.env.COMPUTE_DIR, instanceId))).to.equal(true);
+
+      const restored = await p.request('POST', `/workspaces/${doomed.slug}/databases/${doomed.database.id}/restore`, { token: doomed.token });
+      expect(restored.status, restored.text).to.equal(200);
+      expect(restored.body.expandable).to.equal(false);
+      await withCredential(credential.body.connectionUrl, async (client) => {
+        expect((await client.query('select note from kept')).rows).to.deep.equal([{ note: 'on the instance' }]);
+        expect(Number((await client.query('show port')).rows[0].port)).not.to.equal(clusterPort);
+      });
+      expect((await p.request('GET', `${doomed.D}/compute/${instanceId}`, { token: doomed.token })).body.status).to.equal('READY');
+
+      // Deleted again and purged: the instance goes with it, its server stopped and its files removed.
+      expect((await p.request('DELETE', doomed.D, { token: doomed.token })).status).to.equal(200);
+      expect((await p.request('POST', `/workspaces/${doomed.slug}/databases/${doomed.database.id}/purge`, { token: doomed.token })).status).to.equal(204);
+      await eventually(async () => ((await status()) === 'TERMINATED' ? true : undefined), 60_000, 'TERMINATED');
+      expect(existsSync(join(p.env.COMPUTE_DIR, instanceId))).to.equal(false);
+      expect(await query(p.postgres.adminUrl, 'select 1 from pg_roles where rolname = $1', [credential.body.id])).to.deep.equal([]);
     });
   });
 

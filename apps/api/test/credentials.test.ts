@@ -357,7 +357,7 @@ describe('credentials', function () {
     expect(await loginFailure(url.href)).to.equal('28P01');
   });
 
-  it('deleting the database drops its credentials’ roles', async function () {
+  it('deleting the database refuses its credentials’ logins; purging it drops their roles', async function () {
     const mine = await developerWithReadyDatabase(p);
     const tenant = await createTenant(p, mine.token, mine.D, { name: 'Gone soon' });
     const open = await createCredential(undefined, mine.D, mine.token);
@@ -366,7 +366,12 @@ describe('credentials', function () {
     const names = [open.id, scoped.id, ...['owner', 'tenant', 'admin', 'scoped'].map((kind) => `${physicalName}_${kind}`)].sort();
     const roles = () => query<{ rolname: string }>(p.postgres.adminUrl, 'select rolname from pg_roles where rolname = any($1) order by rolname', [names]);
     expect((await roles()).map((row) => row.rolname)).to.deep.equal(names);
-    expect((await p.request('DELETE', mine.D, { token: mine.token })).status).to.equal(200);
+    const deleted = await p.request('DELETE', mine.D, { token: mine.token });
+    expect(deleted.status).to.equal(200);
+    expect(await loginFailure(open.connectionUrl)).to.equal('28P01');
+    // Kept while the database can be restored.
+    expect((await roles()).map((row) => row.rolname)).to.deep.equal(names);
+    expect((await p.request('POST', `/workspaces/${mine.slug}/databases/${deleted.body.id}/purge`, { token: mine.token })).status).to.equal(204);
     await eventually(async () => ((await roles()).length === 0 ? true : undefined), 10_000, 'the roles to be dropped');
     expect(await loginFailure(open.connectionUrl)).to.equal('28P01');
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import { databaseExists } from '@platform/testing';
+import { databaseExists, query } from '@platform/testing';
 import { createDatabase, developerWithWorkspace, expectApiError, uniqueDatabaseName, waitForStatus } from '@platform/test-fixtures';
 import { physicalNameOf, platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
 
@@ -185,47 +185,67 @@ describe('databases', function () {
   });
 
   describe('DELETE D', function () {
-    it('answers 200 with the deleted database, drops the PostgreSQL database and frees the name', async function () {
+    it('answers 200 with the database marked DELETED, keeps its PostgreSQL database closed and frees the name', async function () {
       const { token, slug } = await developerWithWorkspace(p);
       const name = uniqueDatabaseName();
       await createDatabase(p, token, slug, name);
       const ready = await waitForStatus(p, token, slug, name, 'READY');
+      const before = Date.now();
       const deleted = await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token });
       expect(deleted.status, deleted.text).to.equal(200);
       expect(deleted.headers.get('content-type')).to.match(/^application\/json/);
-      expect(deleted.body).to.deep.equal(ready);
-      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, ready.id))).to.equal(false);
+      const { deleted: when, ...rest } = deleted.body;
+      expect(rest).to.deep.equal({ ...ready, status: 'DELETED', expandable: false });
+      expect(Date.parse(when)).to.be.within(before - 1000, Date.now() + 1000);
+      const physicalName = await physicalNameOf(p, ready.id);
+      expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(true);
+      expect(await query(p.postgres.adminUrl, 'select datallowconn from pg_database where datname = $1', [physicalName])).to.deep.equal([{ datallowconn: false }]);
       expectApiError(await p.request('GET', `/workspaces/${slug}/databases/${name}`, { token }), 404, 'database_not_found');
       expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.deep.equal([]);
       const again = await createDatabase(p, token, slug, name);
       expect(again.id).not.to.equal(ready.id);
+      expect(await physicalNameOf(p, again.id)).not.to.equal(physicalName);
     });
 
-    it('ends open connections to the database it drops', async function () {
+    it('ends open connections to the database and refuses new ones, the cluster superuser’s too', async function () {
       const { token, slug } = await developerWithWorkspace(p);
       const name = uniqueDatabaseName();
       await createDatabase(p, token, slug, name);
       const ready = await waitForStatus(p, token, slug, name, 'READY');
       const physicalName = await physicalNameOf(p, ready.id);
       const client = new pg.Client({ connectionString: databaseUrl(p.postgres.adminUrl, physicalName) });
-      client.on('error', () => {});
+      const ended = new Promise<Error & { code?: string }>((resolve) => client.on('error', resolve));
       await client.connect();
       try {
         expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(200);
-        expect(await databaseExists(p.postgres.adminUrl, physicalName)).to.equal(false);
+        // Ended by the time DELETE answered.
+        expect((await ended).code).to.equal('57P01');
+        const refused = await queryAsSuperuser(p, ready.id, 'select 1').catch((error: { code?: string }) => error);
+        expect(refused).to.include({ code: '55000' });
       } finally {
         await client.end().catch(() => {});
       }
     });
 
-    it('drops a database deleted before it was built, leaving no PostgreSQL database behind', async function () {
+    it('a database deleted before it was built stays unbuilt and closed while deleted, and is built once restored', async function () {
       const { token, slug } = await developerWithWorkspace(p);
       const name = uniqueDatabaseName();
       const created = await createDatabase(p, token, slug, name);
       expect((await p.request('DELETE', `/workspaces/${slug}/databases/${name}`, { token })).status).to.equal(200);
-      // Whatever the provisioner had done by then, nothing may remain or appear afterwards.
+      // Whatever the provisioner had done by then, nothing moves on while it is deleted.
       await new Promise((resolve) => setTimeout(resolve, 600));
-      expect(await databaseExists(p.postgres.adminUrl, await physicalNameOf(p, created.id))).to.equal(false);
+      const physicalName = await physicalNameOf(p, created.id);
+      const [row] = await query<{ status: string }>(p.controlPlane.url, 'select status from databases where id = $1', [created.id]);
+      expect(row.status).to.be.oneOf(['REQUESTED', 'BUILT']);
+      const found = await query<{ datallowconn: boolean }>(p.postgres.adminUrl, 'select datallowconn from pg_database where datname = $1', [physicalName]);
+      // Created or not, nothing connects to it.
+      for (const database of found) expect(database.datallowconn).to.equal(false);
+
+      const restored = await p.request('POST', `/workspaces/${slug}/databases/${created.id}/restore`, { token });
+      expect(restored.status, restored.text).to.equal(200);
+      expect(restored.body.status).to.be.oneOf(['REQUESTED', 'BUILT']);
+      await waitForStatus(p, token, slug, name, 'READY');
+      expect(await query(p.postgres.adminUrl, 'select datallowconn from pg_database where datname = $1', [physicalName])).to.deep.equal([{ datallowconn: true }]);
     });
 
     it('answers 404 for a missing or already deleted database', async function () {

@@ -106,6 +106,8 @@ describe('HTTP contract', function () {
       '/workspaces/{workspaceSlug}/invitations/{invitationId}',
       '/workspaces/{workspaceSlug}/databases',
       '/workspaces/{workspaceSlug}/databases/{databaseName}',
+      '/workspaces/{workspaceSlug}/databases/{databaseId}/restore',
+      '/workspaces/{workspaceSlug}/databases/{databaseId}/purge',
       '/workspaces/{workspaceSlug}/compute-types',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/compute',
       '/workspaces/{workspaceSlug}/databases/{databaseName}/compute/{instanceId}',

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, readEnum, readInteger, readList, readOptionalString, readString, readUrl } from './env.js';
+import { ConfigError, readDurationSeconds, readEnum, readInteger, readList, readOptionalString, readString, readUrl } from './env.js';
 
 describe('env readers', () => {
   it('ConfigError prefixes the message with the variable', () => {
@@ -24,6 +24,19 @@ describe('env readers', () => {
     expect(readInteger({ N: '20' }, 'N', 15, range)).to.equal(20);
     for (const value of ['9', '21', '1.5', '-10', '12abc', '99999999999999999999999']) {
       expect(() => readInteger({ N: value }, 'N', 15, range), value).to.throw(ConfigError, /^N: /);
+    }
+  });
+
+  it('readDurationSeconds reads seconds, or a number with a unit, within the range', () => {
+    const range = { min: 1, max: 30 * 86_400 };
+    expect(readDurationSeconds({}, 'D', 604_800, range)).to.equal(604_800);
+    expect(readDurationSeconds({ D: '90' }, 'D', 0, range)).to.equal(90);
+    expect(readDurationSeconds({ D: '90s' }, 'D', 0, range)).to.equal(90);
+    expect(readDurationSeconds({ D: '15m' }, 'D', 0, range)).to.equal(900);
+    expect(readDurationSeconds({ D: '12h' }, 'D', 0, range)).to.equal(43_200);
+    expect(readDurationSeconds({ D: ' 7d ' }, 'D', 0, range)).to.equal(604_800);
+    for (const value of ['0', '31d', '1.5h', '-1', '7 d', '7days', 'd', '1w', '9999999999']) {
+      expect(() => readDurationSeconds({ D: value }, 'D', 60, range), value).to.throw(ConfigError, /^D: /);
     }
   });
 

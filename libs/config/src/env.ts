@@ -36,6 +36,24 @@ export function readInteger(env: Env, name: string, fallback: number, range: { m
   return parsed;
 }
 
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A length of time in whole seconds: a number of seconds (`3600`), or a number with one unit,
+ * `s`, `m`, `h` or `d` (`90s`, `15m`, `12h`, `7d`); within `range` (seconds).
+ */
+export function readDurationSeconds(env: Env, name: string, fallback: number, range: { min: number; max: number }): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const match = /^(\d{1,9})([smhd]?)$/.exec(value);
+  if (!match) throw new ConfigError(name, `expected seconds, or a whole number with a unit s, m, h or d (e.g. 7d), got '${value}'`);
+  const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
+  if (seconds < range.min || seconds > range.max) {
+    throw new ConfigError(name, `expected from ${range.min} to ${range.max} seconds, got ${seconds}`);
+  }
+  return seconds;
+}
+
 export function readPort(env: Env, name: string, fallback: number): number {
   return readInteger(env, name, fallback, { min: 0, max: 65535 });
 }

@@ -65,6 +65,22 @@ export async function setDatabaseConnectionLimit(admin: pg.ClientBase, physicalN
   await underLimitsLock(admin, physicalName, () => admin.query(`alter database ${physicalName} connection limit ${limit}`));
 }
 
+/**
+ * Whether the database accepts connections at all (ALLOW_CONNECTIONS): a deleted database refuses
+ * every login, superusers' and the platform's own included, until it is restored. False when the
+ * database does not exist (nothing to change). Under the limits' lock: it alters the same catalog
+ * row as a connection limit.
+ */
+export async function setDatabaseAllowConnections(admin: pg.ClientBase, physicalName: string, allow: boolean): Promise<boolean> {
+  assertPhysicalName(physicalName);
+  return underLimitsLock(admin, physicalName, async () => {
+    const found = await admin.query('select 1 from pg_catalog.pg_database where datname = $1', [physicalName]);
+    if (!found.rowCount) return false;
+    await admin.query(`alter database ${physicalName} allow_connections ${allow}`);
+    return true;
+  });
+}
+
 /** With an object's name, the advisory lock every change of its limits takes (any fixed number, apart from the installer's and the service login's). */
 const LIMITS_LOCK = 7426004;
 

@@ -12,6 +12,7 @@ export { auditCustomerRoles, type RoleRepair } from './role-audit.js';
 export {
   applyDatabaseLimits,
   DATABASE_LIMIT_DEFAULTS,
+  setDatabaseAllowConnections,
   setDatabaseConnectionLimit,
   type CredentialSessionLimits,
   type DatabaseLimits,

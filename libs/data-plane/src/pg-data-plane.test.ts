@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { serviceUrl } from './service-role.js';
+import { setDatabaseAllowConnections } from './database-limits.js';
 import { NotFoundError } from '@platform/domain';
 import { dropScratchDatabase, eventually, rejection, withClient } from '@platform/testing';
 import { firstColumn, readyDatabase, startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
@@ -57,6 +58,25 @@ describe('PgDataPlane', function () {
       expect(error).to.be.instanceOf(NotFoundError);
       expect(error).to.include({ code: 'database_not_found', message: 'Database not found' });
     }
+  });
+
+  it('answers the same for a database closed to connections (deleted, restorable), and works again once it is reopened', async function () {
+    const database = await plane.newDatabase('closed');
+    const tenant = await database.repos.tenants.create({ name: 'kept' });
+    const url = serviceUrl(plane.server.adminUrl, database.name);
+    const before = plane.connections.usage(url);
+    await withClient(plane.server.adminUrl, async (admin) => {
+      await setDatabaseAllowConnections(admin, database.name, false);
+      await admin.query('select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = $1', [database.name]);
+    });
+    // Its one connection ended; the budget forgets it when it hears so.
+    await eventually(async () => (plane.connections.usage(url).open === before.open - 1 ? true : undefined), 5_000, 'the ended connection to leave the budget');
+    const error = await rejection(database.repos.tenants.list());
+    expect(error).to.be.instanceOf(NotFoundError);
+    expect(error).to.include({ code: 'database_not_found', message: 'Database not found' });
+
+    await withClient(plane.server.adminUrl, (admin) => setDatabaseAllowConnections(admin, database.name, true));
+    expect(await database.repos.tenants.list()).to.deep.equal([tenant]);
   });
 
   it('brings a database built before a step up to date when a built-in table is missing, and tries again', async function () {

@@ -15,14 +15,26 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 }
 
 /**
- * A database dropped while a cached path still led to it answers as a missing one; a server out
+ * A database refusing connections (ALLOW_CONNECTIONS false: deleted, restorable) turns a login away
+ * with 55000 at FATAL severity, from the routine that checks the database at login; 55000 of a
+ * statement is an ERROR of the SQL instead. The routine's name is never translated, the severity
+ * may be (lc_messages).
+ */
+function isClosedDatabase(error: unknown): boolean {
+  const { code, severity, routine } = error as { code?: string; severity?: string; routine?: string };
+  return code === '55000' && (severity === 'FATAL' || routine === 'CheckMyDatabase');
+}
+
+/**
+ * A database dropped while a cached path still led to it answers as a missing one, and so does a
+ * deleted one (closed to connections until it is restored or dropped); a server out
  * of connections as busy (503) rather than broken (the budget's own waits say so themselves). A
  * database moving between servers refuses sessions with the same code (its connection limit is 0
  * for the copy), so the message names both.
  */
 function translate(error: unknown): never {
   const { code } = error as { code?: string };
-  if (code === '3D000') throw new NotFoundError('database_not_found', 'Database not found');
+  if (code === '3D000' || isClosedDatabase(error)) throw new NotFoundError('database_not_found', 'Database not found');
   if (code === '53300') {
     throw new UnavailableError('database_busy', 'The database is busy, or moving to another server; try again shortly', { cause: error });
   }

@@ -120,6 +120,37 @@ describe('deadlines', function () {
       expect(await rejection(client.query('select 1'))).to.be.instanceOf(Error);
     });
 
+    it('answers a rollback after the deadline without sending it, and ends the connection of the open transaction', async function () {
+      const client = await connect();
+      await client.query('begin');
+      await client.query('create temporary table rolled_back (id int)');
+      const pid = (await client.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+      const rolledBack = await withDeadline(1, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return client.query('ROLLBACK');
+      });
+      expect(rolledBack.command).to.equal('ROLLBACK');
+      // The connection went, and its backend with it: PostgreSQL rolled the transaction back.
+      await eventually(async () => {
+        const left = await withClient(postgres.adminUrl, (other) => other.query('select 1 from pg_stat_activity where pid = $1', [pid]));
+        return left.rowCount === 0 ? true : undefined;
+      });
+      expect(await rejection(client.query('select 1'))).to.be.instanceOf(Error);
+    });
+
+    it('answers a rollback on a connection its deadline cut, so the caller can give it back; a rollback in time is sent', async function () {
+      const client = await connect();
+      await client.query('begin');
+      const cut = await withDeadline(100, () => rejection(client.query('select pg_sleep(5)')));
+      expect(cut).to.be.instanceOf(DeadlineExceededError);
+      const rolledBack = await client.query({ text: 'rollback' });
+      expect(rolledBack.command).to.equal('ROLLBACK');
+      const other = await connect();
+      await other.query('begin');
+      await withDeadline(5_000, () => other.query('rollback'));
+      expect(other.getTransactionStatus()).to.equal('I');
+    });
+
     it('leaves queries outside any deadline, and those that finish in time, as they are', async function () {
       const client = await connect();
       expect((await client.query('select pg_sleep(0.3), 1 as one')).rows[0].one).to.equal(1);

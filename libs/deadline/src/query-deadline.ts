@@ -51,6 +51,12 @@ function sendCancelRequest(client: DeadlineClient): void {
   socket.on('connect', () => socket.end(packet));
 }
 
+/** A plain ROLLBACK (not to a savepoint), as text or as a query config. */
+function isRollback(queryArgument: unknown): boolean {
+  const text = typeof queryArgument === 'string' ? queryArgument : (queryArgument as { text?: unknown } | null)?.text;
+  return typeof text === 'string' && /^\s*rollback\s*;?\s*$/i.test(text);
+}
+
 /**
  * Puts the queries `client` runs (promise and callback forms) under the deadline of whoever runs
  * them; a query run outside any deadline, or as a cursor, goes on as before. A query the deadline
@@ -79,6 +85,18 @@ export function cutQueriesAtDeadline<C extends DeadlineClient>(client: C, option
   const guarded = function guardedQuery(this: unknown, ...args: unknown[]): unknown {
     const left = remainingMs();
     const last = args[args.length - 1];
+    // A rollback on a cut connection, or asked for after the deadline, is done without sending
+    // it: the connection goes (if a transaction is open), and PostgreSQL rolls back what a
+    // connection that ends left open. Refused, it would leave the caller holding the connection:
+    // Kysely (under MikroORM) gives it back to its pool only after a rollback that succeeded, and
+    // a pool waits for ever on a connection never given back.
+    if (isRollback(args[0]) && (ended || (left !== undefined && left <= 0))) {
+      if (inFlight > 0 || (client.getTransactionStatus?.() ?? 'I') !== 'I') cut();
+      const done = { command: 'ROLLBACK', rowCount: null, rows: [], fields: [] };
+      if (typeof last !== 'function') return Promise.resolve(done);
+      process.nextTick(last, null, done);
+      return undefined;
+    }
     const submittable = typeof (args[0] as { submit?: unknown } | null)?.submit === 'function';
     if (left === undefined || submittable) return query.apply(this, args);
     if (left <= 0) {

@@ -18,3 +18,18 @@ const NEXT: Record<DatabaseStatus, DatabaseStatus | null> = {
 export function nextProvisioningStatus(status: DatabaseStatus): DatabaseStatus | null {
   return NEXT[status];
 }
+
+/**
+ * What the API shows for a deleted database, whatever its provisioning status was: it refuses
+ * connections and can be restored until its retention ends, then it is purged and shown no more.
+ * The provisioning status stays underneath, so a restored database goes on from where it was.
+ */
+export const DELETED_STATUS = 'DELETED';
+
+/** Every status the API shows: the provisioning statuses and DELETED. */
+export const SHOWN_DATABASE_STATUSES = [...DATABASE_STATUSES, DELETED_STATUS] as const;
+export type ShownDatabaseStatus = (typeof SHOWN_DATABASE_STATUSES)[number];
+
+export function shownDatabaseStatus(database: { status: DatabaseStatus; deleted: Date | null }): ShownDatabaseStatus {
+  return database.deleted ? DELETED_STATUS : database.status;
+}

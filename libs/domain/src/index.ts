@@ -56,11 +56,13 @@ export {
 // Databases, the regions they live in, and the status a provisioner moves them to next.
 export { REGIONS, regionId } from './regions.js';
 export type { Region } from './regions.js';
-export { DATABASE_STATUSES, nextProvisioningStatus } from './database-status.js';
+export { DATABASE_STATUSES, DELETED_STATUS, SHOWN_DATABASE_STATUSES, nextProvisioningStatus, shownDatabaseStatus } from './database-status.js';
+export type { DatabaseStatus, ShownDatabaseStatus } from './database-status.js';
 export {
-  createDatabase, deleteDatabase, getDatabase, listDatabases, listRegions, renameDatabase,
+  createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, listRegions, purgeDatabase, renameDatabase,
+  restoreDatabase,
 } from './use-cases/databases.js';
-export type { DatabaseDeps, ProvisioningDeps } from './use-cases/databases.js';
+export type { DatabaseDeps, DeletionDeps, ProvisioningDeps } from './use-cases/databases.js';
 
 // Each database's data plane: its tenants and users, their sessions, and throttled password sign-in.
 export { TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, USER_CONTEXT_SETTING } from './data-plane.js';

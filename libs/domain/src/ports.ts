@@ -114,12 +114,38 @@ export interface DatabaseRepository {
   findLiveById(workspace: Workspace, id: string): Promise<Database | null>;
   /** ConflictError when another live database of the workspace has the name. */
   rename(database: Database, name: string): Promise<Database>;
-  markDeleted(database: Database): Promise<void>;
+  /**
+   * Marks a live database deleted at `deleted`, restorable until `purgeAfter`: its name is free at
+   * once. The database as it is now, or null when it was no longer live (deleted meanwhile).
+   */
+  markDeleted(database: Database, when: { deleted: Date; purgeAfter: Date }): Promise<Database | null>;
+  /**
+   * A page of the workspace's deleted databases still restorable at `now` (purgeAfter later, not
+   * dropped), paged as listLivePage.
+   */
+  listDeletedPage(workspace: Workspace, page: PageRequest, now: Date): Promise<Page<Database>>;
+  /**
+   * Makes a deleted database of the workspace live again, under `name` when given, if it is still
+   * restorable at `now`; null when there is none such (unknown, live, purged or past its retention).
+   * ConflictError database_name_taken when a live database of the workspace has the name.
+   */
+  restore(workspace: Workspace, id: string, input: { name?: string; now: Date }): Promise<Database | null>;
+  /**
+   * Ends the retention of a deleted database of the workspace still restorable at `now`: from `now`
+   * on it is due to be dropped. The database as it was, or null when there is none such.
+   */
+  endRetention(workspace: Workspace, id: string, now: Date): Promise<Database | null>;
 }
 
-/** What a provisioner is asked to do with a claimed database. */
+/**
+ * What a provisioner is asked to do with a claimed database: advance a live one's provisioning;
+ * close a deleted one (it refuses connections, its sessions end); reopen a restored one; drop one
+ * whose retention has ended (purge).
+ */
 export type ProvisioningTask =
   | { kind: 'advance'; database: Database; to: DatabaseStatus }
+  | { kind: 'close'; database: Database }
+  | { kind: 'reopen'; database: Database }
   | { kind: 'drop'; database: Database };
 
 /**
@@ -139,6 +165,11 @@ export interface ClusterDriver {
   upgradeBuiltInSchema(physicalName: string): Promise<void>;
   /** Connects to the database and checks that its built-in schema is current. */
   verifyDatabase(physicalName: string): Promise<void>;
+  /** The database refuses every new connection, its own login's too, and its open sessions end; nothing to do when it does not exist. */
+  closeDatabase(physicalName: string): Promise<void>;
+  /** The database accepts connections again (undoes closeDatabase); nothing to do when it does not exist. */
+  reopenDatabase(physicalName: string): Promise<void>;
+  /** Drops the database and the login roles of its credentials. */
   dropDatabase(physicalName: string): Promise<void>;
   listDatabases(prefix: string): Promise<string[]>;
   /** A postgres:// URL without credentials that reaches the database. */
@@ -205,10 +236,15 @@ export interface BackupHealth {
   unknown?: string;
 }
 
-/** Wakes whatever moves databases toward their desired state (the provisioner's DatabaseReconciler); drops a deleted one now. */
+/** Wakes whatever moves databases toward their desired state (the provisioner's DatabaseReconciler). */
 export interface Provisioner {
   nudge(): void;
-  dropNow(databaseId: string): Promise<void>;
+  /**
+   * Does the work one database needs now (closing a deleted one, reopening a restored one, dropping
+   * a purged one), so that the request that asked for it answers after it; a failure is left to the
+   * retrying loop, never thrown.
+   */
+  settleNow(databaseId: string): Promise<void>;
 }
 
 export interface TokenVerifier {

@@ -1,12 +1,15 @@
-import { DATABASE_NAME_MAX_LENGTH, DATABASE_STATUSES, REGIONS, canExpand, type ComputeType, type Database } from '@platform/domain';
-import { bool, dateTime, oneOf, record, text, uuid } from '@platform/http';
+import { DATABASE_NAME_MAX_LENGTH, REGIONS, SHOWN_DATABASE_STATUSES, canExpand, shownDatabaseStatus, type ComputeType, type Database } from '@platform/domain';
+import { bool, dateTime, oneOf, optional, record, text, uuid } from '@platform/http';
 import { WorkspaceSchema, presentWorkspace } from './workspace.presenter.js';
 
 const databaseFields = {
   id: uuid(),
   name: text({ min: 1, max: DATABASE_NAME_MAX_LENGTH }),
   workspace: WorkspaceSchema,
-  status: oneOf(DATABASE_STATUSES, 'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved'),
+  status: oneOf(
+    SHOWN_DATABASE_STATUSES,
+    'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved. DELETED: deleted (see `deleted`), refusing connections, restorable until the platform’s retention ends',
+  ),
   region: oneOf(REGIONS),
   expandable: bool('Whether the database can take dedicated compute now: it is READY, has no compute instance, and the platform runs dedicated compute (POST D/compute would be accepted)'),
   apiHost: text({ max: 2048, description: 'The {api_url} serving this database’s tenants and users' }),
@@ -17,6 +20,7 @@ const databaseFields = {
       '(connect with a credential’s id and password, over TLS)',
   }),
   created: dateTime(),
+  deleted: optional(dateTime('When the database was deleted; only on a deleted database (status DELETED)')),
   sharded: bool('Always false until a distributed engine serves sharded databases'),
 };
 
@@ -50,12 +54,13 @@ export function presentDatabase(database: Database, hosts: DatabaseHosts) {
     id: database.id,
     name: database.name,
     workspace: presentWorkspace(database.workspace),
-    status: database.status,
+    status: shownDatabaseStatus(database),
     region: database.region,
-    expandable: canExpand(database, hosts.computeCatalog),
+    expandable: !database.deleted && canExpand(database, hosts.computeCatalog),
     apiHost: hosts.publicApiUrl,
     dbHost: databaseUrl(database, hosts),
     created: database.created.toISOString(),
+    ...(database.deleted ? { deleted: database.deleted.toISOString() } : {}),
     sharded: false,
   };
 }

@@ -1,8 +1,8 @@
-import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, renameDatabase } from '@platform/domain';
-import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, record } from '@platform/http';
+import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, purgeDatabase, renameDatabase, restoreDatabase } from '@platform/domain';
+import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, optional, queryBoolean, record } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
 import { defineManagementRoute, PAGED } from './management-scope.js';
-import { DATABASE_PATH, WORKSPACE_PATH, databasePathParams, workspacePathParams } from './path-params.js';
+import { DATABASE_PATH, DELETED_DATABASE_PATH, WORKSPACE_PATH, databasePathParams, deletedDatabasePathParams, workspacePathParams } from './path-params.js';
 import { databaseNameField } from './request-fields.js';
 
 const CreateDatabaseRequest = record({
@@ -10,6 +10,21 @@ const CreateDatabaseRequest = record({
   region: oneOf(REGIONS),
 });
 const RenameDatabaseRequest = record({ name: databaseNameField('The new name; the same rules as at creation') });
+const ListDatabasesQuery = record({
+  deleted: optional(
+    queryBoolean('true: the deleted databases that can still be restored (status DELETED, with `deleted`) instead of the live ones; false (the default): the live ones'),
+  ),
+  ...pageQueryFields,
+});
+const RestoreDatabaseRequest = optional(
+  record(
+    { name: optional(databaseNameField('Restore under this name instead of the one it had (which may be taken since); the same rules as at creation')) },
+    'Optional: no body to restore under its old name',
+  ),
+);
+/** How long deleted databases stay restorable, as the routes describe it. */
+const RETENTION =
+  'A deleted database can be restored for the platform’s DATABASE_DELETE_RETENTION (7 days unless the operator set another) after its deletion; then its PostgreSQL database is dropped for good.';
 
 export const databaseRoutes = [
   defineManagementRoute({
@@ -40,15 +55,19 @@ export const databaseRoutes = [
     path: `${WORKSPACE_PATH}/databases`,
     operationId: 'listDatabases',
     summary: 'List the workspace’s databases',
-    description: PAGED,
+    description: `\`deleted=true\` lists the deleted databases that can still be restored instead, by id. ${RETENTION} ${PAGED}`,
     tags: ['databases'],
     auth: 'management',
     params: workspacePathParams,
-    query: record(pageQueryFields),
+    query: ListDatabasesQuery,
     success: { status: 200, description: 'A page of databases, oldest first', schema: arrayOf(DatabaseSchema), headers: PAGE_LINK_HEADER },
     errors: [404],
-    handler: async (input) =>
-      pagedAnswer(await listDatabases(input.scope, input.caller, input.params.workspaceSlug, pageRequest(input.query)), (database) => presentDatabase(database, input.scope), input),
+    handler: async (input) => {
+      const { scope, caller, params, query } = input;
+      const page = pageRequest(query);
+      const databases = query.deleted === true ? await listDeletedDatabases(scope, caller, params.workspaceSlug, page) : await listDatabases(scope, caller, params.workspaceSlug, page);
+      return pagedAnswer(databases, (database) => presentDatabase(database, scope), input);
+    },
   }),
   defineManagementRoute({
     method: 'GET',
@@ -86,15 +105,60 @@ export const databaseRoutes = [
     method: 'DELETE',
     path: DATABASE_PATH,
     operationId: 'deleteDatabase',
-    summary: 'Delete a database and drop its PostgreSQL database',
+    summary: 'Delete a database (it can be restored within the retention)',
     description:
-      'The name is free again at once. Open connections to the database are ended. The SPEC does not describe this route; it ' +
-      'answers 200 with the deleted database as it was (the API family’s MCP server reads every answer as JSON).',
+      'The database is marked deleted and its name is free again at once (for a new database, or for another by rename). Its ' +
+      'PostgreSQL database is kept but refuses every connection: open sessions end, credentials no longer log in, and its ' +
+      'tenants and users are not reached through the API (404, as for a database that does not exist). Answers 200 with ' +
+      'the database as it is now: status DELETED, `deleted` set, and its `id`, which restores it (POST W/databases/{databaseId}/restore) ' +
+      `or purges it now (POST W/databases/{databaseId}/purge). ${RETENTION} The SPEC does not describe this route (the API ` +
+      'family’s MCP server reads every answer as JSON).',
     tags: ['databases'],
     auth: 'management',
     params: databasePathParams,
-    success: { status: 200, description: 'Deleted: the database as it was', schema: DatabaseSchema },
+    success: { status: 200, description: 'Deleted: the database, status DELETED', schema: DatabaseSchema },
     errors: [404],
     handler: async ({ params, caller, scope }) => presentDatabase(await deleteDatabase(scope, caller, params.workspaceSlug, params.databaseName), scope),
+  }),
+  defineManagementRoute({
+    method: 'POST',
+    path: `${DELETED_DATABASE_PATH}/restore`,
+    operationId: 'restoreDatabase',
+    summary: 'Restore a deleted database',
+    description:
+      'Brings back a deleted database of the workspace, by id, with its data, tenants, users and credentials as they were ' +
+      '(credentials log in again, with the same passwords), under its old name or `name`. 409 database_name_taken when a ' +
+      'live database of the workspace has that name: restore under another. 404 database_not_found for an id that is not ' +
+      `a restorable deleted database of this workspace (unknown, live, purged, or past its retention). ${RETENTION} ` +
+      'A database deleted before it was READY goes on being provisioned.',
+    tags: ['databases'],
+    auth: 'management',
+    params: deletedDatabasePathParams,
+    body: RestoreDatabaseRequest,
+    success: { status: 200, description: 'Restored: the database, live again', schema: DatabaseSchema },
+    errors: [404, 409],
+    handler: async ({ params, body, caller, scope }) =>
+      presentDatabase(await restoreDatabase(scope, caller, params.workspaceSlug, params.databaseId, { name: body?.name }), scope),
+  }),
+  defineManagementRoute({
+    method: 'POST',
+    path: `${DELETED_DATABASE_PATH}/purge`,
+    operationId: 'purgeDatabase',
+    summary: 'Drop a deleted database for good now',
+    description:
+      'Ends a deleted database’s retention now: it can no longer be restored, and its PostgreSQL database and its ' +
+      'credentials’ roles are dropped before this answers (should that fail, the platform retries until it is done; a database on ' +
+      'dedicated compute takes its instance with it a moment later). For data that ' +
+      'must not outlive the delete (a customer’s request to erase it); otherwise the retention ends on its own. 404 ' +
+      'database_not_found for an id that is not a restorable deleted database of this workspace.',
+    tags: ['databases'],
+    auth: 'management',
+    params: deletedDatabasePathParams,
+    success: { status: 204, description: 'Purged' },
+    errors: [404],
+    handler: async ({ params, caller, scope }) => {
+      await purgeDatabase(scope, caller, params.workspaceSlug, params.databaseId);
+      return undefined;
+    },
   }),
 ];

@@ -3,6 +3,7 @@ import type {
   ComputeDeps,
   CredentialDeps,
   DatabaseDeps,
+  DeletionDeps,
   InsightsDeps,
   ProvisioningDeps,
   Repositories,
@@ -18,7 +19,7 @@ import type { SessionCookie } from './session-cookie.js';
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
 export interface ManagementScope
-  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps {
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps {
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;

@@ -11,6 +11,8 @@ const userId = uuid('The user id');
 export const WORKSPACE_PATH = '/workspaces/{workspaceSlug}';
 export const DATABASE_PATH = `${WORKSPACE_PATH}/databases/{databaseName}`;
 export const TENANT_PATH = `${DATABASE_PATH}/tenants/{tenantId}`;
+/** A deleted database, by id: its name may be another database's since. */
+export const DELETED_DATABASE_PATH = `${WORKSPACE_PATH}/databases/{databaseId}`;
 
 export const workspacePathParams = record({ workspaceSlug });
 export const memberPathParams = record({ workspaceSlug, developerId: uuid('The member’s developer id') });
@@ -18,6 +20,10 @@ export const invitationPathParams = record({ workspaceSlug, invitationId: uuid('
 export const myInvitationPathParams = record({ invitationId: uuid('The invitation id') });
 export const clientPathParams = record({ workspaceSlug, clientId: text({ min: 1, max: CLIENT_ID_MAX_LENGTH }) });
 export const databasePathParams = record({ workspaceSlug, databaseName });
+export const deletedDatabasePathParams = record({
+  workspaceSlug,
+  databaseId: text({ min: 1, max: 100, description: 'The deleted database’s id (DELETE D answered it; the list with deleted=true shows it)' }),
+});
 export const tenantPathParams = record({ workspaceSlug, databaseName, tenantId });
 export const userInDatabasePathParams = record({ workspaceSlug, databaseName, userId });
 export const userInTenantPathParams = record({ workspaceSlug, databaseName, tenantId, userId });

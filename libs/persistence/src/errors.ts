@@ -1,8 +1,11 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 
-/** True when `error` is PostgreSQL refusing a duplicate on the named constraint or index. */
+/**
+ * True when `error` is PostgreSQL refusing a duplicate on the named constraint or index: as the
+ * ORM converts it (flush, its query methods), or as the driver raised it (a connection's execute).
+ */
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
-  if (!(error instanceof UniqueConstraintViolationException)) return false;
-  const detail = error as unknown as { constraint?: string; message: string };
-  return detail.constraint === constraint || error.message.includes(`"${constraint}"`);
+  const detail = error as { code?: string; constraint?: string; message?: string };
+  if (!(error instanceof UniqueConstraintViolationException) && detail?.code !== '23505') return false;
+  return detail.constraint === constraint || (detail.message ?? '').includes(`"${constraint}"`);
 }

@@ -4,7 +4,7 @@ import { migrateControlPlane, openOrm, type MikroORM } from './orm.js';
 import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
 
 /** Every migration, in order: a run on a fresh database applies all of them. */
-const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client', 'Migration20261122120000_sso_login_limits', 'Migration20261123000000_compute', 'Migration20261123010000_instance_routing', 'Migration20261123020000_list_order', 'Migration20261124000000_workspace_invitations', 'Migration20261124010000_sealed_signing_keys', 'Migration20261126010000_compute_health'];
+const MIGRATIONS = ['Migration20261122000000_control_plane', 'Migration20261122010000_oauth_clients', 'Migration20261122020000_grants', 'Migration20261122030000_client_notifications', 'Migration20261122040000_credentials', 'Migration20261122050000_private_control_plane', 'Migration20261122060000_sign_in_failures', 'Migration20261122070000_query_minutes', 'Migration20261122080000_observer_minutes', 'Migration20261122090000_insight_rollups', 'Migration20261122100000_sso', 'Migration20261122110000_nilecli_client', 'Migration20261122120000_sso_login_limits', 'Migration20261123000000_compute', 'Migration20261123010000_instance_routing', 'Migration20261123020000_list_order', 'Migration20261124000000_workspace_invitations', 'Migration20261124010000_sealed_signing_keys', 'Migration20261126010000_compute_health', 'Migration20261127020000_restorable_deletes'];
 const TABLES = ['authorization_codes', 'compute_instances', 'credentials', 'databases', 'developers', 'oauth_clients', 'observer_minutes', 'observer_rollups', 'query_minutes', 'query_rollups', 'refresh_tokens', 'sign_in_failures', 'signing_keys', 'sso_login_states', 'sso_registrations', 'token_families', 'workspace_invitations', 'workspace_members', 'workspaces'];
 
 describe('migrateControlPlane', function () {
@@ -115,13 +115,35 @@ describe('migrateControlPlane', function () {
     expect(byName.has('databases_physical_name_unique')).to.equal(true);
   });
 
+  it('makes the databases an earlier release deleted, and had yet to drop, due to be dropped at once', async function () {
+    const control = await orm(database.url);
+    await control.migrator.up({ to: 'Migration20261126010000_compute_health' });
+    await query(database.url, `insert into workspaces (id, name, slug, created) values ('00000000-0000-4000-8000-000000000001', 'W', 'w', now())`);
+    const insert = `insert into databases (id, workspace_id, name, region, status, physical_name, created, updated, deleted, dropped)
+      values ($1, '00000000-0000-4000-8000-000000000001', $2, 'AWS_US_WEST_2', 'READY', $2, now(), now(), $3, $4)`;
+    const deleted = new Date('2026-11-20T10:00:00Z');
+    await query(database.url, insert, ['00000000-0000-4000-8000-00000000000a', 'live', null, null]);
+    await query(database.url, insert, ['00000000-0000-4000-8000-00000000000b', 'undropped', deleted, null]);
+    await query(database.url, insert, ['00000000-0000-4000-8000-00000000000c', 'dropped', deleted, deleted]);
+
+    await migrateControlPlane(control);
+    expect(await query(database.url, 'select name, purge_after, closed from databases order by name')).to.deep.equal([
+      { name: 'dropped', purge_after: deleted, closed: null },
+      { name: 'live', purge_after: null, closed: null },
+      { name: 'undropped', purge_after: deleted, closed: null },
+    ]);
+    // A deleted database always says until when it can be restored.
+    const refused = await query(database.url, `update databases set deleted = now() where name = 'live'`).catch((error: { code?: string }) => error.code);
+    expect(refused).to.equal('23514');
+  });
+
   it('upgrades signing keys in place: a plain private half stays until a replica seals it, and going back refuses once one is sealed', async function () {
     const control = await orm(database.url);
     await control.migrator.up({ to: 'Migration20261124000000_workspace_invitations' });
     const plain = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd' };
     await query(database.url, `insert into signing_keys (kid, alg, public_jwk, private_jwk, created) values ('old', 'ES256', '{}', $1, now())`, [JSON.stringify(plain)]);
 
-    expect(await migrateControlPlane(control)).to.deep.equal(['Migration20261124010000_sealed_signing_keys', 'Migration20261126010000_compute_health']);
+    expect(await migrateControlPlane(control)).to.deep.equal(MIGRATIONS.slice(MIGRATIONS.indexOf('Migration20261124010000_sealed_signing_keys')));
     expect(await query(database.url, `select private_jwk, sealed_private_jwk from signing_keys`)).to.deep.equal([{ private_jwk: plain, sealed_private_jwk: null }]);
 
     await query(database.url, `update signing_keys set sealed_private_jwk = 'v1.k.iv.body', private_jwk = null`);

@@ -2,6 +2,9 @@ export interface CloserLog {
   error(details: object, message: string): void;
 }
 
+/** How long a closer may take before the log names it (and again each time as long). */
+const SLOW_CLOSER_MS = 15_000;
+
 interface Closer {
   name: string;
   close: () => Promise<void> | void;
@@ -32,11 +35,16 @@ export class Closers {
   private async closeAll(): Promise<void> {
     const failures: unknown[] = [];
     for (const closer of [...this.stack].reverse()) {
+      // A closer that never ends would hold the process with nothing said: name it while it waits.
+      const slow = setInterval(() => this.log.error({ closer: closer.name }, `closing ${closer.name} has taken over ${SLOW_CLOSER_MS / 1000} s; still waiting`), SLOW_CLOSER_MS);
+      slow.unref();
       try {
         await closer.close();
       } catch (error) {
         this.log.error({ err: error, closer: closer.name }, 'closing failed; closing the rest');
         failures.push(error);
+      } finally {
+        clearInterval(slow);
       }
     }
     if (failures.length === 1) throw failures[0];

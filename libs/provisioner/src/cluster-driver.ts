@@ -27,6 +27,7 @@ import {
   installBuiltInSchema,
   installedSchemaVersion,
   PINNED_SEARCH_PATH_OPTIONS,
+  setDatabaseAllowConnections,
   type DatabaseLimits,
 } from '@platform/data-plane';
 
@@ -130,6 +131,24 @@ export class PgClusterDriver implements ClusterDriver {
       }
       await client.query('select count(*) from public.tenants');
     });
+  }
+
+  /**
+   * Refuses connections first, then ends the sessions open now: none can start in between. A
+   * session's backend is signalled and gone a moment later; waiting for each (up to 5 s) lets the
+   * caller answer once they are.
+   */
+  async closeDatabase(physicalName: string): Promise<void> {
+    await this.withAdmin(async (admin) => {
+      if (!(await setDatabaseAllowConnections(admin, physicalName, false))) return;
+      await admin.query(`select pg_catalog.pg_terminate_backend(pid, 5000) from pg_catalog.pg_stat_activity where datname = $1 and pid <> pg_catalog.pg_backend_pid()`, [
+        physicalName,
+      ]);
+    });
+  }
+
+  async reopenDatabase(physicalName: string): Promise<void> {
+    await this.withAdmin((admin) => setDatabaseAllowConnections(admin, physicalName, true));
   }
 
   async dropDatabase(physicalName: string): Promise<void> {

@@ -6,7 +6,7 @@ import { withDeadline } from '@platform/deadline';
 import type { ClusterDirectory, ClusterDriver, Database, Region, Workspace } from '@platform/domain';
 // Integration test: the reconciler runs with the real control-plane store over a real PostgreSQL.
 import { MikroProvisioningStore, openRepositories } from '@platform/persistence';
-import { databaseExists, deferred, eventually, FakeClock, query, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
+import { databaseExists, deferred, eventually, FakeClock, query, rejection, startTestPostgres, withClient, type TestPostgres } from '@platform/testing';
 import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
 import { BUILT_IN_SCHEMA_STEPS } from '@platform/data-plane';
 import { PgClusterDirectory } from './cluster-driver.js';
@@ -20,6 +20,7 @@ interface Row {
   attempts: number;
   last_error: string | null;
   deleted: Date | null;
+  closed: Date | null;
   dropped: Date | null;
 }
 
@@ -57,6 +58,8 @@ function gatedClusters(inner: ClusterDirectory, gate: Promise<void>, entered: ()
         installBuiltInSchema: (name) => driver.installBuiltInSchema(name),
         upgradeBuiltInSchema: (name) => driver.upgradeBuiltInSchema(name),
         verifyDatabase: (name) => driver.verifyDatabase(name),
+        closeDatabase: (name) => driver.closeDatabase(name),
+        reopenDatabase: (name) => driver.reopenDatabase(name),
         dropDatabase: (name) => driver.dropDatabase(name),
         listDatabases: (prefix) => driver.listDatabases(prefix),
         connectionUrl: (name) => driver.connectionUrl(name),
@@ -130,8 +133,20 @@ describe('DatabaseReconciler', function () {
     return database;
   }
 
+  /** Marks the database deleted at the clock's time, restorable for `retentionMs` (0: due to be dropped at once). */
+  function markDeleted(database: Database, retentionMs = 0) {
+    const deleted = clock.now();
+    return openRepositories(cp.orm).databases.markDeleted(database, { deleted, purgeAfter: new Date(deleted.getTime() + retentionMs) });
+  }
+
+  /** Whether PostgreSQL lets the database be connected to at all (pg_database.datallowconn). */
+  async function allowsConnections(physicalName: string): Promise<boolean> {
+    const [found] = await query<{ datallowconn: boolean }>(postgres.adminUrl, 'select datallowconn from pg_database where datname = $1', [physicalName]);
+    return found.datallowconn;
+  }
+
   async function row(id: string): Promise<Row> {
-    const [found] = await query<Row>(cp.url, 'select status, attempts, last_error, deleted, dropped from databases where id = $1', [id]);
+    const [found] = await query<Row>(cp.url, 'select status, attempts, last_error, deleted, closed, dropped from databases where id = $1', [id]);
     return found;
   }
 
@@ -251,7 +266,64 @@ describe('DatabaseReconciler', function () {
     expect(await databaseExists(postgres.adminUrl, unserved.physicalName)).to.equal(false);
   });
 
-  it('dropNow drops a deleted database, ending its open sessions', async function () {
+  it('settleNow closes a deleted database: new connections are refused, open sessions end, the data stays', async function () {
+    const database = await requestDatabase();
+    const builder = reconciler();
+    builder.start();
+    await untilStatus(database.id, 'READY');
+    await builder.stop();
+
+    const session = new pg.Client({ connectionString: databaseUrl(postgres.adminUrl, database.physicalName) });
+    // The server's 57P01 first, then the socket's end.
+    const ended = new Promise<Error & { code?: string }>((resolve) => session.on('error', resolve));
+    await session.connect();
+    try {
+      await markDeleted(database, 60_000);
+      const logs = memoryLog();
+      // A reconciler that was never started still settles on request.
+      await reconciler({ log: logs.log }).settleNow(database.id);
+
+      expect((await ended).code).to.equal('57P01');
+      expect(await allowsConnections(database.physicalName)).to.equal(false);
+      // Even the cluster's superuser is turned away; the database itself is kept.
+      const refused = await rejection(query(databaseUrl(postgres.adminUrl, database.physicalName), 'select 1'));
+      expect(refused).to.include({ code: '55000', routine: 'CheckMyDatabase' });
+      expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
+      expect((await row(database.id)).closed).to.be.instanceOf(Date);
+      expect(logs.error).to.deep.equal([]);
+      expect(logs.info.map((entry) => entry.msg)).to.deep.equal(['deleted database closed']);
+
+      // Restored: reopened, with its built-in schema as it was.
+      await openRepositories(cp.orm).databases.restore(workspace, database.id, { now: clock.now() });
+      await reconciler({ log: logs.log }).settleNow(database.id);
+      expect(await allowsConnections(database.physicalName)).to.equal(true);
+      expect(await schemaSteps(database.physicalName)).to.deep.equal(BUILT_IN_SCHEMA_STEPS.map((step) => step.version));
+      expect(await row(database.id)).to.deep.include({ closed: null, deleted: null, status: 'READY' });
+      expect(logs.info.map((entry) => entry.msg)).to.deep.equal(['deleted database closed', 'restored database reopened']);
+    } finally {
+      await session.end().catch(() => {});
+    }
+  });
+
+  it('the loop drops a closed database once its retention has ended, and the roles of its credentials', async function () {
+    const database = await requestDatabase();
+    const running = reconciler();
+    running.start();
+    await untilStatus(database.id, 'READY');
+    const role = await clusters.createLoginRole({ ...database, status: 'READY' }, { password: 'a long enough password', tenantId: null });
+    await markDeleted(database, 60_000);
+    running.nudge();
+    await eventually(async () => ((await row(database.id)).closed ? true : undefined), 15_000, 'the database to be closed');
+    expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(true);
+
+    clock.advance(60_000);
+    running.nudge();
+    await eventually(async () => ((await row(database.id)).dropped ? true : undefined), 15_000, 'the database to be dropped');
+    expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(false);
+    expect(await query(postgres.adminUrl, 'select 1 from pg_roles where rolname = $1', [role])).to.deep.equal([]);
+  });
+
+  it('settleNow drops a deleted database whose retention has ended, ending its open sessions', async function () {
     const database = await requestDatabase();
     const builder = reconciler();
     builder.start();
@@ -263,10 +335,9 @@ describe('DatabaseReconciler', function () {
     await session.connect();
 
     try {
-      await openRepositories(cp.orm).databases.markDeleted(database);
+      await markDeleted(database);
       const logs = memoryLog();
-      // A reconciler that was never started still drops on request.
-      await reconciler({ log: logs.log }).dropNow(database.id);
+      await reconciler({ log: logs.log }).settleNow(database.id);
 
       expect(await databaseExists(postgres.adminUrl, database.physicalName)).to.equal(false);
       const dropped = await row(database.id);
@@ -279,14 +350,14 @@ describe('DatabaseReconciler', function () {
     }
   });
 
-  it('dropNow logs a failed drop instead of throwing, and leaves it to be retried', async function () {
+  it('settleNow logs a failed step instead of throwing, and leaves it to be retried', async function () {
     const database = await requestDatabase('AZURE_EASTUS');
-    await openRepositories(cp.orm).databases.markDeleted(database);
+    await markDeleted(database);
     const logs = memoryLog();
 
-    await reconciler({ log: logs.log }).dropNow(database.id);
+    await reconciler({ log: logs.log }).settleNow(database.id);
 
-    expect(logs.error.map((entry) => entry.msg)).to.deep.equal(['drop failed; it will be retried']);
+    expect(logs.error.map((entry) => entry.msg)).to.deep.equal(['database step failed; it will be retried']);
     expect(logs.error[0].obj.databaseId).to.equal(database.id);
     expect(await row(database.id)).to.deep.include({ dropped: null, attempts: 1 });
   });

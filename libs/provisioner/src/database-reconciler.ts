@@ -1,4 +1,4 @@
-import type { ClusterDirectory, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
+import type { ClusterDirectory, Database, DatabaseStatus, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
 import { LoopedWork } from './looped-work.js';
 
 export interface DatabaseReconcilerOptions {
@@ -13,9 +13,10 @@ export interface DatabaseReconcilerOptions {
 }
 
 /**
- * Moves databases toward their desired state: REQUESTED -> BUILT -> READY, and deleted ones to
- * dropped. Each step is idempotent and its outcome is written in the same transaction that holds
- * the claim, so a crash at any point leaves a row that the next pass (here or on any replica)
+ * Moves databases toward their desired state: REQUESTED -> BUILT -> READY; deleted ones closed
+ * (refusing connections, sessions ended) and, once their retention has ended, dropped; restored
+ * ones reopened. Each step is idempotent and its outcome is written in the same transaction that
+ * holds the claim, so a crash at any point leaves a row that the next pass (here or on any replica)
  * picks up again, and a re-run of a step finds its work already done.
  */
 export class DatabaseReconciler extends LoopedWork implements Provisioner {
@@ -30,25 +31,44 @@ export class DatabaseReconciler extends LoopedWork implements Provisioner {
     );
   }
 
-  /** Drops a deleted database now; a failure is logged and left to the retrying loop. */
-  async dropNow(databaseId: string): Promise<void> {
+  /** Does what the database needs now (close, reopen, drop); a failure is logged and left to the retrying loop. */
+  async settleNow(databaseId: string): Promise<void> {
     try {
       await this.options.store.claim((task) => this.perform(task), { databaseId });
     } catch (error) {
-      this.options.log.error({ err: error, databaseId }, 'drop failed; it will be retried');
+      this.options.log.error({ err: error, databaseId }, 'database step failed; it will be retried');
     }
   }
 
   private async perform(task: ProvisioningTask): Promise<void> {
     const { database } = task;
-    const cluster = this.options.clusters.forRegion(database.region);
     const context = { databaseId: database.id, physicalName: database.physicalName };
-    if (task.kind === 'drop') {
-      await cluster.dropDatabase(database.physicalName);
-      this.options.log.info(context, 'database dropped');
-      return;
+    switch (task.kind) {
+      case 'close':
+        // Where it is served now: its region's cluster, or its dedicated instance's server.
+        await this.options.clusters.forDatabase(database).closeDatabase(database.physicalName);
+        this.options.log.info(context, 'deleted database closed');
+        return;
+      case 'reopen':
+        await this.options.clusters.forDatabase(database).reopenDatabase(database.physicalName);
+        this.options.log.info(context, 'restored database reopened');
+        return;
+      case 'drop':
+        // On its region's cluster; a dedicated instance's server goes with its instance, which the
+        // compute reconciler removes once this drop is recorded.
+        this.options.faultPoint?.('before_drop_database');
+        await this.options.clusters.forRegion(database.region).dropDatabase(database.physicalName);
+        this.options.faultPoint?.('after_drop_database');
+        this.options.log.info(context, 'database dropped');
+        return;
+      case 'advance':
+        return this.advance(database, task.to);
     }
-    switch (task.to) {
+  }
+
+  private async advance(database: Database, to: DatabaseStatus): Promise<void> {
+    const cluster = this.options.clusters.forRegion(database.region);
+    switch (to) {
       case 'BUILT':
         await cluster.createDatabase(database.physicalName);
         this.options.faultPoint?.('after_create_database');
@@ -58,8 +78,8 @@ export class DatabaseReconciler extends LoopedWork implements Provisioner {
         await cluster.verifyDatabase(database.physicalName);
         break;
       default:
-        throw new Error(`no provisioning step leads to ${task.to}`);
+        throw new Error(`no provisioning step leads to ${to}`);
     }
-    this.options.log.info({ ...context, status: task.to }, 'database advanced');
+    this.options.log.info({ databaseId: database.id, physicalName: database.physicalName, status: to }, 'database advanced');
   }
 }

@@ -111,7 +111,11 @@ export interface ComputeDriver {
 /** What the reconciler is given: a claimed instance, its database and where things stand. */
 export interface ComputeTask {
   instance: ComputeInstance;
-  database: { id: string; physicalName: string; region: Region; deleted: boolean; server: ServerAddress | null };
+  /**
+   * `purged`: the database was deleted and its retention has ended (its data is dropped). A deleted
+   * database still restorable is not claimed with its instance at all: both wait as they are.
+   */
+  database: { id: string; physicalName: string; region: Region; purged: boolean; server: ServerAddress | null };
   /** Where the instance's server was last seen listening. */
   server: ServerAddress | null;
   /** A copy of the data that a finished move left behind, to drop once `dropAfter` has passed. */

@@ -13,7 +13,7 @@ const ON_INSTANCE = { host: '127.0.0.1', port: 54321 };
 interface Situation {
   status: ComputeInstanceStatus;
   resize?: boolean;
-  databaseDeleted?: boolean;
+  databasePurged?: boolean;
   onInstance?: boolean;
   dropAfter?: Date;
   attempts?: number;
@@ -34,7 +34,7 @@ function task(s: Situation): ComputeTask {
       updated: NOW,
       deleted: null,
     },
-    database: { id: 'd1', physicalName: 'db_d1', region: 'AWS_US_WEST_2', deleted: s.databaseDeleted ?? false, server: s.onInstance ? ON_INSTANCE : null },
+    database: { id: 'd1', physicalName: 'db_d1', region: 'AWS_US_WEST_2', purged: s.databasePurged ?? false, server: s.onInstance ? ON_INSTANCE : null },
     server: ON_INSTANCE,
     pendingDrop: s.dropAfter ? 'cluster' : null,
     dropAfter: s.dropAfter ?? null,
@@ -53,8 +53,8 @@ const CASES: [string, Situation, ComputeStep][] = [
   ['the third attempt at a resize gives up if it fails', { status: 'RESIZING', onInstance: true, resize: true, attempts: 2 }, { kind: 'resize', onFailure: 'give-up' }],
   ['deleting an instance that serves the database moves it back', { status: 'DELETING', onInstance: true }, { kind: 'move-back' }],
   ['deleting once the database is back removes the server', { status: 'DELETING' }, { kind: 'remove', databaseLives: true }],
-  ['a deleted database takes its ready instance with it', { status: 'READY', onInstance: true, databaseDeleted: true }, { kind: 'remove', databaseLives: false }],
-  ['a deleted database takes a provisioning instance with it', { status: 'PROVISIONING', databaseDeleted: true }, { kind: 'remove', databaseLives: false }],
+  ['a purged database takes its ready instance with it', { status: 'READY', onInstance: true, databasePurged: true }, { kind: 'remove', databaseLives: false }],
+  ['a purged database takes a provisioning instance with it', { status: 'PROVISIONING', databasePurged: true }, { kind: 'remove', databaseLives: false }],
   ['deleting comes before a due drop of the old copy', { status: 'DELETING', onInstance: true, dropAfter: PAST }, { kind: 'move-back' }],
   ['the old copy goes once its grace has passed', { status: 'READY', onInstance: true, dropAfter: PAST }, { kind: 'drop-old-copy' }],
   ['the old copy goes at the end of its grace exactly', { status: 'READY', onInstance: true, dropAfter: NOW }, { kind: 'drop-old-copy' }],

@@ -30,15 +30,15 @@ export type ComputeStep =
   | { kind: 'nothing' };
 
 /**
- * What follows for an instance, from where it stands and the time. Deleting comes first (a deleted
+ * What follows for an instance, from where it stands and the time. Deleting comes first (a purged
  * database takes its instance with it); then the drop of an old copy whose grace has passed; then
  * the status's own step.
  */
 export function nextComputeStep(task: ComputeTask, now: Date, maxAttempts = COMPUTE_MAX_ATTEMPTS): ComputeStep {
   const { instance, database } = task;
-  if (database.deleted || instance.status === 'DELETING') {
-    if (!database.deleted && database.server) return { kind: 'move-back' };
-    return { kind: 'remove', databaseLives: !database.deleted };
+  if (database.purged || instance.status === 'DELETING') {
+    if (!database.purged && database.server) return { kind: 'move-back' };
+    return { kind: 'remove', databaseLives: !database.purged };
   }
   if (task.pendingDrop && task.dropAfter && task.dropAfter.getTime() <= now.getTime()) return { kind: 'drop-old-copy' };
   // This attempt is the last when it would be the maxAttempts-th failure in a row.

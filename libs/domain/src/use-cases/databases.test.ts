@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { pageAfterId, type Page, type PageRequest } from '../paging.js';
 import { physicalDatabaseName, type Database, type DeveloperPrincipal, type Workspace } from '../model.js';
-import type { ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
+import type { Clock, ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import { REGIONS, type Region } from '../regions.js';
-import { createDatabase, deleteDatabase, getDatabase, listDatabases, listRegions, renameDatabase } from './databases.js';
+import { createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, listRegions, purgeDatabase, renameDatabase, restoreDatabase } from './databases.js';
 import { rejection } from './assertions.test-support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -87,9 +87,47 @@ class InMemoryDatabases implements DatabaseRepository {
     return database;
   }
 
-  async markDeleted(database: Database): Promise<void> {
+  /** Per deleted database: from when it is due to be dropped, and whether it was. */
+  private readonly retention = new Map<string, { purgeAfter: Date; dropped: boolean }>();
+
+  async markDeleted(database: Database, when: { deleted: Date; purgeAfter: Date }): Promise<Database | null> {
     this.log.push(`markDeleted:${database.id}`);
-    database.deleted = new Date('2026-01-02T00:00:00Z');
+    if (database.deleted) return null;
+    database.deleted = when.deleted;
+    this.retention.set(database.id, { purgeAfter: when.purgeAfter, dropped: false });
+    return { ...database };
+  }
+
+  private restorable(workspace: Workspace, id: string, now: Date): Database | undefined {
+    return this.rows.find((d) => {
+      const kept = this.retention.get(d.id);
+      return d.deleted && d.workspace.id === workspace.id && d.id === id && kept && !kept.dropped && kept.purgeAfter > now;
+    });
+  }
+
+  async listDeletedPage(workspace: Workspace, page: PageRequest, now: Date): Promise<Page<Database>> {
+    return pageAfterId(this.rows.filter((d) => this.restorable(workspace, d.id, now)), page);
+  }
+
+  async restore(workspace: Workspace, id: string, input: { name?: string; now: Date }): Promise<Database | null> {
+    this.log.push(`restore:${id}`);
+    const database = this.restorable(workspace, id, input.now);
+    if (!database) return null;
+    const name = input.name ?? database.name;
+    if (this.rows.some((d) => !d.deleted && d.workspace.id === workspace.id && d.name === name)) {
+      throw new ConflictError('database_name_taken', `Database '${name}' exists`);
+    }
+    Object.assign(database, { name, deleted: null });
+    this.retention.delete(id);
+    return database;
+  }
+
+  async endRetention(workspace: Workspace, id: string, now: Date): Promise<Database | null> {
+    this.log.push(`endRetention:${id}`);
+    const database = this.restorable(workspace, id, now);
+    if (!database) return null;
+    this.retention.set(id, { purgeAfter: now, dropped: false });
+    return database;
   }
 }
 
@@ -116,8 +154,8 @@ class RecordingProvisioner implements Provisioner {
     this.log.push('nudge');
   }
 
-  async dropNow(databaseId: string): Promise<void> {
-    this.log.push(`dropNow:${databaseId}`);
+  async settleNow(databaseId: string): Promise<void> {
+    this.log.push(`settleNow:${databaseId}`);
   }
 }
 
@@ -134,7 +172,11 @@ describe('database use cases', () => {
     databases: InMemoryDatabases;
     clusters: ClusterDirectory;
     provisioner: Provisioner;
+    clock: Clock;
+    deleteRetentionSeconds: number;
   };
+  /** The clock's time, which tests move. */
+  let now: Date;
 
   beforeEach(() => {
     log = [];
@@ -147,7 +189,10 @@ describe('database use cases', () => {
       databases,
       clusters: new FakeClusters(['AWS_US_WEST_2', 'AWS_EU_CENTRAL_1']),
       provisioner: new RecordingProvisioner(log),
+      clock: { now: () => now },
+      deleteRetentionSeconds: 3600,
     };
+    now = new Date('2026-01-02T00:00:00Z');
   });
 
   describe('createDatabase', () => {
@@ -273,11 +318,13 @@ describe('database use cases', () => {
   });
 
   describe('deleteDatabase', () => {
-    it('marks the database deleted, then drops it', async () => {
+    it('marks the database deleted until the retention ends, then settles it (closes its PostgreSQL database)', async () => {
       const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
       log.length = 0;
-      await deleteDatabase(deps, alice, 'acme', 'orders');
-      expect(log).to.deep.equal([`markDeleted:${orders.id}`, `dropNow:${orders.id}`]);
+      const deleted = await deleteDatabase(deps, alice, 'acme', 'orders');
+      expect(deleted).to.include({ id: orders.id, name: 'orders' });
+      expect(deleted.deleted).to.deep.equal(now);
+      expect(log).to.deep.equal([`markDeleted:${orders.id}`, `settleNow:${orders.id}`]);
       const error = await rejection(getDatabase(deps, alice, 'acme', 'orders'));
       expect(error).to.have.property('code', 'database_not_found');
     });
@@ -295,6 +342,87 @@ describe('database use cases', () => {
       expect(await rejection(deleteDatabase(deps, alice, 'acme', 'orders'))).to.have.property('code', 'database_not_found');
       expect(await rejection(deleteDatabase(deps, alice, 'beta', 'orders'))).to.have.property('code', 'workspace_not_found');
       expect(log).to.deep.equal([]);
+    });
+  });
+
+  describe('listDeletedDatabases', () => {
+    it('lists the deleted databases of the workspace still within their retention', async () => {
+      const kept = await createDatabase(deps, alice, 'acme', { name: 'kept', region: 'AWS_US_WEST_2' });
+      await createDatabase(deps, alice, 'acme', { name: 'live', region: 'AWS_US_WEST_2' });
+      await createDatabase(deps, bob, 'beta', { name: 'theirs', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'kept');
+      await deleteDatabase(deps, bob, 'beta', 'theirs');
+      expect((await listDeletedDatabases(deps, alice, 'acme')).items.map((d) => d.id)).to.deep.equal([kept.id]);
+      now = new Date(now.getTime() + 3600 * 1000);
+      expect((await listDeletedDatabases(deps, alice, 'acme')).items).to.deep.equal([]);
+      expect(await rejection(listDeletedDatabases(deps, alice, 'beta'))).to.have.property('code', 'workspace_not_found');
+    });
+  });
+
+  describe('restoreDatabase', () => {
+    it('brings a deleted database back under its old name, then settles it (reopens its PostgreSQL database)', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      log.length = 0;
+      const restored = await restoreDatabase(deps, alice, 'acme', orders.id);
+      expect(restored).to.include({ id: orders.id, name: 'orders', deleted: null });
+      expect(log).to.deep.equal([`restore:${orders.id}`, `settleNow:${orders.id}`]);
+      expect((await getDatabase(deps, alice, 'acme', 'orders')).id).to.equal(orders.id);
+    });
+
+    it('restores under a new name when the old one is taken, and answers database_name_taken otherwise', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      const taken = await rejection(restoreDatabase(deps, alice, 'acme', orders.id));
+      expect(taken).to.be.instanceOf(ConflictError);
+      expect(taken).to.have.property('code', 'database_name_taken');
+      expect((await restoreDatabase(deps, alice, 'acme', orders.id, { name: 'orders_old' })).name).to.equal('orders_old');
+    });
+
+    it('refuses an invalid new name before anything else', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      log.length = 0;
+      const error = await rejection(restoreDatabase(deps, alice, 'acme', orders.id, { name: 'not-valid' }));
+      expect(error).to.be.instanceOf(ValidationError);
+      expect(log).to.deep.equal([]);
+    });
+
+    it('answers database_not_found for a live, unknown, foreign, purged or expired database, and for a name', async () => {
+      const live = await createDatabase(deps, alice, 'acme', { name: 'live', region: 'AWS_US_WEST_2' });
+      const expired = await createDatabase(deps, alice, 'acme', { name: 'expired', region: 'AWS_US_WEST_2' });
+      const purged = await createDatabase(deps, alice, 'acme', { name: 'purged', region: 'AWS_US_WEST_2' });
+      const theirs = await createDatabase(deps, bob, 'beta', { name: 'theirs', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'expired');
+      await deleteDatabase(deps, bob, 'beta', 'theirs');
+      now = new Date(now.getTime() + 3600 * 1000);
+      await deleteDatabase(deps, alice, 'acme', 'purged');
+      await purgeDatabase(deps, alice, 'acme', purged.id);
+      for (const id of [live.id, expired.id, purged.id, theirs.id, '00000000-0000-4000-8000-000000000000', 'live']) {
+        const error = await rejection(restoreDatabase(deps, alice, 'acme', id));
+        expect(error, id).to.be.instanceOf(NotFoundError);
+        expect(error, id).to.have.property('code', 'database_not_found');
+      }
+      expect(await rejection(restoreDatabase(deps, alice, 'beta', theirs.id))).to.have.property('code', 'workspace_not_found');
+    });
+  });
+
+  describe('purgeDatabase', () => {
+    it('ends the retention of a deleted database now, then settles it (drops it)', async () => {
+      const orders = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_US_WEST_2' });
+      await deleteDatabase(deps, alice, 'acme', 'orders');
+      log.length = 0;
+      expect((await purgeDatabase(deps, alice, 'acme', orders.id)).id).to.equal(orders.id);
+      expect(log).to.deep.equal([`endRetention:${orders.id}`, `settleNow:${orders.id}`]);
+      expect((await listDeletedDatabases(deps, alice, 'acme')).items).to.deep.equal([]);
+      expect(await rejection(purgeDatabase(deps, alice, 'acme', orders.id))).to.have.property('code', 'database_not_found');
+    });
+
+    it('answers database_not_found for a live database and workspace_not_found for a foreign workspace', async () => {
+      const live = await createDatabase(deps, alice, 'acme', { name: 'live', region: 'AWS_US_WEST_2' });
+      expect(await rejection(purgeDatabase(deps, alice, 'acme', live.id))).to.have.property('code', 'database_not_found');
+      expect(await rejection(purgeDatabase(deps, bob, 'acme', live.id))).to.have.property('code', 'workspace_not_found');
     });
   });
 

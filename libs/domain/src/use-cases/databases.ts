@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { assertDatabaseName } from '../database-name.js';
+import { isUuid } from '../uuid.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { firstPage, type Page, type PageRequest } from '../paging.js';
 import type { Database, Principal, Workspace } from '../model.js';
-import type { ClusterDirectory, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
+import type { Clock, ClusterDirectory, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import type { Region } from '../regions.js';
 import { getWorkspace } from './workspaces.js';
 
@@ -15,6 +16,12 @@ export interface DatabaseDeps {
 export interface ProvisioningDeps {
   clusters: ClusterDirectory;
   provisioner: Provisioner;
+}
+
+/** How deletes are undone: a deleted database stays restorable this long (DATABASE_DELETE_RETENTION). */
+export interface DeletionDeps {
+  clock: Clock;
+  deleteRetentionSeconds: number;
 }
 
 /** Persists the database in REQUESTED and wakes the provisioner, which does the real work. */
@@ -55,7 +62,7 @@ export async function getDatabase(
 
 async function findDatabase(deps: DatabaseDeps, workspace: Workspace, name: string): Promise<Database> {
   const database = await deps.databases.findLiveByName(workspace, name);
-  if (!database) throw new NotFoundError('database_not_found', `Database '${name}' not found`);
+  if (!database) throw databaseNotFound(name);
   return database;
 }
 
@@ -75,19 +82,84 @@ export async function renameDatabase(
 }
 
 /**
- * Marks the database deleted (so it disappears from the API at once and its name is free), then
- * drops the PostgreSQL database. Should the drop be interrupted, the provisioner finishes it.
+ * Marks the database deleted: it disappears from the API and its name is free at once, and it is
+ * restorable until the retention ends. Then closes its PostgreSQL database (new connections are
+ * refused, open sessions end); should that be interrupted, the provisioner finishes it. Answers the
+ * database as it is now (`deleted` set).
  */
 export async function deleteDatabase(
-  deps: DatabaseDeps & ProvisioningDeps,
+  deps: DatabaseDeps & ProvisioningDeps & DeletionDeps,
   caller: Principal,
   workspaceSlug: string,
   name: string,
 ): Promise<Database> {
   const database = await getDatabase(deps, caller, workspaceSlug, name);
-  await deps.databases.markDeleted(database);
-  await deps.provisioner.dropNow(database.id);
-  return database;
+  const deleted = deps.clock.now();
+  const purgeAfter = new Date(deleted.getTime() + deps.deleteRetentionSeconds * 1000);
+  const marked = await deps.databases.markDeleted(database, { deleted, purgeAfter });
+  // Another request deleted it since we found it.
+  if (!marked) throw databaseNotFound(name);
+  await deps.provisioner.settleNow(database.id);
+  return marked;
+}
+
+/** A page of the workspace's deleted databases that can still be restored, oldest first. */
+export async function listDeletedDatabases(
+  deps: DatabaseDeps & DeletionDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  page: PageRequest = firstPage(),
+): Promise<Page<Database>> {
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  return deps.databases.listDeletedPage(workspace, page, deps.clock.now());
+}
+
+/**
+ * Brings a deleted database back within its retention, under its old name or `input.name`, with
+ * its data, tenants, users and credentials; it is addressed by id, since its name may be taken
+ * since (409 database_name_taken then). Reopening its PostgreSQL database follows at once, and is
+ * finished by the provisioner should it be interrupted.
+ */
+export async function restoreDatabase(
+  deps: DatabaseDeps & ProvisioningDeps & DeletionDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  databaseId: string,
+  input: { name?: string } = {},
+): Promise<Database> {
+  if (input.name !== undefined) assertDatabaseName(input.name);
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  const restored = isUuid(databaseId) ? await deps.databases.restore(workspace, databaseId, { name: input.name, now: deps.clock.now() }) : null;
+  if (!restored) throw deletedDatabaseNotFound(databaseId);
+  await deps.provisioner.settleNow(restored.id);
+  return restored;
+}
+
+/**
+ * Drops a deleted database for good now, before its retention ends: from this moment it cannot be
+ * restored, and its PostgreSQL database and its credentials' roles are dropped (now, or by the
+ * provisioner should that be interrupted).
+ */
+export async function purgeDatabase(
+  deps: DatabaseDeps & ProvisioningDeps & DeletionDeps,
+  caller: Principal,
+  workspaceSlug: string,
+  databaseId: string,
+): Promise<Database> {
+  const workspace = await getWorkspace(deps, caller, workspaceSlug);
+  const purged = isUuid(databaseId) ? await deps.databases.endRetention(workspace, databaseId, deps.clock.now()) : null;
+  if (!purged) throw deletedDatabaseNotFound(databaseId);
+  await deps.provisioner.settleNow(purged.id);
+  return purged;
+}
+
+function databaseNotFound(name: string): NotFoundError {
+  return new NotFoundError('database_not_found', `Database '${name}' not found`);
+}
+
+/** The same answer for an id that is unknown, of another workspace, live, purged or past its retention. */
+function deletedDatabaseNotFound(id: string): NotFoundError {
+  return new NotFoundError('database_not_found', `No deleted database with id '${id}' can be restored or purged in this workspace`);
 }
 
 /** The regions the platform serves, for a caller who belongs to the workspace. */

@@ -95,6 +95,9 @@ export class FakeDatabases implements DatabaseRepository, DatabaseLocator {
   create = unused;
   rename = unused;
   markDeleted = unused;
+  listDeletedPage = unused;
+  restore = unused;
+  endRetention = unused;
 }
 
 /** The built-in tables of one platform database: tenants, users, memberships, sessions. */

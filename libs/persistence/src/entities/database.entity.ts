@@ -14,8 +14,13 @@ export const DatabaseEntity = defineEntity({
     physicalName: p.string().unique(),
     created: p.datetime().onCreate(() => new Date()),
     updated: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    /** When the database was deleted; it stays restorable until purgeAfter. */
     deleted: p.datetime().nullable(),
-    /** When the PostgreSQL database of a deleted platform database was dropped. */
+    /** While deleted: from when its PostgreSQL database is due to be dropped (the retention's end, or an explicit purge). */
+    purgeAfter: p.datetime().nullable(),
+    /** Since when its PostgreSQL database refuses connections (closed after a delete); null while it accepts them. */
+    closed: p.datetime().nullable(),
+    /** When the PostgreSQL database of a deleted platform database was dropped (purged); the row stays, for audit. */
     dropped: p.datetime().nullable(),
     /** The last provisioning failure, kept for operators; never shown to clients. */
     lastError: p.text().nullable(),

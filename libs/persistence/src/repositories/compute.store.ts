@@ -175,13 +175,17 @@ export class SqlComputeStore implements ComputeStore {
     return claimWithBackoff(this.backoff, async (tx, claimed) => {
       const connection = tx.getConnection();
       const ctx = tx.getTransactionContext();
-      const [row] = await connection.execute<(InstanceRow & { physical_name: string; region: Region; db_deleted: Date | null; server_host: string | null; server_port: number | null })[]>(
-        `select i.${COLUMNS.split(', ').join(', i.')}, d.physical_name, d.region, d.deleted as db_deleted, d.server_host, d.server_port
+      // A deleted database that can still be restored keeps its instance as it is (its server runs,
+      // the database on it refuses connections): no step of an instance needs it closed, and a move
+      // could not copy it. Once purged (its drop recorded), the instance goes too.
+      const [row] = await connection.execute<(InstanceRow & { physical_name: string; region: Region; db_dropped: Date | null; server_host: string | null; server_port: number | null })[]>(
+        `select i.${COLUMNS.split(', ').join(', i.')}, d.physical_name, d.region, d.dropped as db_dropped, d.server_host, d.server_port
          from compute_instances i join databases d on d.id = i.database_id
          where (?::uuid is null or i.id = ?::uuid)
+           and (d.deleted is null or d.dropped is not null)
            and (i.status in ('PENDING', 'PROVISIONING', 'RESIZING', 'DELETING')
              or (i.status = 'READY' and i.desired_type ->> 'id' <> i.instance_type ->> 'id')
-             or (i.status in ${LIVE} and d.deleted is not null and i.status <> 'DELETING')
+             or (i.status in ${LIVE} and d.dropped is not null and i.status <> 'DELETING')
              or (i.pending_drop is not null and i.drop_after <= ?))
            and (i.next_attempt_at is null or i.next_attempt_at <= ?)
          order by i.updated limit 1
@@ -198,7 +202,7 @@ export class SqlComputeStore implements ComputeStore {
           id: row.database_id,
           physicalName: row.physical_name,
           region: row.region,
-          deleted: row.db_deleted !== null,
+          purged: row.db_dropped !== null,
           server: row.server_host && row.server_port ? { host: row.server_host, port: row.server_port } : null,
         },
         server: row.host && row.port ? { host: row.host, port: row.port } : null,

@@ -12,6 +12,7 @@ interface Row {
   last_error: string | null;
   next_attempt_at: Date | null;
   deleted: Date | null;
+  closed: Date | null;
   dropped: Date | null;
 }
 
@@ -49,6 +50,12 @@ describe('MikroProvisioningStore', function () {
     await server?.stop();
   });
 
+  /** Marks the database deleted at the clock's time, restorable for `retentionMs` (0: due to be dropped at once). */
+  function markDeleted(database: Database, retentionMs = 0) {
+    const deleted = clock.now();
+    return openRepositories(cp.orm).databases.markDeleted(database, { deleted, purgeAfter: new Date(deleted.getTime() + retentionMs) });
+  }
+
   function newDatabase(name = `db_${randomBytes(4).toString('hex')}`): Promise<Database> {
     return openRepositories(cp.orm).databases.create({ id: randomUUID(), workspace, name, region: 'AWS_US_WEST_2' });
   }
@@ -56,7 +63,7 @@ describe('MikroProvisioningStore', function () {
   async function row(id: string): Promise<Row> {
     const [found] = await query<Row>(
       cp.url,
-      'select status, attempts, last_error, next_attempt_at, deleted, dropped from databases where id = $1',
+      'select status, attempts, last_error, next_attempt_at, deleted, closed, dropped from databases where id = $1',
       [id],
     );
     return found;
@@ -77,7 +84,7 @@ describe('MikroProvisioningStore', function () {
     const pending = await newDatabase();
     await query(cp.url, `update databases set status = 'PENDING' where id = $1`, [pending.id]);
     const dropped = await newDatabase();
-    await query(cp.url, 'update databases set deleted = now(), dropped = now() where id = $1', [dropped.id]);
+    await query(cp.url, 'update databases set deleted = now(), purge_after = now(), dropped = now() where id = $1', [dropped.id]);
 
     expect(await store.claim(work)).to.equal(false);
     expect(await store.claim(work, { databaseId: ready.id })).to.equal(false);
@@ -221,29 +228,62 @@ describe('MikroProvisioningStore', function () {
     expect((await row(older.id)).status).to.equal('REQUESTED');
   });
 
-  it('drops a deleted database and records when', async function () {
+  it('closes a deleted database, then drops it once its retention has ended, recording both', async function () {
     const database = await newDatabase();
     const { tasks, work } = recorder();
     await store.claim(work);
-    await openRepositories(cp.orm).databases.markDeleted(database);
+    await markDeleted(database, 60_000);
     clock.advance(5_000);
 
     expect(await store.claim(work)).to.equal(true);
-    expect(tasks[1].kind).to.equal('drop');
+    expect(tasks[1].kind).to.equal('close');
     expect(tasks[1].database.id).to.equal(database.id);
     expect(tasks[1].database.deleted).to.be.instanceOf(Date);
+    expect(await row(database.id)).to.deep.include({ closed: clock.now(), dropped: null, status: 'BUILT' });
+    // Nothing more until the retention ends, whoever asks.
+    expect(await store.claim(work)).to.equal(false);
+    expect(await store.claim(work, { databaseId: database.id })).to.equal(false);
+    expect(tasks).to.have.length(2);
+
+    clock.advance(55_000);
+    expect(await store.claim(work)).to.equal(true);
+    expect(tasks[2].kind).to.equal('drop');
     const after = await row(database.id);
     expect(after.dropped?.getTime()).to.equal(clock.now().getTime());
     expect(after.status).to.equal('BUILT');
 
     expect(await store.claim(work)).to.equal(false);
     expect(await store.claim(work, { databaseId: database.id })).to.equal(false);
-    expect(tasks).to.have.length(2);
+    expect(tasks).to.have.length(3);
+  });
+
+  it('drops a deleted database whose retention ended before it was closed, without closing it first', async function () {
+    const database = await newDatabase();
+    await markDeleted(database);
+    const { tasks, work } = recorder();
+    expect(await store.claim(work)).to.equal(true);
+    expect(tasks.map((task) => task.kind)).to.deep.equal(['drop']);
+    expect(await row(database.id)).to.deep.include({ closed: null });
+    expect((await row(database.id)).dropped).to.be.instanceOf(Date);
+  });
+
+  it('reopens a database restored while closed before its provisioning goes on', async function () {
+    const database = await newDatabase();
+    await markDeleted(database, 60_000);
+    const { tasks, work } = recorder();
+    expect(await store.claim(work)).to.equal(true);
+    expect(await openRepositories(cp.orm).databases.restore(workspace, database.id, { now: clock.now() })).to.deep.include({ id: database.id, deleted: null });
+
+    expect(await store.claim(work, { databaseId: database.id })).to.equal(true);
+    expect(await row(database.id)).to.deep.include({ closed: null, deleted: null, status: 'REQUESTED' });
+    expect(await store.claim(work)).to.equal(true);
+    expect(tasks.map((task) => task.kind)).to.deep.equal(['close', 'reopen', 'advance']);
+    expect((await row(database.id)).status).to.equal('BUILT');
   });
 
   it('a claim by id waits for another worker holding that database, then finds it done', async function () {
     const database = await newDatabase();
-    await openRepositories(cp.orm).databases.markDeleted(database);
+    await markDeleted(database);
     const release = deferred();
     const held: ProvisioningTask[] = [];
     const loop = store.claim(async (task) => {
@@ -266,7 +306,7 @@ describe('MikroProvisioningStore', function () {
 
   it('a failed drop stays pending, and dropping by id retries it at once', async function () {
     const database = await newDatabase();
-    await openRepositories(cp.orm).databases.markDeleted(database);
+    await markDeleted(database);
     await rejection(store.claim(fail('drop failed')));
     expect(await row(database.id)).to.deep.include({ dropped: null, attempts: 1, last_error: 'drop failed' });
 

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { nextProvisioningStatus, type Clock, type ProvisioningStore, type ProvisioningTask } from '@platform/domain';
+import { nextProvisioningStatus, type Clock, type Database, type ProvisioningStore, type ProvisioningTask } from '@platform/domain';
 import { DatabaseEntity, type DatabaseRow } from '../entities/database.entity.js';
 import { WorkspaceEntity } from '../entities/workspace.entity.js';
 import { toDatabase, toWorkspace } from './mappers.js';
@@ -30,14 +30,22 @@ export class MikroProvisioningStore implements ProvisioningStore {
       claimedId(claimed.id);
       const workspace = toWorkspace(await tx.findOneOrFail(WorkspaceEntity, claimed.workspace.id));
       const database = toDatabase(claimed, workspace);
-      if (claimed.deleted) {
-        await work({ kind: 'drop', database });
-        claimed.dropped = this.clock.now();
-      } else {
-        const to = nextProvisioningStatus(claimed.status);
-        if (!to) return;
-        await work({ kind: 'advance', database, to });
-        claimed.status = to;
+      const task = taskFor(claimed, database, this.clock.now());
+      if (!task) return;
+      await work(task);
+      switch (task.kind) {
+        case 'advance':
+          claimed.status = task.to;
+          break;
+        case 'close':
+          claimed.closed = this.clock.now();
+          break;
+        case 'reopen':
+          claimed.closed = null;
+          break;
+        case 'drop':
+          claimed.dropped = this.clock.now();
+          break;
       }
       claimed.lastError = null;
       claimed.attempts = 0;
@@ -55,20 +63,39 @@ export class MikroProvisioningStore implements ProvisioningStore {
           {
             $or: [
               { deleted: null, status: { $in: ['REQUESTED', 'BUILT', 'POOLED'] } },
-              { deleted: { $ne: null }, dropped: null },
+              // Restored while closed: to be reopened.
+              { deleted: null, closed: { $ne: null } },
+              // Deleted: to be closed, and dropped once its retention has ended.
+              { deleted: { $ne: null }, dropped: null, $or: [{ closed: null }, { purgeAfter: { $lte: now } }] },
             ],
           },
-          // An explicit request (a DELETE waiting for its drop) does not wait out the retry backoff.
+          // An explicit request (a DELETE, restore or purge waiting for its step) does not wait out the retry backoff.
           databaseId ? {} : { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] },
         ],
       },
       {
         // The loop skips rows another worker holds. An explicit request waits for it instead: a
-        // DELETE whose drop the loop had just claimed would otherwise answer before the database
-        // was gone. Once that worker commits, the row no longer matches and the claim finds nothing.
+        // DELETE whose close the loop had just claimed would otherwise answer before the database
+        // refused connections. Once that worker commits, the row no longer matches and the claim finds nothing.
         lockMode: databaseId ? LockMode.PESSIMISTIC_WRITE : LockMode.PESSIMISTIC_PARTIAL_WRITE,
         orderBy: { created: 'asc' },
       },
     );
   }
+}
+
+/**
+ * The one step a claimed database takes next. A deleted one is dropped once its retention has
+ * ended, and closed before that; a live one that is still closed (restored) is reopened before its
+ * provisioning goes on. Null when it needs nothing (another worker did it meanwhile).
+ */
+function taskFor(row: DatabaseRow, database: Database, now: Date): ProvisioningTask | null {
+  if (row.deleted) {
+    if (row.dropped) return null;
+    if (row.purgeAfter && row.purgeAfter.getTime() <= now.getTime()) return { kind: 'drop', database };
+    return row.closed ? null : { kind: 'close', database };
+  }
+  if (row.closed) return { kind: 'reopen', database };
+  const to = nextProvisioningStatus(row.status);
+  return to ? { kind: 'advance', database, to } : null;
 }

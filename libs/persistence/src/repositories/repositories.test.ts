@@ -6,6 +6,11 @@ import { query, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
 import { MikroSigningKeyRepository } from './signing-key.repository.js';
 
+/** A deletion now, restorable for an hour. */
+function anHourToRestore(deleted = new Date()) {
+  return { deleted, purgeAfter: new Date(deleted.getTime() + 3_600_000) };
+}
+
 function uniqueSlug(prefix = 'ws'): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
@@ -473,7 +478,7 @@ describe('repositories', function () {
     it('markDeleted hides the database and frees its name', async function () {
       const workspace = await workspaceOf();
       const old = await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
-      await repos.databases.markDeleted(old);
+      await repos.databases.markDeleted(old, anHourToRestore());
 
       const fresh = openRepositories(cp.orm);
       expect(await fresh.databases.findLiveByName(workspace, 'app')).to.equal(null);
@@ -494,14 +499,76 @@ describe('repositories', function () {
       const [home, elsewhere] = [await workspaceOf(owner), await workspaceOf(owner)];
       const database = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'app', region: 'AWS_US_WEST_2' });
 
-      await repos.databases.markDeleted({ ...database, workspace: elsewhere });
+      expect(await repos.databases.markDeleted({ ...database, workspace: elsewhere }, anHourToRestore())).to.equal(null);
       expect(await query(cp.url, 'select deleted from databases where id = $1', [database.id])).to.deep.equal([{ deleted: null }]);
 
-      await repos.databases.markDeleted(database);
-      const [{ deleted }] = await query(cp.url, 'select deleted from databases where id = $1', [database.id]);
-      expect(deleted).to.be.instanceOf(Date);
-      await openRepositories(cp.orm).databases.markDeleted(database);
-      expect(await query(cp.url, 'select deleted from databases where id = $1', [database.id])).to.deep.equal([{ deleted }]);
+      const when = anHourToRestore();
+      const marked = await repos.databases.markDeleted(database, when);
+      expect(marked).to.deep.include({ id: database.id, name: 'app', deleted: when.deleted });
+      expect(await query(cp.url, 'select deleted, purge_after from databases where id = $1', [database.id])).to.deep.equal([{ deleted: when.deleted, purge_after: when.purgeAfter }]);
+      expect(await openRepositories(cp.orm).databases.markDeleted(database, anHourToRestore(new Date(Date.now() + 1000)))).to.equal(null);
+      expect(await query(cp.url, 'select deleted from databases where id = $1', [database.id])).to.deep.equal([{ deleted: when.deleted }]);
+    });
+
+    it('listDeletedPage lists the workspace’s deleted databases within their retention, paged like the live list', async function () {
+      const owner = (await developer()).id;
+      const [mine, theirs] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const now = new Date();
+      const names = ['a', 'b', 'c', 'expired', 'purged', 'live'];
+      const made = [];
+      for (const name of names) made.push(await repos.databases.create({ id: randomUUID(), workspace: mine, name, region: 'AWS_US_WEST_2' }));
+      const other = await repos.databases.create({ id: randomUUID(), workspace: theirs, name: 'a', region: 'AWS_US_WEST_2' });
+      for (const database of [...made.slice(0, 5), other]) await openRepositories(cp.orm).databases.markDeleted(database, anHourToRestore(now));
+      await query(cp.url, `update databases set purge_after = $2 where id = $1`, [made[3].id, now]);
+      await query(cp.url, `update databases set dropped = now() where id = $1`, [made[4].id]);
+
+      const fresh = openRepositories(cp.orm).databases;
+      const first = await fresh.listDeletedPage(mine, firstPage(2), now);
+      expect(first.items.map((database) => database.name)).to.deep.equal(['a', 'b']);
+      expect(first.items.every((database) => database.deleted?.getTime() === now.getTime())).to.equal(true);
+      expect(first.nextAfterId).to.equal(made[1].id);
+      const second = await fresh.listDeletedPage(mine, { limit: 2, afterId: first.nextAfterId }, now);
+      expect(second.items.map((database) => database.name)).to.deep.equal(['c']);
+      expect(second.nextAfterId).to.equal(null);
+      // An hour later, every one has passed its retention.
+      expect((await fresh.listDeletedPage(mine, firstPage(), new Date(now.getTime() + 3_600_000))).items).to.deep.equal([]);
+    });
+
+    it('restore brings a deleted database back, under a new name when given; a taken name is database_name_taken', async function () {
+      const workspace = await workspaceOf();
+      const now = new Date();
+      const old = await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+      await repos.databases.markDeleted(old, anHourToRestore(now));
+      await repos.databases.create({ id: randomUUID(), workspace, name: 'app', region: 'AWS_US_WEST_2' });
+
+      await expectConflict(openRepositories(cp.orm).databases.restore(workspace, old.id, { now }), 'database_name_taken');
+      expect((await query(cp.url, 'select deleted from databases where id = $1', [old.id]))[0].deleted).to.be.instanceOf(Date);
+
+      const restored = await openRepositories(cp.orm).databases.restore(workspace, old.id, { name: 'app_before', now });
+      expect(restored).to.deep.include({ id: old.id, name: 'app_before', deleted: null, physicalName: old.physicalName, status: 'REQUESTED' });
+      expect(await query(cp.url, 'select deleted, purge_after from databases where id = $1', [old.id])).to.deep.equal([{ deleted: null, purge_after: null }]);
+      expect((await openRepositories(cp.orm).databases.findLiveByName(workspace, 'app_before'))?.id).to.equal(old.id);
+      // Live now: nothing to restore.
+      expect(await openRepositories(cp.orm).databases.restore(workspace, old.id, { now })).to.equal(null);
+    });
+
+    it('restore and endRetention find nothing past the retention, once dropped, or in another workspace', async function () {
+      const owner = (await developer()).id;
+      const [home, elsewhere] = [await workspaceOf(owner), await workspaceOf(owner)];
+      const now = new Date();
+      const database = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'app', region: 'AWS_US_WEST_2' });
+      await repos.databases.markDeleted(database, anHourToRestore(now));
+      const fresh = openRepositories(cp.orm).databases;
+      expect(await fresh.restore(elsewhere, database.id, { now })).to.equal(null);
+      expect(await fresh.endRetention(elsewhere, database.id, now)).to.equal(null);
+      const later = new Date(now.getTime() + 3_600_000);
+      expect(await fresh.restore(home, database.id, { now: later })).to.equal(null);
+      expect(await fresh.endRetention(home, database.id, later)).to.equal(null);
+
+      expect((await fresh.endRetention(home, database.id, now))?.id).to.equal(database.id);
+      expect(await query(cp.url, 'select purge_after from databases where id = $1', [database.id])).to.deep.equal([{ purge_after: now }]);
+      expect(await fresh.restore(home, database.id, { now })).to.equal(null);
+      expect(await fresh.endRetention(home, database.id, now)).to.equal(null);
     });
 
     it('listLive returns the live databases of that workspace only', async function () {
@@ -511,7 +578,7 @@ describe('repositories', function () {
       const b = await repos.databases.create({ id: randomUUID(), workspace: mine, name: 'b', region: 'AZURE_EASTUS' });
       const gone = await repos.databases.create({ id: randomUUID(), workspace: mine, name: 'gone', region: 'AWS_US_WEST_2' });
       await repos.databases.create({ id: randomUUID(), workspace: theirs, name: 'c', region: 'AWS_US_WEST_2' });
-      await repos.databases.markDeleted(gone);
+      await repos.databases.markDeleted(gone, anHourToRestore());
 
       const listed = (await openRepositories(cp.orm).databases.listLivePage(mine, firstPage())).items;
       expect(listed.map((database) => database.id)).to.have.members([a.id, b.id]).and.have.length(2);
@@ -546,7 +613,7 @@ describe('repositories', function () {
       const owner = (await developer()).id;
       const [home, other] = [await workspaceOf(owner), await workspaceOf(owner)];
       const deleted = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'old', region: 'AWS_US_WEST_2' });
-      await repos.databases.markDeleted(deleted);
+      await repos.databases.markDeleted(deleted, anHourToRestore());
       await repos.databases.create({ id: randomUUID(), workspace: other, name: 'elsewhere', region: 'AWS_US_WEST_2' });
       const database = await repos.databases.create({ id: randomUUID(), workspace: home, name: 'current', region: 'AWS_US_WEST_2' });
 
