@@ -27,7 +27,7 @@ export { isUuid } from './uuid.js';
 // The model: entities, the callers a token stands for, and the paths that address a database or a tenant.
 export { physicalDatabaseName } from './model.js';
 export type {
-  Database, Developer, DeveloperPrincipal, LoginResult, ManagementPrincipal, OAuthClient, OAuthClientType,
+  Database, DatabaseSource, Developer, DeveloperPrincipal, LoginResult, ManagementPrincipal, OAuthClient, OAuthClientType,
   Principal, Tenant, User, Workspace,
 } from './model.js';
 export type { DatabasePath, TenantPath } from './paths.js';

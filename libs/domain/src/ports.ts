@@ -1,7 +1,7 @@
 import type { ClusterActivity } from './insights/observer.js';
 import type { CredentialRepository } from './credential-ports.js';
 import type { DatabaseStatus } from './database-status.js';
-import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
+import type { Database, DatabaseSource, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
 import type { Page, PageRequest } from './paging.js';
 import type { Region } from './regions.js';
 
@@ -102,7 +102,7 @@ export interface WorkspaceRepository {
 
 export interface DatabaseRepository {
   /** Persists a new database in REQUESTED; ConflictError when the name is taken in the workspace. */
-  create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
+  create(input: { id: string; workspace: Workspace; name: string; region: Region; source?: DatabaseSource }): Promise<Database>;
   /**
    * A page of the workspace's live databases in (created, id) order, after the database the
    * request's cursor names (a keyset query: as cheap on the last page as on the first). 400
@@ -143,7 +143,8 @@ export interface DatabaseRepository {
  * whose retention has ended (purge).
  */
 export type ProvisioningTask =
-  | { kind: 'advance'; database: Database; to: DatabaseStatus }
+  /** `source`: for a restore or branch (database.source set), the database its data comes from. */
+  | { kind: 'advance'; database: Database; to: DatabaseStatus; source?: Database }
   | { kind: 'close'; database: Database }
   | { kind: 'reopen'; database: Database }
   | { kind: 'drop'; database: Database };
