@@ -158,6 +158,28 @@ export interface ProvisioningStore {
   claim(work: (task: ProvisioningTask) => Promise<void>, options?: { databaseId?: string }): Promise<boolean>;
 }
 
+/**
+ * Point-in-time copies of databases from their cluster's backups (README, "Point-in-time restore
+ * and branches"): what the API checks a request against, and the provisioner's first step for a
+ * restored or branched database.
+ */
+export interface DatabaseCopier {
+  /**
+   * The earliest instant the backups of the cluster holding `source` can restore (null: none yet,
+   * no backup precedes the archived WAL); any later instant up to now can be. Null when that
+   * cluster's backups are not configured on this platform.
+   */
+  restorableFrom(source: Database): Promise<{ from: Date | null } | null>;
+  /**
+   * Makes `target`'s PostgreSQL database hold `source`'s data as of `at`, with the target's own
+   * roles and no credential. Starts over from nothing on every call (an earlier attempt's leftovers
+   * are removed first), so an interrupted copy is simply run again.
+   */
+  copy(input: { source: Database; at: Date; target: Database }): Promise<void>;
+  /** Removes what an interrupted copy into `target` left besides its database (its scratch server and folder). */
+  discard(target: Database): Promise<void>;
+}
+
 /** One PostgreSQL cluster. Every operation is idempotent, so an interrupted step can be re-run. */
 export interface ClusterDriver {
   createDatabase(physicalName: string): Promise<void>;
