@@ -185,12 +185,13 @@ export class ClusterBackups {
 
   /** Where a point-in-time restore can reach now (README, "Backups"). */
   async restoreWindow(): Promise<RestoreWindow> {
-    const [backups, listing, segmentSize] = await Promise.all([
-      this.list(),
-      this.run(['--output=json', '--recurse', 'repo-ls', `archive/${this.stanza}`]),
-      this.withClient(async (client) => Number((await client.query<{ setting: string }>(`select setting from pg_catalog.pg_settings where name = 'wal_segment_size'`)).rows[0].setting)),
-    ]);
-    return restoreWindow(backups, parseArchiveListing(listing), 2 ** 32 / segmentSize);
+    // The server first: a segment it counts as archived after the listing was read is no gap.
+    const server = await this.withClient(async (client) => ({
+      segmentSize: Number((await client.query<{ setting: string }>(`select setting from pg_catalog.pg_settings where name = 'wal_segment_size'`)).rows[0].setting),
+      lastArchivedWal: (await readArchiverStatus(client)).lastArchivedWal,
+    }));
+    const [backups, listing] = await Promise.all([this.list(), this.run(['--output=json', '--recurse', 'repo-ls', `archive/${this.stanza}`])]);
+    return restoreWindow(backups, parseArchiveListing(listing), 2 ** 32 / server.segmentSize, server.lastArchivedWal);
   }
 
   /**
@@ -230,13 +231,15 @@ export class ClusterBackups {
   }
 
   private run(args: readonly string[], signal?: AbortSignal): Promise<string> {
-    const password = decodeURIComponent(new URL(this.options.url).password);
+    // pgBackRest's connections (backup, stanza-create) go through libpq, which takes the role and
+    // its password from the environment.
+    const url = new URL(this.options.url);
     return runPgbackrest({
       program: this.options.program,
       args: [`--config=${this.options.configFile}`, `--stanza=${this.stanza}`, ...args],
       account: this.options.account,
       cwd: this.clusterDir,
-      env: { PGPASSWORD: password },
+      env: { PGUSER: decodeURIComponent(url.username), PGPASSWORD: decodeURIComponent(url.password) },
       signal,
     });
   }

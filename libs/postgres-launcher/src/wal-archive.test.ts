@@ -63,6 +63,13 @@ describe('reading the WAL archive', function () {
     expect(restoreWindow([], [], PER_LOG)).to.deep.equal({ from: null, to: null, hasGap: false });
   });
 
+  it('sees a gap at the head when the server counts as archived a segment the repository lacks (dropped)', function () {
+    const segments = [segment(0, 2), segment(0, 3, new Date(3000))];
+    const backups = [backup('A', segment(0, 2).name, new Date(1000))];
+    expect(restoreWindow(backups, segments, PER_LOG, segment(0, 3).name)).to.deep.equal({ from: new Date(2000), to: new Date(3000), hasGap: false });
+    expect(restoreWindow(backups, segments, PER_LOG, segment(0, 6).name)).to.deep.equal({ from: null, to: new Date(3000), hasGap: true });
+  });
+
   it('calls the archiver failing while its newest failure is later than its newest success', function () {
     expect(archiverState('off', null, null)).to.equal('off');
     expect(archiverState('on', null, null)).to.equal('ok');

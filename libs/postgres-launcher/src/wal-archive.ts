@@ -79,12 +79,20 @@ export interface RestoreWindow {
   hasGap: boolean;
 }
 
-/** Where a restore can reach, from the backups and the archived segments. */
-export function restoreWindow(backups: readonly BackupRecord[], segments: readonly ArchivedSegment[], segmentsPerLog: number): RestoreWindow {
+/**
+ * Where a restore can reach, from the backups, the archived segments and the last segment the
+ * server counts as archived (`lastArchivedWal`): when the repository lacks that one, pgBackRest
+ * dropped it (or the repository lost it) and nothing after it is archived yet, so no backup reaches now.
+ */
+export function restoreWindow(backups: readonly BackupRecord[], segments: readonly ArchivedSegment[], segmentsPerLog: number, lastArchivedWal: string | null = null): RestoreWindow {
   if (segments.length === 0) return { from: null, to: null, hasGap: false };
   const numbers = [...new Set(segments.map((segment) => segmentNumber(segment.name, segmentsPerLog)))].sort((a, b) => a - b);
-  let unbrokenFrom = numbers[numbers.length - 1];
+  const newestNumber = numbers[numbers.length - 1];
+  const serverNewest = lastArchivedWal === null ? newestNumber : segmentNumber(lastArchivedWal, segmentsPerLog);
+  let unbrokenFrom = newestNumber;
   for (let i = numbers.length - 2; i >= 0 && numbers[i] === unbrokenFrom - 1; i--) unbrokenFrom = numbers[i];
+  // The server's newest archived segment is not in the repository: the unbroken run that reaches now has not begun.
+  if (serverNewest > newestNumber) unbrokenFrom = serverNewest + 1;
   const newest = segments.reduce((a, b) => (b.archivedAt > a.archivedAt ? b : a));
   const reaching = backups.filter((backup) => segmentNumber(backup.walStart, segmentsPerLog) >= unbrokenFrom);
   const oldestStart = backups.length > 0 ? Math.min(...backups.map((backup) => segmentNumber(backup.walStart, segmentsPerLog))) : unbrokenFrom;
