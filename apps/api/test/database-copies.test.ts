@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { createTestControlPlane, developerWithWorkspace, expectApiError, uniqueDatabaseName, type TestControlPlane } from '@platform/test-fixtures';
+import { createTestControlPlane, developerWithWorkspace, expectApiError, startAppProcess, uniqueDatabaseName, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
 import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { eventually, freePort, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
@@ -72,27 +72,29 @@ describe('point-in-time restores and branches', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const p = () => ({ controlPlane, request });
+  /** An API under test: the in-process one, or one run as its own process in the recovery tests. */
+  type Api = { controlPlane: TestControlPlane; request: ReturnType<typeof httpClient> };
+  const p = (): Api => ({ controlPlane, request });
 
-  async function waitReady(token: string, slug: string, name: string) {
+  async function waitReady(token: string, slug: string, name: string, api: Api = p()) {
     return eventually(async () => {
-      const found = await request('GET', `/workspaces/${slug}/databases/${name}`, { token });
+      const found = await api.request('GET', `/workspaces/${slug}/databases/${name}`, { token });
       return found.body?.status === 'READY' ? found.body : undefined;
     }, 180_000, `database ${name} to be READY`);
   }
 
   /** A credential of the database, and its URL straight to the cluster (no gateway in this file). */
-  async function credentialOf(token: string, D: string, physicalName?: string) {
-    const created = await request('POST', `${D}/credentials`, { token });
+  async function credentialOf(token: string, D: string, api: Api = p()) {
+    const created = await api.request('POST', `${D}/credentials`, { token });
     expect(created.status, created.text).to.equal(201);
-    const url = new URL(server.url(physicalName ?? (await physicalNameOf(created.body.database.id))));
+    const url = new URL(server.url(await physicalNameOf(created.body.database.id, api)));
     url.username = created.body.id;
     url.password = encodeURIComponent(created.body.password);
     return { id: created.body.id as string, url: url.href };
   }
 
-  async function physicalNameOf(id: string): Promise<string> {
-    const [row] = await query<{ physical_name: string }>(controlPlane.url, 'select physical_name from databases where id = $1', [id]);
+  async function physicalNameOf(id: string, api: Api = p()): Promise<string> {
+    const [row] = await query<{ physical_name: string }>(api.controlPlane.url, 'select physical_name from databases where id = $1', [id]);
     return row.physical_name;
   }
 
@@ -108,16 +110,16 @@ describe('point-in-time restores and branches', function () {
   }
 
   /** A READY database with a tenant and rows t1, t2, t3 committed a moment apart; `between` is an instant after t2's commit and before t3's. */
-  async function sourceWithThreeRows() {
-    const owner = await developerWithWorkspace(p());
+  async function sourceWithThreeRows(api: Api = p()) {
+    const owner = await developerWithWorkspace(api);
     const name = uniqueDatabaseName('src');
-    const created = await request('POST', `/workspaces/${owner.slug}/databases`, { token: owner.token, json: { databaseName: name, region: 'AWS_US_WEST_2' } });
+    const created = await api.request('POST', `/workspaces/${owner.slug}/databases`, { token: owner.token, json: { databaseName: name, region: 'AWS_US_WEST_2' } });
     expect(created.status, created.text).to.equal(201);
-    const source = await waitReady(owner.token, owner.slug, name);
+    const source = await waitReady(owner.token, owner.slug, name, api);
     const D = `/workspaces/${owner.slug}/databases/${name}`;
-    const tenant = await request('POST', `${D}/tenants`, { token: owner.token, json: { name: 'Copied tenant' } });
+    const tenant = await api.request('POST', `${D}/tenants`, { token: owner.token, json: { name: 'Copied tenant' } });
     expect(tenant.status, tenant.text).to.equal(201);
-    const credential = await credentialOf(owner.token, D);
+    const credential = await credentialOf(owner.token, D, api);
     await run(credential.url, `create table marks (label text primary key, at timestamptz not null default clock_timestamp())`);
     await run(credential.url, `insert into marks (label) values ('t1')`);
     await sleep(300);
@@ -159,7 +161,7 @@ describe('point-in-time restores and branches', function () {
     const credentials = await request('GET', `${D2}/credentials`, { token: src.token });
     expect(credentials.status, credentials.text).to.equal(200);
     expect(credentials.body).to.deep.equal([]);
-    const credential = await credentialOf(src.token, D2, physicalName);
+    const credential = await credentialOf(src.token, D2);
     expect(await labels(credential.url)).to.deep.equal(['t1', 't2']);
     const tenants = await request('GET', `${D2}/tenants`, { token: src.token });
     expect(tenants.body.map((tenant: { id: string }) => tenant.id)).to.deep.equal([src.tenant.id]);
@@ -186,7 +188,7 @@ describe('point-in-time restores and branches', function () {
     await run(src.credential.url, `insert into marks (label) values ('t4')`);
     const branch = await waitReady(src.token, src.slug, name);
     console.log(`      branch of a small database: ${Date.now() - started} ms from the request to READY`);
-    const credential = await credentialOf(src.token, `/workspaces/${src.slug}/databases/${name}`, await physicalNameOf(branch.id));
+    const credential = await credentialOf(src.token, `/workspaces/${src.slug}/databases/${branch.name}`);
     expect(await labels(credential.url)).to.deep.equal(['t1', 't2', 't3']);
     expect(await labels(src.credential.url)).to.deep.equal(['t1', 't2', 't3', 't4']);
     // The branch is a database like another: it is written to, and branched in turn.
@@ -215,5 +217,77 @@ describe('point-in-time restores and branches', function () {
     expectApiError(await request('POST', W, { token: other.token, json: { databaseName: uniqueDatabaseName(), from: { database: src.name } } }), 404);
     // The name of a live database is taken, as for any new database.
     expectApiError(await request('POST', W, { token: src.token, json: { databaseName: src.name, from: { database: src.name } } }), 409, 'database_name_taken');
+  });
+
+  describe('killed mid-copy (kill -9 of the API)', function () {
+    let ownControlPlane: TestControlPlane;
+    const running: AppProcess[] = [];
+
+    before(async function () {
+      // A control plane of its own: the in-process API must not finish the work for the restarted one.
+      ownControlPlane = await createTestControlPlane({ adminUrl: server.url('postgres'), urlFor: (name: string) => server.url(name), stop: async () => {} }, { issuer: TEST_ISSUER, audience: TEST_AUDIENCE });
+    });
+
+    after(async function () {
+      for (const { child } of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await ownControlPlane?.close();
+    });
+
+    /** Postgres processes whose command line names the folder (a scratch server left running). */
+    function serversIn(folder: string): number[] {
+      return readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(folder);
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    }
+
+    for (const step of ['after_scratch_restore', 'after_copy_database']) {
+      it(`converges on restart when killed ${step.replace(/_/g, ' ')}: never READY half-restored, no scratch server or folder left`, async function () {
+        const port = await freePort();
+        const env = {
+          ...ownControlPlane.env,
+          PUBLIC_BASE_URL: TEST_AUDIENCE,
+          OAUTH_ISSUER: TEST_ISSUER,
+          PLATFORM_REGIONS: SERVED_REGIONS.join(','),
+          LOG_LEVEL: 'error',
+          RECONCILE_INTERVAL_MS: '200',
+          PASSWORD_HASH_LOGN: '10',
+          COMPUTE_TYPES: '[]',
+          COMPUTE_DIR: computeDir,
+          BACKUP_PGBACKREST: PGBACKREST,
+          // The in-process API takes this cluster's backups.
+          BACKUPS: 'off',
+        };
+        const api: Api = { controlPlane: ownControlPlane, request: httpClient(`http://127.0.0.1:${port}`) };
+        const doomed = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', port, env: { ...env, PLATFORM_FAULT_POINT: step } });
+        running.push(doomed);
+        const src = await sourceWithThreeRows(api);
+        const name = uniqueDatabaseName('killed');
+        const created = await api.request('POST', `/workspaces/${src.slug}/databases`, { token: src.token, json: { databaseName: name, from: { database: src.name } } });
+        expect(created.status, created.text).to.equal(201);
+        expect(await doomed.exited).to.equal('SIGKILL');
+        const physicalName = await physicalNameOf(created.body.id, api);
+        const [row] = await query<{ status: string }>(ownControlPlane.url, 'select status from databases where id = $1', [created.body.id]);
+        expect(row.status).to.equal('REQUESTED');
+        const scratch = join(computeDir, 'restores', physicalName);
+        if (step === 'after_scratch_restore') expect(existsSync(scratch)).to.equal(true);
+
+        const restarted = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', port, env });
+        running.push(restarted);
+        const copy = await waitReady(src.token, src.slug, name, api);
+        const credential = await credentialOf(src.token, `/workspaces/${src.slug}/databases/${copy.name}`, api);
+        expect(await labels(credential.url)).to.deep.equal(['t1', 't2', 't3']);
+        expect(existsSync(scratch)).to.equal(false);
+        expect(serversIn(scratch)).to.deep.equal([]);
+        expect(await labels(src.credential.url)).to.deep.equal(['t1', 't2', 't3']);
+        await restarted.stop();
+      });
+    }
   });
 });
