@@ -7,7 +7,7 @@ import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { startWithClosers, type Closers } from '@platform/process';
-import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
+import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
@@ -123,9 +123,23 @@ async function openTokenVerifier({ config, logger, closers, orm }: Opening, keys
  */
 function openProvisioners({ config, logger, closers, orm }: Opening, clusters: Clusters) {
   const faultPoint = config.faultPoint ? faultInjector(config.faultPoint, logger) : undefined;
+  const mover = new DatabaseMover(
+    { pgDump: join(config.compute.clientBin, 'pg_dump'), pgRestore: join(config.compute.clientBin, 'pg_restore') },
+    config.databaseLimits.maxConnections,
+  );
+  // Restores and branches: a scratch server per copy, beside the compute instances' clusters.
+  const copier = new PointInTimeCopier({
+    clusterAdminUrl: (region) => config.clusterUrls[region],
+    pgbackrest: config.backups.pgbackrest,
+    scratchDir: join(config.compute.dir, 'restores'),
+    mover,
+    log: logger.child({ component: 'provisioner' }),
+    faultPoint,
+  });
   const databases = new DatabaseReconciler({
     store: new MikroProvisioningStore(orm, systemClock),
     clusters: clusters.directory,
+    copier,
     intervalMs: config.reconcileIntervalMs,
     log: logger.child({ component: 'provisioner' }),
     faultPoint,
@@ -133,10 +147,7 @@ function openProvisioners({ config, logger, closers, orm }: Opening, clusters: C
   const compute = new ComputeReconciler({
     store: new SqlComputeStore(orm, systemClock),
     driver: clusters.computeDriver,
-    mover: new DatabaseMover(
-      { pgDump: join(config.compute.clientBin, 'pg_dump'), pgRestore: join(config.compute.clientBin, 'pg_restore') },
-      config.databaseLimits.maxConnections,
-    ),
+    mover,
     clusters: clusters.directory,
     clusterAdminUrl: (region) => config.clusterUrls[region],
     intervalMs: config.compute.intervalMs,
@@ -147,7 +158,7 @@ function openProvisioners({ config, logger, closers, orm }: Opening, clusters: C
   });
   closers.push('provisioner', () => databases.stop());
   closers.push('compute reconciler', () => compute.stop());
-  return { databases, compute };
+  return { databases, compute, copier };
 }
 
 /** The ports every request shares; each request adds repositories over its own unit of work. */
@@ -170,6 +181,7 @@ async function managementServices(
     loginRoles: clusters.directory,
     credentialsPerDatabase: config.credentialsPerDatabase,
     provisioner: provisioners.databases,
+    copier: provisioners.copier,
     deleteRetentionSeconds: config.databaseDeleteRetentionSeconds,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
     // Each database is reached as its own service role, never as the cluster's superuser; a database

@@ -110,6 +110,21 @@ describe('databases', function () {
     });
   });
 
+  describe('POST W/databases with from (restores and branches, database-copies.test.ts)', function () {
+    it('refuses a source whose cluster is not backed up (this platform’s is not) with 409 backups_not_configured, and a missing region without from with 400', async function () {
+      const { token, slug } = await developerWithWorkspace(p);
+      const source = await createDatabase(p, token, slug);
+      await waitForStatus(p, token, slug, source.name, 'READY');
+      const refused = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: uniqueDatabaseName(), from: { database: source.name } } });
+      expectApiError(refused, 409, 'backups_not_configured');
+      expect(refused.body.message).to.include(`database '${source.name}' are not configured on this platform`);
+      const noRegion = await p.request('POST', `/workspaces/${slug}/databases`, { token, json: { databaseName: uniqueDatabaseName() } });
+      expectApiError(noRegion, 400, 'validation_failed');
+      expect(noRegion.body.message).to.match(/^region: /);
+      expect((await p.request('GET', `/workspaces/${slug}/databases`, { token })).body).to.have.length(1);
+    });
+  });
+
   describe('GET W/databases and GET D', function () {
     it('lists the workspace’s live databases with sharded, oldest first', async function () {
       const { token, slug } = await developerWithWorkspace(p);

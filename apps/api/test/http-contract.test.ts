@@ -150,6 +150,14 @@ describe('HTTP contract', function () {
     expect(rename.responses).to.include.keys('403', '413', '415');
     expect(Object.keys(body.paths['/healthz'].get.responses)).to.deep.equal(['200', '500', '503']);
     expect(rename.responses['200'].content['application/json'].schema.required).to.include('parent');
+    // Restores and branches: the same POST, with `from`; the database says where its data came from.
+    const create = body.paths['/workspaces/{workspaceSlug}/databases'].post;
+    const createBody = create.requestBody.content['application/json'].schema;
+    expect(createBody.properties.from.properties).to.have.all.keys('database', 'at');
+    expect(createBody.required).to.deep.equal(['databaseName']);
+    expect(create.responses).to.include.keys('201', '400', '404', '409');
+    expect(create.description).to.include('restore_point_outside_window').and.include('backups_not_configured');
+    expect(create.responses['201'].content['application/json'].schema.properties.source.properties).to.have.all.keys('id', 'at');
     expect(body.paths['/healthz'].get.security).to.deep.equal([]);
     expect(body.components.securitySchemes.jwtBearerAuth).to.include({ type: 'http', scheme: 'bearer' });
   });

@@ -27,7 +27,7 @@ export { isUuid } from './uuid.js';
 // The model: entities, the callers a token stands for, and the paths that address a database or a tenant.
 export { physicalDatabaseName } from './model.js';
 export type {
-  Database, Developer, DeveloperPrincipal, LoginResult, ManagementPrincipal, OAuthClient, OAuthClientType,
+  Database, DatabaseSource, Developer, DeveloperPrincipal, LoginResult, ManagementPrincipal, OAuthClient, OAuthClientType,
   Principal, Tenant, User, Workspace,
 } from './model.js';
 export type { DatabasePath, TenantPath } from './paths.js';
@@ -36,7 +36,7 @@ export { requireManagement } from './authorization.js';
 // Control-plane ports adapters implement: repositories, provisioning, clusters, signing keys, the clock.
 export { systemClock } from './ports.js';
 export type {
-  BackupHealth, Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseRepository, DeveloperRepository, DiskSpace,
+  BackupHealth, Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseCopier, DatabaseRepository, DeveloperRepository, DiskSpace,
   OAuthClientRepository, Provisioner, ProvisioningStore, ProvisioningTask, Repositories, SecretSealer,
   SigningKeyRecord, SigningKeyRepository, StoredPrivateKey, TokenVerifier, WorkspaceInvitation,
   WorkspaceInvitationRepository, WorkspaceMember, WorkspaceMemberEditor, WorkspaceRepository, WorkspaceRole,
@@ -63,6 +63,8 @@ export {
   restoreDatabase,
 } from './use-cases/databases.js';
 export type { DatabaseDeps, DeletionDeps, ProvisioningDeps } from './use-cases/databases.js';
+export { copyDatabase } from './use-cases/database-copies.js';
+export type { CopyDeps } from './use-cases/database-copies.js';
 
 // Each database's data plane: its tenants and users, their sessions, and throttled password sign-in.
 export { TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, USER_CONTEXT_SETTING } from './data-plane.js';

@@ -35,6 +35,15 @@ export interface Database {
   server?: ServerAddress | null;
   /** Its data is moving between servers now (onto its instance, or back). */
   moving?: boolean;
+  /** A restore or branch: made from this database's backups, holding its data as of `at`; null or absent otherwise. */
+  source?: DatabaseSource | null;
+}
+
+/** Where a restored or branched database's data came from. */
+export interface DatabaseSource {
+  databaseId: string;
+  /** The instant of the source's data it holds: every transaction committed by then, none after. */
+  at: Date;
 }
 
 /** Who is calling. Developer tokens see the workspaces their developer belongs to. */

@@ -1,7 +1,7 @@
 import type { ClusterActivity } from './insights/observer.js';
 import type { CredentialRepository } from './credential-ports.js';
 import type { DatabaseStatus } from './database-status.js';
-import type { Database, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
+import type { Database, DatabaseSource, Developer, OAuthClient, OAuthClientType, Principal, Workspace } from './model.js';
 import type { Page, PageRequest } from './paging.js';
 import type { Region } from './regions.js';
 
@@ -102,7 +102,7 @@ export interface WorkspaceRepository {
 
 export interface DatabaseRepository {
   /** Persists a new database in REQUESTED; ConflictError when the name is taken in the workspace. */
-  create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database>;
+  create(input: { id: string; workspace: Workspace; name: string; region: Region; source?: DatabaseSource }): Promise<Database>;
   /**
    * A page of the workspace's live databases in (created, id) order, after the database the
    * request's cursor names (a keyset query: as cheap on the last page as on the first). 400
@@ -143,7 +143,8 @@ export interface DatabaseRepository {
  * whose retention has ended (purge).
  */
 export type ProvisioningTask =
-  | { kind: 'advance'; database: Database; to: DatabaseStatus }
+  /** `source`: for a restore or branch (database.source set), the database its data comes from. */
+  | { kind: 'advance'; database: Database; to: DatabaseStatus; source?: Database }
   | { kind: 'close'; database: Database }
   | { kind: 'reopen'; database: Database }
   | { kind: 'drop'; database: Database };
@@ -155,6 +156,28 @@ export type ProvisioningTask =
  */
 export interface ProvisioningStore {
   claim(work: (task: ProvisioningTask) => Promise<void>, options?: { databaseId?: string }): Promise<boolean>;
+}
+
+/**
+ * Point-in-time copies of databases from their cluster's backups (README, "Point-in-time restore
+ * and branches"): what the API checks a request against, and the provisioner's first step for a
+ * restored or branched database.
+ */
+export interface DatabaseCopier {
+  /**
+   * The earliest instant the backups of the cluster holding `source` can restore (null: none yet,
+   * no backup precedes the archived WAL); any later instant up to now can be. Null when that
+   * cluster's backups are not configured on this platform.
+   */
+  restorableFrom(source: Database): Promise<{ from: Date | null } | null>;
+  /**
+   * Makes `target`'s PostgreSQL database hold `source`'s data as of `at`, with the target's own
+   * roles and no credential. Starts over from nothing on every call (an earlier attempt's leftovers
+   * are removed first), so an interrupted copy is simply run again.
+   */
+  copy(input: { source: Database; at: Date; target: Database }): Promise<void>;
+  /** Removes what an interrupted copy into `target` left besides its database (its scratch server and folder). */
+  discard(target: Database): Promise<void>;
 }
 
 /** One PostgreSQL cluster. Every operation is idempotent, so an interrupted step can be re-run. */

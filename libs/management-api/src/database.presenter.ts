@@ -22,6 +22,15 @@ const databaseFields = {
   created: dateTime(),
   deleted: optional(dateTime('When the database was deleted; only on a deleted database (status DELETED)')),
   sharded: bool('Always false until a distributed engine serves sharded databases'),
+  source: optional(
+    record(
+      {
+        id: uuid('The database whose data this one was made from (it may have been renamed or deleted since)'),
+        at: dateTime('The instant of that database’s data this one holds: every transaction committed by then, none after'),
+      },
+      'Only on a database made by a point-in-time restore or a branch (POST with `from`). Not `parent`, which a rename answers with the database as it was before it',
+    ),
+  ),
 };
 
 export const DatabaseSchema = record(databaseFields, 'A database');
@@ -62,5 +71,6 @@ export function presentDatabase(database: Database, hosts: DatabaseHosts) {
     created: database.created.toISOString(),
     ...(database.deleted ? { deleted: database.deleted.toISOString() } : {}),
     sharded: false,
+    ...(database.source ? { source: { id: database.source.databaseId, at: database.source.at.toISOString() } } : {}),
   };
 }

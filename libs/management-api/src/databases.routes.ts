@@ -1,13 +1,30 @@
-import { REGIONS, createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, purgeDatabase, renameDatabase, restoreDatabase } from '@platform/domain';
-import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, optional, queryBoolean, record } from '@platform/http';
+import { REGIONS, ValidationError, copyDatabase, createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, purgeDatabase, renameDatabase, restoreDatabase } from '@platform/domain';
+import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, oneOf, optional, queryBoolean, record, text } from '@platform/http';
 import { DatabaseSchema, RenamedDatabaseSchema, presentDatabase } from './database.presenter.js';
 import { defineManagementRoute, PAGED } from './management-scope.js';
 import { DATABASE_PATH, DELETED_DATABASE_PATH, WORKSPACE_PATH, databasePathParams, deletedDatabasePathParams, workspacePathParams } from './path-params.js';
-import { databaseNameField } from './request-fields.js';
+import { databaseNameField, instantOf } from './request-fields.js';
 
 const CreateDatabaseRequest = record({
   databaseName: databaseNameField('Unique among the workspace’s databases: letters, digits and underscores, starting with a letter or underscore'),
-  region: oneOf(REGIONS),
+  region: optional(oneOf(REGIONS, 'Required for a new empty database; with `from`, the source’s region when omitted')),
+  from: optional(
+    record(
+      {
+        database: text({ min: 1, max: 64, description: 'The source: a live database of this workspace, by name or by id' }),
+        at: optional(
+          text({
+            min: 1,
+            max: 40,
+            description:
+              'The instant whose data the new database holds (a date-time with an offset, e.g. 2026-11-22T12:00:00.250Z): every transaction the source committed by then, none after. ' +
+              'Omitted: now (a branch)',
+          }),
+        ),
+      },
+      'Make the database from another one’s backups: a point-in-time restore (`at`) or a branch (no `at`)',
+    ),
+  ),
 });
 const RenameDatabaseRequest = record({ name: databaseNameField('The new name; the same rules as at creation') });
 const ListDatabasesQuery = record({
@@ -34,15 +51,31 @@ export const databaseRoutes = [
     summary: 'Create a database',
     description:
       'Answers at once with the database in REQUESTED; the provisioner creates the PostgreSQL database and its ' +
-      'built-in schema (BUILT), verifies it (READY). Poll the database until its status is READY.',
+      'built-in schema (BUILT), verifies it (READY). Poll the database until its status is READY.\n\n' +
+      'With `from`, the new database holds the data of another database of the workspace as it was at `from.at` ' +
+      '(a point-in-time restore) or as it is now (a branch, without `at`): its schema, rows, tenants and users, ' +
+      'but none of its credentials (create new ones). It is made from the source cluster’s backups on a scratch ' +
+      'server, so the source stays online and untouched; it takes a few seconds plus about the time of a ' +
+      'pg_dump and pg_restore of the source (README, "Point-in-time restore and branches"). The new database’s ' +
+      '`source` says where its data came from. 400 restore_point_outside_window when `at` is in the future or ' +
+      'earlier than the backups reach (the message gives the window); 409 backups_not_configured when the ' +
+      'source’s cluster is not backed up by the platform; 409 database_not_ready when the source is not READY; ' +
+      '404 database_not_found for a source that is not a live database of the workspace.',
     tags: ['databases'],
     auth: 'management',
     params: workspacePathParams,
     body: CreateDatabaseRequest,
     success: { status: 201, description: 'Created, in REQUESTED', schema: DatabaseSchema, headers: { Location: 'The new database' } },
-    errors: [404, 409],
+    errors: [400, 404, 409],
     handler: async ({ params, body, caller, scope }) => {
-      const database = await createDatabase(scope, caller, params.workspaceSlug, { name: body.databaseName, region: body.region });
+      let database;
+      if (body.from) {
+        const at = body.from.at === undefined ? undefined : instantOf('from.at', body.from.at);
+        database = await copyDatabase(scope, caller, params.workspaceSlug, { name: body.databaseName, region: body.region, from: { database: body.from.database, at } });
+      } else {
+        if (body.region === undefined) throw new ValidationError('validation_failed', 'region: required for a database made without `from`');
+        database = await createDatabase(scope, caller, params.workspaceSlug, { name: body.databaseName, region: body.region });
+      }
       return respond({
         status: 201,
         body: presentDatabase(database, scope),

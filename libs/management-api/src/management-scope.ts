@@ -1,6 +1,7 @@
 import type {
   ClientDeps,
   ComputeDeps,
+  CopyDeps,
   CredentialDeps,
   DatabaseDeps,
   DeletionDeps,
@@ -19,7 +20,7 @@ import type { SessionCookie } from './session-cookie.js';
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
 export interface ManagementScope
-  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps {
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps, CopyDeps {
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;

@@ -1,9 +1,11 @@
-import type { ClusterDirectory, Database, DatabaseStatus, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
+import type { ClusterDirectory, Database, DatabaseCopier, DatabaseStatus, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
 import { LoopedWork } from './looped-work.js';
 
 export interface DatabaseReconcilerOptions {
   store: ProvisioningStore;
   clusters: ClusterDirectory;
+  /** Restores and branches (a database with a `source`) are built from backups by it; without one they fail and are retried. */
+  copier?: DatabaseCopier;
   intervalMs: number;
   /** How many claims this process works on at once; SKIP LOCKED keeps them on different rows. */
   workers?: number;
@@ -45,6 +47,8 @@ export class DatabaseReconciler extends LoopedWork implements Provisioner {
     const context = { databaseId: database.id, physicalName: database.physicalName };
     switch (task.kind) {
       case 'close':
+        // A restore or branch deleted before it was built may have left a scratch server behind.
+        if (database.source) await this.options.copier?.discard(database);
         // Where it is served now: its region's cluster, or its dedicated instance's server.
         await this.options.clusters.forDatabase(database).closeDatabase(database.physicalName);
         this.options.log.info(context, 'deleted database closed');
@@ -62,14 +66,25 @@ export class DatabaseReconciler extends LoopedWork implements Provisioner {
         this.options.log.info(context, 'database dropped');
         return;
       case 'advance':
-        return this.advance(database, task.to);
+        return this.advance(database, task.to, task.source);
     }
   }
 
-  private async advance(database: Database, to: DatabaseStatus): Promise<void> {
+  private async advance(database: Database, to: DatabaseStatus, source: Database | undefined): Promise<void> {
     const cluster = this.options.clusters.forRegion(database.region);
     switch (to) {
       case 'BUILT':
+        if (database.source) {
+          if (!source || !this.options.copier) throw new Error(`database ${database.physicalName} is a restore or branch and this provisioner has no backups to build it from`);
+          // The whole copy again on every attempt: BUILT is recorded only once it is complete, so a
+          // half-restored database is never verified, let alone READY.
+          await this.options.copier.copy({ source, at: database.source.at, target: database });
+          this.options.faultPoint?.('after_copy_database');
+          // The copy has the built-in schema of the source's instant: brought up to date, and the
+          // service login enabled with this database's own password.
+          await cluster.upgradeBuiltInSchema(database.physicalName);
+          break;
+        }
         await cluster.createDatabase(database.physicalName);
         this.options.faultPoint?.('after_create_database');
         await cluster.installBuiltInSchema(database.physicalName);

@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { pageAfterId, type Page, type PageRequest } from '../paging.js';
 import { physicalDatabaseName, type Database, type DeveloperPrincipal, type Workspace } from '../model.js';
-import type { Clock, ClusterDirectory, ClusterDriver, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
+import type { Clock, ClusterDirectory, ClusterDriver, DatabaseCopier, DatabaseRepository, Provisioner, WorkspaceRepository } from '../ports.js';
 import { REGIONS, type Region } from '../regions.js';
 import { createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, listRegions, purgeDatabase, renameDatabase, restoreDatabase } from './databases.js';
+import { copyDatabase } from './database-copies.js';
 import { rejection } from './assertions.test-support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -159,6 +160,24 @@ class RecordingProvisioner implements Provisioner {
   }
 }
 
+/** Backups that reach back to `from` (null: none restorable yet); `configured` false: the cluster is not backed up here. */
+class FakeCopier implements DatabaseCopier {
+  configured = true;
+  from: Date | null = new Date('2026-01-01T12:00:00Z');
+
+  async restorableFrom(): Promise<{ from: Date | null } | null> {
+    return this.configured ? { from: this.from } : null;
+  }
+
+  async copy(): Promise<void> {
+    throw new Error('the use cases must not copy: the provisioner does');
+  }
+
+  async discard(): Promise<void> {
+    throw new Error('the use cases must not copy: the provisioner does');
+  }
+}
+
 const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
 const bob: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-bob', scopes: [] };
 const acme: Workspace = { id: 'ws-acme', name: 'Acme', slug: 'acme', billingCustomerId: null, created: new Date(0) };
@@ -193,6 +212,60 @@ describe('database use cases', () => {
       deleteRetentionSeconds: 3600,
     };
     now = new Date('2026-01-02T00:00:00Z');
+  });
+
+  describe('copyDatabase', () => {
+    let copier: FakeCopier;
+    let source: Database;
+    const copy = (caller: DeveloperPrincipal, slug: string, from: { database: string; at?: Date }, name = 'copy') =>
+      copyDatabase({ ...deps, copier }, caller, slug, { name, from });
+
+    beforeEach(async () => {
+      copier = new FakeCopier();
+      source = await createDatabase(deps, alice, 'acme', { name: 'orders', region: 'AWS_EU_CENTRAL_1' });
+      source.status = 'READY';
+      log.length = 0;
+    });
+
+    it('records the source and the instant, in the source’s region by default, then nudges the provisioner', async () => {
+      const at = new Date('2026-01-01T18:00:00Z');
+      const restored = await copy(alice, 'acme', { database: 'orders', at });
+      expect(restored).to.deep.include({ name: 'copy', status: 'REQUESTED', region: 'AWS_EU_CENTRAL_1', source: { databaseId: source.id, at } });
+      expect(log).to.deep.equal(['create:copy', 'nudge']);
+    });
+
+    it('makes a branch as of now without `at`, and finds the source by id too', async () => {
+      const branch = await copy(alice, 'acme', { database: source.id });
+      expect(branch.source).to.deep.equal({ databaseId: source.id, at: now });
+    });
+
+    it('refuses an instant before the backups reach, or in the future, with the window', async () => {
+      const early = await rejection(copy(alice, 'acme', { database: 'orders', at: new Date('2026-01-01T11:59:59Z') }));
+      expect(early).to.be.instanceOf(ValidationError).and.include({ code: 'restore_point_outside_window' });
+      expect((early as Error).message).to.include('from 2026-01-01T12:00:00.000Z to now (2026-01-02T00:00:00.000Z)');
+      const future = await rejection(copy(alice, 'acme', { database: 'orders', at: new Date('2026-01-02T00:00:01Z') }));
+      expect(future).to.be.instanceOf(ValidationError).and.include({ code: 'restore_point_outside_window' });
+      copier.from = null;
+      const none = await rejection(copy(alice, 'acme', { database: 'orders' }));
+      expect((none as Error).message).to.include('no instant yet');
+      expect(log).to.deep.equal([]);
+    });
+
+    it('refuses a source whose cluster is not backed up here, or on its dedicated compute, with 409 backups_not_configured', async () => {
+      copier.configured = false;
+      expect(await rejection(copy(alice, 'acme', { database: 'orders' }))).to.be.instanceOf(ConflictError).and.include({ code: 'backups_not_configured' });
+      copier.configured = true;
+      source.server = { host: '127.0.0.1', port: 5999 };
+      expect(await rejection(copy(alice, 'acme', { database: 'orders' }))).to.be.instanceOf(ConflictError).and.include({ code: 'backups_not_configured' });
+    });
+
+    it('refuses a source that is not READY, and one of another workspace as not found', async () => {
+      source.status = 'BUILT';
+      expect(await rejection(copy(alice, 'acme', { database: 'orders' }))).to.be.instanceOf(ConflictError).and.include({ code: 'database_not_ready' });
+      await createDatabase(deps, bob, 'beta', { name: 'theirs', region: 'AWS_US_WEST_2' });
+      expect(await rejection(copy(alice, 'acme', { database: 'theirs' }))).to.be.instanceOf(NotFoundError).and.include({ code: 'database_not_found' });
+      expect(await rejection(copy(bob, 'beta', { database: source.id }))).to.be.instanceOf(NotFoundError).and.include({ code: 'database_not_found' });
+    });
   });
 
   describe('createDatabase', () => {

@@ -153,7 +153,7 @@ export async function purgeDatabase(
   return purged;
 }
 
-function databaseNotFound(name: string): NotFoundError {
+export function databaseNotFound(name: string): NotFoundError {
   return new NotFoundError('database_not_found', `Database '${name}' not found`);
 }
 

@@ -33,6 +33,10 @@ export const DatabaseEntity = defineEntity({
     /** Set while its data moves between servers (until the switch commits). */
     movingSince: p.datetime().nullable(),
     nextAttemptAt: p.datetime().nullable(),
+    /** A restore or branch: the database whose backups it is made from (not mapped as a relation: only its id is read). */
+    sourceDatabaseId: p.uuid().nullable(),
+    /** With sourceDatabaseId: the instant of the source's data this database holds. */
+    sourceAt: p.datetime().nullable(),
   },
 });
 export type DatabaseRow = InferEntity<typeof DatabaseEntity>;

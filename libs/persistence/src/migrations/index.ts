@@ -18,6 +18,7 @@ import { Migration20261124000000_workspace_invitations } from './Migration202611
 import { Migration20261124010000_sealed_signing_keys } from './Migration20261124010000_sealed_signing_keys.js';
 import { Migration20261126010000_compute_health } from './Migration20261126010000_compute_health.js';
 import { Migration20261127020000_restorable_deletes } from './Migration20261127020000_restorable_deletes.js';
+import { Migration20261127030000_database_sources } from './Migration20261127030000_database_sources.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -41,4 +42,5 @@ export const migrationsList = [
   { name: 'Migration20261124010000_sealed_signing_keys', class: Migration20261124010000_sealed_signing_keys },
   { name: 'Migration20261126010000_compute_health', class: Migration20261126010000_compute_health },
   { name: 'Migration20261127020000_restorable_deletes', class: Migration20261127020000_restorable_deletes },
+  { name: 'Migration20261127030000_database_sources', class: Migration20261127030000_database_sources },
 ];

@@ -8,6 +8,7 @@ import {
   type Page,
   type PageRequest,
   type Database,
+  type DatabaseSource,
   type DatabaseRepository,
   type Region,
   type Workspace,
@@ -30,7 +31,7 @@ function nameTaken(name: string, cause: unknown): ConflictError {
 export class MikroDatabaseRepository implements DatabaseRepository {
   constructor(private readonly em: EntityManager) {}
 
-  async create(input: { id: string; workspace: Workspace; name: string; region: Region }): Promise<Database> {
+  async create(input: { id: string; workspace: Workspace; name: string; region: Region; source?: DatabaseSource }): Promise<Database> {
     const row = this.em.create(DatabaseEntity, {
       id: input.id,
       workspace: this.em.getReference(WorkspaceEntity, input.workspace.id),
@@ -39,6 +40,8 @@ export class MikroDatabaseRepository implements DatabaseRepository {
       status: 'REQUESTED',
       physicalName: physicalDatabaseName(input.id),
       attempts: 0,
+      sourceDatabaseId: input.source?.databaseId ?? null,
+      sourceAt: input.source?.at ?? null,
     });
     try {
       await this.em.flush();

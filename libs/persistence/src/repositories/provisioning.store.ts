@@ -32,6 +32,10 @@ export class MikroProvisioningStore implements ProvisioningStore {
       const database = toDatabase(claimed, workspace);
       const task = taskFor(claimed, database, this.clock.now());
       if (!task) return;
+      if (task.kind === 'advance' && claimed.sourceDatabaseId) {
+        // A restore or branch: its source is of the same workspace, and its row is never removed.
+        task.source = toDatabase(await tx.findOneOrFail(DatabaseEntity, claimed.sourceDatabaseId), workspace);
+      }
       await work(task);
       switch (task.kind) {
         case 'advance':
