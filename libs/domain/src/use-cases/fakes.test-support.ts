@@ -5,17 +5,15 @@
  */
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
 import { FakeThrottle } from './throttle-fake.test-support.js';
+import { NOW, unused } from './fake-basics.test-support.js';
+import { FakeClients, FakeClientSecrets } from './client-fakes.test-support.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { byCreated, pageAfterId, pageByKey, type Page, type PageRequest } from '../paging.js';
-import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, OAuthClient, Tenant, User, UserPrincipal, Workspace } from '../model.js';
-import type { DatabaseRepository, DeveloperRepository, OAuthClientRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
-import type { ClientSecrets } from './clients.js';
+import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, Tenant, User, UserPrincipal, Workspace } from '../model.js';
+import type { DatabaseRepository, DeveloperRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
 
-export const NOW = new Date('2026-01-01T00:00:00Z');
-
-function unused(): never {
-  throw new Error('not used by these use cases');
-}
+export { NOW } from './fake-basics.test-support.js';
+export { FakeClients, FakeClientSecrets } from './client-fakes.test-support.js';
 
 /** Workspaces with fixed members, and the workspaces of live clients. */
 export class FakeWorkspaces implements WorkspaceRepository {
@@ -291,61 +289,6 @@ export class FakeDevelopers implements DeveloperRepository {
 
   ensure = unused;
   setPasswordHash = unused;
-}
-
-/** OAuth clients by workspace; deleted ones disappear. */
-export class FakeClients implements OAuthClientRepository {
-  readonly rows: (OAuthClient & { secretDigest: string | null; createdBy: string })[] = [];
-
-  async create(input: Parameters<OAuthClientRepository['create']>[0]): Promise<OAuthClient> {
-    this.rows.push({ ...input, created: NOW });
-    return this.present(this.rows[this.rows.length - 1]);
-  }
-
-  async listForWorkspace(workspaceId: string): Promise<OAuthClient[]> {
-    return this.rows.filter((row) => row.workspaceId === workspaceId).map((row) => this.present(row));
-  }
-
-  async find(workspaceId: string, id: string): Promise<OAuthClient | null> {
-    const row = this.rows.find((candidate) => candidate.workspaceId === workspaceId && candidate.id === id);
-    return row ? this.present(row) : null;
-  }
-
-  async setSecretDigest(workspaceId: string, id: string, digest: string): Promise<boolean> {
-    const row = this.rows.find((candidate) => candidate.workspaceId === workspaceId && candidate.id === id);
-    if (row) row.secretDigest = digest;
-    return row !== undefined;
-  }
-
-  async delete(workspaceId: string, id: string): Promise<boolean> {
-    const index = this.rows.findIndex((row) => row.workspaceId === workspaceId && row.id === id);
-    if (index >= 0) this.rows.splice(index, 1);
-    return index >= 0;
-  }
-
-  findForAuthentication = unused;
-
-  private present(row: OAuthClient & { secretDigest: string | null; createdBy: string }): OAuthClient {
-    return { id: row.id, workspaceId: row.workspaceId, name: row.name, type: row.type, redirectUris: row.redirectUris, created: row.created };
-  }
-}
-
-/** Numbered ids and secrets; a digest is the secret, reversed. */
-export class FakeClientSecrets implements ClientSecrets {
-  private serial = 0;
-
-  newClientId(): string {
-    return `client-${++this.serial}`;
-  }
-
-  generate(): { secret: string; digest: string } {
-    const secret = `secret-${++this.serial}`;
-    return { secret, digest: [...secret].reverse().join('') };
-  }
-
-  matches(secret: string, digest: string): boolean {
-    return [...secret].reverse().join('') === digest;
-  }
 }
 
 /**
