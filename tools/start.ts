@@ -120,7 +120,8 @@ async function startPlatform(): Promise<void> {
   if (spawnSync(process.execPath, ['tools/pg-client-tools.mjs'], { stdio: 'inherit' }).status !== 0) {
     console.log('Without pg_dump and pg_restore of the servers’ major, compute instances will fail (README, "Dedicated compute").');
   }
-  const apiEnv = { COMPUTE_DIR: join(dirname(settings.dir), 'compute'), ...env };
+  // Compute instances' servers archive into the embedded cluster's repository (README, "Backups").
+  const apiEnv = { COMPUTE_DIR: join(dirname(settings.dir), 'compute'), ...(backups ? { BACKUP_DIR: backups.repoDir } : {}), ...env };
   const oauth = apps.start('apps/oauth', 'apps/oauth/src/main.ts', env);
   const api = apps.start('apps/api', 'apps/api/src/main.ts', apiEnv);
   const gateway = apps.start('apps/gateway', 'apps/gateway/src/main.ts', env);

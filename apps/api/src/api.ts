@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, maxSignedTokenSeconds, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
@@ -6,6 +7,7 @@ import { systemClock, type TokenVerifier } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
 import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
+import { BACKUP_DEFAULTS, type BackupSettings } from '@platform/postgres-launcher';
 import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
@@ -53,7 +55,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     const signIn = passwordSignIn(config, new SqlSignInFailureStore(orm), systemClock);
     const tokens = await tokenEndpoint(orm, config, keys, signIn, logger);
     closers.push('token endpoint', () => tokens.stop());
-    const backups = openBackups(opening);
+    const backups = openBackups(opening, clusters.computeDriver);
     const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups });
     const sampling = openInsightsSampling(opening, clusters.directory);
     const app = managementApp(opening, { services, tokens, tokenVerifier });
@@ -77,7 +79,12 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
 async function openClusters({ config, logger, closers }: Opening) {
   const connections = new ConnectionBudget(config.dataPlane);
   closers.push('data-plane connections', () => connections.close());
-  const computeDriver = new LocalComputeDriver({ dir: config.compute.dir, extensionsDir: config.compute.extensionsDir });
+  const computeDriver = new LocalComputeDriver({
+    dir: config.compute.dir,
+    extensionsDir: config.compute.extensionsDir,
+    backups: computeBackups(config, logger),
+    onBackupError: (instanceId, error) => logger.warn({ instanceId, err: error }, 'the first backup of a compute instance’s server failed; the backup scheduler takes it'),
+  });
   const directory = new PgClusterDirectory(
     config.regions,
     config.clusterUrls,
@@ -92,6 +99,27 @@ async function openClusters({ config, logger, closers }: Opening) {
   // A cluster that does not answer now is audited at its databases' next repair instead.
   await directory.auditCustomerRoles().catch((error) => logger.warn({ err: error }, 'auditing customer roles failed; the next schema repair audits them'));
   return { directory, computeDriver, connections };
+}
+
+/**
+ * Where dedicated compute instances' servers archive their WAL and keep their backups: the
+ * repository of BACKUP_DIR (npm start sets it to the embedded cluster's), under a stanza each.
+ * None when backups are off, BACKUP_DIR is unset, or pgBackRest is missing (said once).
+ */
+function computeBackups(config: ApiConfig, logger: Logger): Omit<BackupSettings, 'stanza'> | undefined {
+  const { backups } = config;
+  if (!backups.enabled || backups.dir === undefined || config.compute.types.length === 0) return undefined;
+  if (!existsSync(backups.pgbackrest)) {
+    logger.warn({ pgbackrest: backups.pgbackrest }, 'pgBackRest is missing: compute instances’ servers archive no WAL and take no backups (node tools/pgbackrest.mjs)');
+    return undefined;
+  }
+  return {
+    pgbackrest: backups.pgbackrest,
+    repoDir: backups.dir,
+    retentionDays: backups.retentionDays,
+    walQueueMaxMiB: backups.walQueueMaxMiB,
+    archiveTimeoutSeconds: BACKUP_DEFAULTS.archiveTimeoutSeconds,
+  };
 }
 
 /**
@@ -130,6 +158,7 @@ function openProvisioners({ config, logger, closers, orm }: Opening, clusters: C
   // Restores and branches: a scratch server per copy, beside the compute instances' clusters.
   const copier = new PointInTimeCopier({
     clusterAdminUrl: (region) => config.clusterUrls[region],
+    instanceAdminUrl: (instanceId) => clusters.computeDriver.adminUrl(instanceId),
     pgbackrest: config.backups.pgbackrest,
     scratchDir: join(config.compute.dir, 'restores'),
     mover,
@@ -273,9 +302,10 @@ function platformServers(config: ApiConfig): { name: string; url: string }[] {
  * Base backups of the clusters whose backup configuration is on this machine, and every server's
  * archiving for /readyz; not started (BACKUPS=off leaves it so: readiness still reports archiving).
  */
-function openBackups({ config, logger, closers }: Opening): BackupScheduler {
+function openBackups({ config, logger, closers }: Opening, computeDriver: LocalComputeDriver): BackupScheduler {
   const scheduler = new BackupScheduler({
     servers: platformServers(config),
+    moreServers: () => computeDriver.runningServers().map(({ instanceId, adminUrl }) => ({ name: `compute instance ${instanceId}`, url: adminUrl })),
     pgbackrest: config.backups.pgbackrest,
     schedule: { fullEveryMs: config.backups.fullEveryHours * 3_600_000, diffEveryMs: config.backups.diffEveryHours * 3_600_000 },
     intervalMs: config.backups.checkMs,

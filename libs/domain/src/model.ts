@@ -35,6 +35,11 @@ export interface Database {
   server?: ServerAddress | null;
   /** Its data is moving between servers now (onto its instance, or back). */
   moving?: boolean;
+  /**
+   * Since when the server that holds it now has held its data (built there, or moved there): its
+   * backups reach no further back for this database. Null or absent before it is built.
+   */
+  servedSince?: Date | null;
   /** A restore or branch: made from this database's backups, holding its data as of `at`; null or absent otherwise. */
   source?: DatabaseSource | null;
 }

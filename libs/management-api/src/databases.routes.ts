@@ -54,12 +54,15 @@ export const databaseRoutes = [
       'built-in schema (BUILT), verifies it (READY). Poll the database until its status is READY.\n\n' +
       'With `from`, the new database holds the data of another database of the workspace as it was at `from.at` ' +
       '(a point-in-time restore) or as it is now (a branch, without `at`): its schema, rows, tenants and users, ' +
-      'but none of its credentials (create new ones). It is made from the source cluster’s backups on a scratch ' +
-      'server, so the source stays online and untouched; it takes a few seconds plus about the time of a ' +
-      'pg_dump and pg_restore of the source (README, "Point-in-time restore and branches"). The new database’s ' +
-      '`source` says where its data came from. 400 restore_point_outside_window when `at` is in the future or ' +
-      'earlier than the backups reach (the message gives the window); 409 backups_not_configured when the ' +
-      'source’s cluster is not backed up by the platform; 409 database_not_ready when the source is not READY; ' +
+      'but none of its credentials (create new ones). It is made from the backups of the server that holds the ' +
+      'source (its region’s cluster, or its dedicated compute instance’s server) on a scratch server, so the ' +
+      'source stays online and untouched; it takes a few seconds plus about the time of a pg_dump and pg_restore ' +
+      'of the source (README, "Point-in-time restore and branches"). The new database is on its region’s cluster ' +
+      'and its `source` says where its data came from. 400 restore_point_outside_window when `at` is in the future ' +
+      'or earlier than the backups reach, or than the source has been on its current server (a move to or from ' +
+      'dedicated compute starts its window again; the message gives the window); 409 backups_not_configured when ' +
+      'the source’s server is not backed up by the platform; 409 database_not_ready when the source is not READY ' +
+      'or is moving between servers; ' +
       '404 database_not_found for a source that is not a live database of the workspace.',
     tags: ['databases'],
     auth: 'management',

@@ -164,6 +164,17 @@ export class ClusterBackups {
     await this.run(['stanza-create']);
   }
 
+  /**
+   * Removes the stanza from the repository: every backup and archived WAL of the cluster, for good.
+   * For a cluster that is gone (its server stopped, its folder about to be removed): pgBackRest's
+   * `stop` first, so that no archive-push of it writes there again, then `stanza-delete --force`
+   * (a server that crashed leaves its postmaster.pid behind).
+   */
+  async deleteStanza(): Promise<void> {
+    await this.run(['stop']);
+    await this.run(['--force', 'stanza-delete']);
+  }
+
   /** Takes a backup (a diff or incr with no full before it becomes a full); expire runs after it. Answers the new backup. */
   async backup(type: BackupType, signal?: AbortSignal): Promise<BackupRecord> {
     const before = new Set((await this.list()).map((backup) => backup.label));

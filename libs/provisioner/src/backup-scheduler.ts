@@ -33,6 +33,8 @@ const MAX_RETRY_MS = 3_600_000;
 export interface BackupSchedulerOptions {
   /** What each server is to the platform and its superuser URL; one server named several times is looked after once. */
   servers: readonly { name: string; url: string }[];
+  /** Servers that come and go (dedicated compute instances' servers this process runs), asked at each pass and report. */
+  moreServers?: () => readonly { name: string; url: string }[];
   /** The pgBackRest program (BACKUP_PGBACKREST). */
   pgbackrest: string;
   schedule: BackupSchedule;
@@ -65,13 +67,15 @@ interface Watched extends NamedServer {
  * under way (pgBackRest stops cleanly, and the next one resumes what it had copied).
  */
 export class BackupScheduler {
-  private readonly servers: Watched[];
+  private readonly fixed: Watched[];
+  /** The servers of `moreServers` seen at the last look, by name and address (a server started again elsewhere is located again). */
+  private readonly changing = new Map<string, Watched>();
   private readonly loop: PeriodicWork;
   private readonly ending = new AbortController();
   private readonly now: () => Date;
 
   constructor(private readonly options: BackupSchedulerOptions) {
-    this.servers = groupByServer(options.servers).map((server) => ({ ...server, failures: 0 }));
+    this.fixed = groupByServer(options.servers).map((server) => ({ ...server, failures: 0 }));
     this.now = options.now ?? (() => new Date());
     this.loop = new PeriodicWork(() => this.pass(), {
       intervalMs: options.intervalMs,
@@ -93,10 +97,22 @@ export class BackupScheduler {
     await this.loop.stop();
   }
 
+  /** The servers to look after now: the fixed ones, then those `moreServers` names (state kept while their name and address stay). */
+  private servers(): Watched[] {
+    const now = new Map<string, Watched>();
+    for (const { name, url } of this.options.moreServers?.() ?? []) {
+      const key = `${name} ${url}`;
+      now.set(key, this.changing.get(key) ?? { url, names: [name], failures: 0 });
+    }
+    this.changing.clear();
+    for (const [key, server] of now) this.changing.set(key, server);
+    return [...this.fixed, ...now.values()];
+  }
+
   /** Each server's archiving as it is now, with what the last pass learnt of its backups. */
   async report(): Promise<BackupHealth[]> {
     return Promise.all(
-      this.servers.map(async (server) => {
+      this.servers().map(async (server) => {
         let status: ArchiverStatus | null = null;
         try {
           status = await withDeadline(this.options.timeoutMs, () => this.sample(server));
@@ -109,7 +125,7 @@ export class BackupScheduler {
   }
 
   private async pass(): Promise<void> {
-    for (const server of this.servers) {
+    for (const server of this.servers()) {
       if (this.ending.signal.aborted) return;
       try {
         await this.sample(server);

@@ -12,6 +12,8 @@ import { localDataDirectory } from './server-location.js';
 export interface PointInTimeCopierOptions {
   /** A superuser URL of a served region's cluster. */
   clusterAdminUrl: (region: Region) => string;
+  /** A superuser URL of a dedicated compute instance's server, when it is known here. */
+  instanceAdminUrl?: (instanceId: string) => string | null;
   /** The pgBackRest program (BACKUP_PGBACKREST). */
   pgbackrest: string;
   /** Each copy's scratch cluster goes in `<scratchDir>/<target's physical name>` (a folder the server's account reaches). */
@@ -21,6 +23,13 @@ export interface PointInTimeCopierOptions {
   /** Test-only: called at named steps; a test makes it kill the process to prove recovery. */
   faultPoint?: (step: string) => void;
 }
+
+/**
+ * The scratch server's settings. hot_standby off: recovery then never compares its settings with
+ * the source's (a compute instance's server may allow more connections than the launcher's
+ * default), and the server takes connections only once promoted, with the instant reached.
+ */
+const SCRATCH_SETTINGS: Readonly<Record<string, string>> = { ...MANY_DATABASES_SETTINGS, hot_standby: 'off' };
 
 /** The roles named after a database (its own four and its service role), in a fixed order. */
 function ownRoles(physicalName: string): string[] {
@@ -83,25 +92,25 @@ export async function renameRestoredDatabase(adminUrl: string, sourceName: strin
  * cluster is only read: its WAL archived once more, so that the instant is in the archive.
  */
 export class PointInTimeCopier implements DatabaseCopier {
-  /** By cluster URL: located once, as the backup scheduler does. */
+  /** By server (a region's cluster, or an instance's server at its address): located once, as the backup scheduler does. */
   private readonly located = new Map<string, ClusterBackups | null>();
 
   constructor(private readonly options: PointInTimeCopierOptions) {}
 
   async restorableFrom(source: Database): Promise<{ from: Date | null } | null> {
-    const backups = await this.backupsOf(source.region);
+    const backups = await this.backupsOf(source);
     if (!backups) return null;
     const window = await backups.restoreWindow();
     return { from: window.from };
   }
 
   async copy({ source, at, target }: { source: Database; at: Date; target: Database }): Promise<void> {
-    const backups = await this.backupsOf(source.region);
-    if (!backups) throw new Error(`the backups of region ${source.region}'s cluster are not configured on this machine`);
+    const backups = await this.backupsOf(source);
+    if (!backups) throw new Error(`the backups of the server of database ${source.id} are not configured on this machine`);
     const dir = this.scratchFolder(target);
     await this.discard(target);
     const started = Date.now();
-    const scratch = await restoreToPointInTime(backups, { at, dir, port: await freePort(), settings: MANY_DATABASES_SETTINGS });
+    const scratch = await restoreToPointInTime(backups, { at, dir, port: await freePort(), settings: SCRATCH_SETTINGS });
     try {
       const restoredMs = Date.now() - started;
       this.options.faultPoint?.('after_scratch_restore');
@@ -127,12 +136,17 @@ export class PointInTimeCopier implements DatabaseCopier {
     return join(this.options.scratchDir, target.physicalName);
   }
 
-  private async backupsOf(region: Region): Promise<ClusterBackups | null> {
-    const url = this.options.clusterAdminUrl(region);
-    if (this.located.has(url)) return this.located.get(url) ?? null;
+  /** The backups of the server that holds the source now: its instance's server, or its region's cluster. */
+  private async backupsOf(source: Database): Promise<ClusterBackups | null> {
+    const onInstance = Boolean(source.server && source.instanceId);
+    const url = onInstance ? (this.options.instanceAdminUrl?.(source.instanceId!) ?? null) : this.options.clusterAdminUrl(source.region);
+    if (url === null) return null;
+    // An instance's address may later be another instance's: its id is part of the key.
+    const key = onInstance ? `${source.instanceId} ${url}` : url;
+    if (this.located.has(key)) return this.located.get(key) ?? null;
     const dataDir = await localDataDirectory(url, CLUSTER_CONNECT_TIMEOUT_MS);
     const backups = dataDir === null ? null : openClusterBackups(dirname(dataDir), { pgbackrest: this.options.pgbackrest, url });
-    this.located.set(url, backups);
+    this.located.set(key, backups);
     return backups;
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isUuid, serverSettings, type ComputeDriver, type ComputeServer, type ComputeType } from '@platform/domain';
-import { freePort, isPortFree, startEmbeddedPostgres, stopServerIn, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { freePort, isPortFree, openClusterBackups, startEmbeddedPostgres, stopServerIn, type BackupSettings, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 
 export interface LocalComputeOptions {
   /** Where each instance keeps its cluster: `<dir>/<instance id>/`. */
@@ -9,6 +9,18 @@ export interface LocalComputeOptions {
   /** Extensions each server loads beside its own (the launcher's `extensionsDir`). */
   extensionsDir?: string;
   onLog?: (instanceId: string, line: string) => void;
+  /**
+   * Each instance's server archives its WAL and keeps base backups in this repository, under the
+   * stanza `compute-<instance id>` (README, "Backups"); absent: instances are not backed up.
+   */
+  backups?: Omit<BackupSettings, 'stanza'>;
+  /** A first backup that failed (the backup scheduler takes it later). */
+  onBackupError?: (instanceId: string, error: Error) => void;
+}
+
+/** An instance's name in the backup repository. */
+export function instanceStanza(instanceId: string): string {
+  return `compute-${instanceId}`;
 }
 
 function assertInstanceId(id: string): void {
@@ -56,6 +68,11 @@ export class LocalComputeDriver implements ComputeDriver {
     return this.servers.get(instanceId)?.server ?? null;
   }
 
+  /** The instances whose server this process runs, with its superuser URL (the backup scheduler watches them). */
+  runningServers(): { instanceId: string; adminUrl: string }[] {
+    return [...this.servers].map(([instanceId, { server }]) => ({ instanceId, adminUrl: server.adminUrl }));
+  }
+
   /** From the instance's folder, which every process of the platform on this machine can read. */
   adminUrl(instanceId: string): string | null {
     const running = this.servers.get(instanceId);
@@ -71,10 +88,20 @@ export class LocalComputeDriver implements ComputeDriver {
     return this.exits.get(instanceId) ?? null;
   }
 
+  /**
+   * Stops the server and removes its folder and its backups: the instance is gone for good (its
+   * database moved back to its region's cluster, whose backups hold it from then on, or purged).
+   * A repository that cannot be reached fails the removal, which is tried again.
+   */
   remove(instanceId: string): Promise<void> {
     return this.serially(instanceId, async () => {
+      const adminUrl = this.adminUrl(instanceId);
       await this.stop(instanceId);
-      rmSync(this.folder(instanceId), { recursive: true, force: true });
+      const dir = this.folder(instanceId);
+      if (this.options.backups && adminUrl) {
+        await openClusterBackups(dir, { pgbackrest: this.options.backups.pgbackrest, url: adminUrl })?.deleteStanza();
+      }
+      rmSync(dir, { recursive: true, force: true });
     });
   }
 
@@ -105,11 +132,13 @@ export class LocalComputeDriver implements ComputeDriver {
       port,
       settings: serverSettings(type),
       extensionsDir: this.options.extensionsDir,
+      backups: this.options.backups ? { ...this.options.backups, stanza: instanceStanza(instanceId) } : undefined,
       onLog: this.options.onLog ? (line) => this.options.onLog!(instanceId, line) : undefined,
     }).catch((error: Error) => {
       throw new Error(withoutFolder(error.message, dir));
     });
     writeFileSync(portFile, String(port));
+    await this.firstBackup(instanceId, handle);
     this.exits.delete(instanceId);
     const server = { address: { host: '127.0.0.1', port }, adminUrl: handle.url('postgres') };
     this.servers.set(instanceId, { handle, server });
@@ -122,6 +151,20 @@ export class LocalComputeDriver implements ComputeDriver {
       if (cause) this.exits.set(instanceId, withoutFolder(cause, dir));
     });
     return server;
+  }
+
+  /**
+   * A new server's first full backup, before any database moves onto it: from then on every
+   * instant of the instance can be restored. Before the server is listed as running, so the
+   * backup scheduler does not start one beside it. One that fails is the scheduler's to take.
+   */
+  private async firstBackup(instanceId: string, handle: EmbeddedPostgresHandle): Promise<void> {
+    if (!handle.backups) return;
+    try {
+      if ((await handle.backups.list()).length === 0) await handle.backups.backup('full');
+    } catch (error) {
+      this.options.onBackupError?.(instanceId, error as Error);
+    }
   }
 
   private async stop(instanceId: string): Promise<void> {

@@ -47,23 +47,24 @@ export async function copyDatabase(deps: DatabaseDeps & ProvisioningDeps & CopyD
   if (source.status !== 'READY') {
     throw new ConflictError('database_not_ready', `Database '${source.name}' is ${source.status}: only a READY database can be restored or branched`);
   }
-  if (source.server) {
-    throw new ConflictError(
-      'backups_not_configured',
-      `Database '${source.name}' is served by its dedicated compute instance, whose server is not backed up by this platform: it cannot be restored to a point in time or branched`,
-    );
+  if (source.moving) {
+    throw new ConflictError('database_not_ready', `Database '${source.name}' is moving between servers: restore or branch it once the move is done`);
   }
   const now = deps.clock.now();
   const at = input.from.at ?? now;
   const reach = await deps.copier.restorableFrom(source);
   if (!reach) {
+    const server = source.server ? 'dedicated compute instance' : 'cluster';
     throw new ConflictError(
       'backups_not_configured',
-      `The backups of the cluster that serves database '${source.name}' are not configured on this platform: it cannot be restored to a point in time or branched`,
+      `The backups of the ${server} that serves database '${source.name}' are not configured on this platform: it cannot be restored to a point in time or branched`,
     );
   }
-  if (!reach.from || at < reach.from || at > now) {
-    const window = reach.from ? `from ${reach.from.toISOString()} to now (${now.toISOString()})` : 'no instant yet (no base backup has been taken since WAL archiving started)';
+  // The server's backups reach back to their oldest backup, and for this database only to when the
+  // server began to hold it (a database that moved holds nothing on its new server before).
+  const from = reach.from && source.servedSince && source.servedSince > reach.from ? source.servedSince : reach.from;
+  if (!from || at < from || at > now) {
+    const window = from ? `from ${from.toISOString()} to now (${now.toISOString()})` : 'no instant yet (no base backup has been taken since WAL archiving started)';
     throw new ValidationError('restore_point_outside_window', `from.at: ${at.toISOString()} cannot be restored; database '${source.name}' can be restored ${window}`);
   }
   const database = await deps.databases.create({ id: randomUUID(), workspace, name: input.name, region, source: { databaseId: source.id, at } });

@@ -251,12 +251,31 @@ describe('database use cases', () => {
       expect(log).to.deep.equal([]);
     });
 
-    it('refuses a source whose cluster is not backed up here, or on its dedicated compute, with 409 backups_not_configured', async () => {
+    it('refuses a source whose server is not backed up here with 409 backups_not_configured, naming a dedicated compute instance as such', async () => {
       copier.configured = false;
-      expect(await rejection(copy(alice, 'acme', { database: 'orders' }))).to.be.instanceOf(ConflictError).and.include({ code: 'backups_not_configured' });
-      copier.configured = true;
+      const cluster = await rejection(copy(alice, 'acme', { database: 'orders' }));
+      expect(cluster).to.be.instanceOf(ConflictError).and.include({ code: 'backups_not_configured' });
+      expect((cluster as Error).message).to.include('The backups of the cluster that serves');
       source.server = { host: '127.0.0.1', port: 5999 };
-      expect(await rejection(copy(alice, 'acme', { database: 'orders' }))).to.be.instanceOf(ConflictError).and.include({ code: 'backups_not_configured' });
+      const instance = await rejection(copy(alice, 'acme', { database: 'orders' }));
+      expect((instance as Error).message).to.include('The backups of the dedicated compute instance that serves');
+      copier.configured = true;
+      expect((await copy(alice, 'acme', { database: 'orders' })).source, 'a source on its dedicated compute is copied from its server’s backups').to.deep.equal({ databaseId: source.id, at: now });
+    });
+
+    it('reaches no further back than since its server has held the source, and refuses a source that is moving', async () => {
+      source.servedSince = new Date('2026-01-01T20:00:00Z');
+      const before = await rejection(copy(alice, 'acme', { database: 'orders', at: new Date('2026-01-01T19:59:59Z') }));
+      expect(before).to.be.instanceOf(ValidationError).and.include({ code: 'restore_point_outside_window' });
+      expect((before as Error).message).to.include('from 2026-01-01T20:00:00.000Z to now');
+      const at = new Date('2026-01-01T20:00:00Z');
+      expect((await copy(alice, 'acme', { database: 'orders', at })).source).to.deep.equal({ databaseId: source.id, at });
+      source.servedSince = new Date('2026-01-01T06:00:00Z');
+      expect((await rejection(copy(alice, 'acme', { database: 'orders', at: new Date('2026-01-01T11:00:00Z') }, 'older'))) as Error).to.include({ code: 'restore_point_outside_window' });
+      source.moving = true;
+      const moving = await rejection(copy(alice, 'acme', { database: 'orders' }, 'other'));
+      expect(moving).to.be.instanceOf(ConflictError).and.include({ code: 'database_not_ready' });
+      expect((moving as Error).message).to.include('is moving between servers');
     });
 
     it('refuses a source that is not READY, and one of another workspace as not found', async () => {

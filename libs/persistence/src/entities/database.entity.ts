@@ -30,6 +30,8 @@ export const DatabaseEntity = defineEntity({
     /** Where the database is served when its data is on its instance's server. */
     serverHost: p.text().nullable(),
     serverPort: p.integer().nullable(),
+    /** Since when the server that holds it now has held its data (built, or a move's switch committed); null before it is built. */
+    servedSince: p.datetime().nullable(),
     /** Set while its data moves between servers (until the switch commits). */
     movingSince: p.datetime().nullable(),
     nextAttemptAt: p.datetime().nullable(),

@@ -19,6 +19,7 @@ import { Migration20261124010000_sealed_signing_keys } from './Migration20261124
 import { Migration20261126010000_compute_health } from './Migration20261126010000_compute_health.js';
 import { Migration20261127020000_restorable_deletes } from './Migration20261127020000_restorable_deletes.js';
 import { Migration20261127030000_database_sources } from './Migration20261127030000_database_sources.js';
+import { Migration20261128010000_served_since } from './Migration20261128010000_served_since.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -43,4 +44,5 @@ export const migrationsList = [
   { name: 'Migration20261126010000_compute_health', class: Migration20261126010000_compute_health },
   { name: 'Migration20261127020000_restorable_deletes', class: Migration20261127020000_restorable_deletes },
   { name: 'Migration20261127030000_database_sources', class: Migration20261127030000_database_sources },
+  { name: 'Migration20261128010000_served_since', class: Migration20261128010000_served_since },
 ];

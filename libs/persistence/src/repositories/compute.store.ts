@@ -244,7 +244,15 @@ export class SqlComputeStore implements ComputeStore {
       ctx,
     );
     if (outcome.databaseServer !== undefined) {
-      await connection.execute(`update databases set server_host = ?, server_port = ? where id = ?`, [outcome.databaseServer?.host ?? null, outcome.databaseServer?.port ?? null, task.database.id], 'run', ctx);
+      // A switch between the cluster and the instance (not a resize, which restarts the same data):
+      // another server holds its data from now, whose backups know it from now.
+      const host = outcome.databaseServer?.host ?? null;
+      await connection.execute(
+        `update databases set server_host = ?, server_port = ?, served_since = case when (server_host is null) <> (?::text is null) then now() else served_since end where id = ?`,
+        [host, outcome.databaseServer?.port ?? null, host, task.database.id],
+        'run',
+        ctx,
+      );
     }
     await connection.execute(`update databases set moving_since = null where id = ? and moving_since is not null`, [task.database.id], 'run', ctx);
     if (status === 'TERMINATED') {

@@ -38,6 +38,7 @@ export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
     instanceId: row.instanceId ?? null,
     server: row.serverHost && row.serverPort ? { host: row.serverHost, port: row.serverPort } : null,
     moving: isMoving(row.movingSince),
+    servedSince: row.servedSince ?? null,
     source: row.sourceDatabaseId && row.sourceAt ? { databaseId: row.sourceDatabaseId, at: row.sourceAt } : null,
   };
 }

@@ -40,6 +40,8 @@ export class MikroProvisioningStore implements ProvisioningStore {
       switch (task.kind) {
         case 'advance':
           claimed.status = task.to;
+          // Built: its region's cluster holds its data from now (a restore of it reaches no further back).
+          if (task.to === 'BUILT') claimed.servedSince = this.clock.now();
           break;
         case 'close':
           claimed.closed = this.clock.now();
