@@ -164,6 +164,30 @@ describe('deleted databases: list, restore, purge', function () {
     expect(await loginFailure(db.credential.connectionUrl)).to.equal('28P01');
   });
 
+  it('shows a restore or branch that cannot be made as FAILED with its reason, and purges it at once when deleted', async function () {
+    const db = await developerWithReadyDatabase(p);
+    const physicalName = await physicalNameOf(p, db.database.id);
+    // What the provisioner records when a copy's instant has left the backups' reach (provisioning.store.test.ts).
+    const reason = 'the backups of database orders no longer reach 2026-01-01T00:00:00.000Z';
+    await query(p.controlPlane.url, `update databases set status = 'REQUESTED', failure = $1 where id = $2`, [reason, db.database.id]);
+    const shown = await p.request('GET', db.D, { token: db.token });
+    expect(shown.status, shown.text).to.equal(200);
+    expect(shown.body).to.include({ status: 'FAILED', failure: reason, expandable: false });
+    const listed = await p.request('GET', `/workspaces/${db.slug}/databases`, { token: db.token });
+    expect(listed.body.map((item: { status: string }) => item.status)).to.deep.equal(['FAILED']);
+    const credential = await p.request('POST', `${db.D}/credentials`, { token: db.token });
+    expectApiError(credential, 409, 'database_not_ready');
+    expect(credential.body.message).to.include('is FAILED, not READY');
+
+    const deleted = await p.request('DELETE', db.D, { token: db.token });
+    expect(deleted.status, deleted.text).to.equal(200);
+    expect(deleted.body.status).to.equal('DELETED');
+    expect(deleted.body).not.to.have.property('failure');
+    await eventually(async () => ((await databaseExists(p.postgres.adminUrl, physicalName)) ? undefined : true), 10_000, 'the failed copy to be purged');
+    expect((await p.request('GET', `/workspaces/${db.slug}/databases?deleted=true`, { token: db.token })).body).to.deep.equal([]);
+    expectApiError(await p.request('POST', `/workspaces/${db.slug}/databases/${db.database.id}/restore`, { token: db.token }), 404, 'database_not_found');
+  });
+
   it('answers 404 to anyone outside the workspace, for a live database, an unknown id and a name', async function () {
     const db = await populatedDatabase(p);
     const live = await developerWithReadyDatabase(p);

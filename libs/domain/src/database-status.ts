@@ -26,10 +26,17 @@ export function nextProvisioningStatus(status: DatabaseStatus): DatabaseStatus |
  */
 export const DELETED_STATUS = 'DELETED';
 
-/** Every status the API shows: the provisioning statuses and DELETED. */
-export const SHOWN_DATABASE_STATUSES = [...DATABASE_STATUSES, DELETED_STATUS] as const;
+/**
+ * What the API shows for a restore or branch that cannot be made (its instant is out of the
+ * backups' reach now): it is not retried, holds no data, and stays so until deleted (`failure` says why).
+ */
+export const FAILED_STATUS = 'FAILED';
+
+/** Every status the API shows: the provisioning statuses, DELETED and FAILED. */
+export const SHOWN_DATABASE_STATUSES = [...DATABASE_STATUSES, DELETED_STATUS, FAILED_STATUS] as const;
 export type ShownDatabaseStatus = (typeof SHOWN_DATABASE_STATUSES)[number];
 
-export function shownDatabaseStatus(database: { status: DatabaseStatus; deleted: Date | null }): ShownDatabaseStatus {
-  return database.deleted ? DELETED_STATUS : database.status;
+export function shownDatabaseStatus(database: { status: DatabaseStatus; deleted: Date | null; failure?: string | null }): ShownDatabaseStatus {
+  if (database.deleted) return DELETED_STATUS;
+  return database.failure ? FAILED_STATUS : database.status;
 }

@@ -34,7 +34,7 @@ export type { DatabasePath, TenantPath } from './paths.js';
 export { requireManagement } from './authorization.js';
 
 // Control-plane ports adapters implement: repositories, provisioning, clusters, signing keys, the clock.
-export { systemClock } from './ports.js';
+export { CopyImpossibleError, systemClock } from './ports.js';
 export type {
   BackupHealth, Clock, ClusterDirectory, ClusterDriver, CustomerRoleRepair, DatabaseCopier, DatabaseRepository, DeveloperRepository, DiskSpace,
   OAuthClientRepository, Provisioner, ProvisioningStore, ProvisioningTask, Repositories, SecretSealer,
@@ -56,7 +56,7 @@ export {
 // Databases, the regions they live in, and the status a provisioner moves them to next.
 export { REGIONS, regionId } from './regions.js';
 export type { Region } from './regions.js';
-export { DATABASE_STATUSES, DELETED_STATUS, SHOWN_DATABASE_STATUSES, nextProvisioningStatus, shownDatabaseStatus } from './database-status.js';
+export { DATABASE_STATUSES, DELETED_STATUS, FAILED_STATUS, SHOWN_DATABASE_STATUSES, nextProvisioningStatus, shownDatabaseStatus } from './database-status.js';
 export type { DatabaseStatus, ShownDatabaseStatus } from './database-status.js';
 export {
   createDatabase, deleteDatabase, getDatabase, listDatabases, listDeletedDatabases, listRegions, purgeDatabase, renameDatabase,

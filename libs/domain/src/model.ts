@@ -40,6 +40,8 @@ export interface Database {
    * backups reach no further back for this database. Null or absent before it is built.
    */
   servedSince?: Date | null;
+  /** A restore or branch that cannot be made: why (shown as FAILED); null or absent otherwise. */
+  failure?: string | null;
   /** A restore or branch: made from this database's backups, holding its data as of `at`; null or absent otherwise. */
   source?: DatabaseSource | null;
 }

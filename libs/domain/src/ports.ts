@@ -163,6 +163,15 @@ export interface ProvisioningStore {
  * and branches"): what the API checks a request against, and the provisioner's first step for a
  * restored or branched database.
  */
+/**
+ * A copy that no attempt can make (its instant has left the backups' reach, or the source's data
+ * was on another server then): the provisioner records it as the database's failure and stops.
+ * Anything else a copy throws is tried again.
+ */
+export class CopyImpossibleError extends Error {
+  override readonly name = 'CopyImpossibleError';
+}
+
 export interface DatabaseCopier {
   /**
    * The earliest instant the backups of the cluster holding `source` can restore (null: none yet,
@@ -173,7 +182,8 @@ export interface DatabaseCopier {
   /**
    * Makes `target`'s PostgreSQL database hold `source`'s data as of `at`, with the target's own
    * roles and no credential. Starts over from nothing on every call (an earlier attempt's leftovers
-   * are removed first), so an interrupted copy is simply run again.
+   * are removed first), so an interrupted copy is simply run again. CopyImpossibleError when no
+   * attempt can succeed.
    */
   copy(input: { source: Database; at: Date; target: Database }): Promise<void>;
   /** Removes what an interrupted copy into `target` left besides its database (its scratch server and folder). */

@@ -8,7 +8,8 @@ const databaseFields = {
   workspace: WorkspaceSchema,
   status: oneOf(
     SHOWN_DATABASE_STATUSES,
-    'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved. DELETED: deleted (see `deleted`), refusing connections, restorable until the platform’s retention ends',
+    'REQUESTED -> BUILT -> READY; PENDING and POOLED are reserved. DELETED: deleted (see `deleted`), refusing connections, restorable until the platform’s retention ends. ' +
+      'FAILED: a restore or branch that cannot be made (see `failure`); it holds no data and is not retried: delete it (it is purged at once) and ask for another instant',
   ),
   region: oneOf(REGIONS),
   expandable: bool('Whether the database can take dedicated compute now: it is READY, has no compute instance, and the platform runs dedicated compute (POST D/compute would be accepted)'),
@@ -21,6 +22,7 @@ const databaseFields = {
   }),
   created: dateTime(),
   deleted: optional(dateTime('When the database was deleted; only on a deleted database (status DELETED)')),
+  failure: optional(text({ max: 2000, description: 'Only on a FAILED database: why the restore or branch cannot be made' })),
   sharded: bool('Always false until a distributed engine serves sharded databases'),
   source: optional(
     record(
@@ -70,6 +72,7 @@ export function presentDatabase(database: Database, hosts: DatabaseHosts) {
     dbHost: databaseUrl(database, hosts),
     created: database.created.toISOString(),
     ...(database.deleted ? { deleted: database.deleted.toISOString() } : {}),
+    ...(database.failure && !database.deleted ? { failure: database.failure } : {}),
     sharded: false,
     ...(database.source ? { source: { id: database.source.databaseId, at: database.source.at.toISOString() } } : {}),
   };

@@ -2,9 +2,9 @@ import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { databaseUrl } from '@platform/config';
-import type { Database, DatabaseCopier, Region } from '@platform/domain';
+import { CopyImpossibleError, type Database, type DatabaseCopier, type Region } from '@platform/domain';
 import { assertPhysicalName, credentialRolesOf, databaseRoleNames, PINNED_SEARCH_PATH_OPTIONS, serviceRoleName } from '@platform/data-plane';
-import { freePort, MANY_DATABASES_SETTINGS, openClusterBackups, restoreToPointInTime, stopServerIn, type ClusterBackups } from '@platform/postgres-launcher';
+import { freePort, MANY_DATABASES_SETTINGS, openClusterBackups, OutsideRestoreWindowError, restoreToPointInTime, stopServerIn, type ClusterBackups } from '@platform/postgres-launcher';
 import type { DatabaseMover } from './database-mover.js';
 import { CLUSTER_CONNECT_TIMEOUT_MS } from './cluster-driver.js';
 import { localDataDirectory } from './server-location.js';
@@ -105,12 +105,20 @@ export class PointInTimeCopier implements DatabaseCopier {
   }
 
   async copy({ source, at, target }: { source: Database; at: Date; target: Database }): Promise<void> {
+    if (source.servedSince && at < source.servedSince) {
+      // It moved since the request: the backups of the server that holds it now know nothing of it then.
+      throw new CopyImpossibleError(`database ${source.name} moved to another server at ${source.servedSince.toISOString()}, after ${at.toISOString()}: that instant cannot be restored from the backups of the server that holds it now`);
+    }
     const backups = await this.backupsOf(source);
     if (!backups) throw new Error(`the backups of the server of database ${source.id} are not configured on this machine`);
     const dir = this.scratchFolder(target);
     await this.discard(target);
     const started = Date.now();
-    const scratch = await restoreToPointInTime(backups, { at, dir, port: await freePort(), settings: SCRATCH_SETTINGS });
+    const scratch = await restoreToPointInTime(backups, { at, dir, port: await freePort(), settings: SCRATCH_SETTINGS }).catch((error: unknown) => {
+      // Its instant left the backups' reach since the request (expired, or behind a gap): for good.
+      if (error instanceof OutsideRestoreWindowError) throw new CopyImpossibleError(`the backups of database ${source.name} no longer reach ${at.toISOString()}: ${error.message}`);
+      throw error;
+    });
     try {
       const restoredMs = Date.now() - started;
       this.options.faultPoint?.('after_scratch_restore');

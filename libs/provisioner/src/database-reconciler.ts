@@ -1,4 +1,4 @@
-import type { ClusterDirectory, Database, DatabaseCopier, DatabaseStatus, ProvisioningStore, ProvisioningTask, Provisioner } from '@platform/domain';
+import { CopyImpossibleError, type ClusterDirectory, type Database, type DatabaseCopier, type DatabaseStatus, type ProvisioningStore, type ProvisioningTask, type Provisioner } from '@platform/domain';
 import { LoopedWork } from './looped-work.js';
 
 export interface DatabaseReconcilerOptions {
@@ -78,7 +78,11 @@ export class DatabaseReconciler extends LoopedWork implements Provisioner {
           if (!source || !this.options.copier) throw new Error(`database ${database.physicalName} is a restore or branch and this provisioner has no backups to build it from`);
           // The whole copy again on every attempt: BUILT is recorded only once it is complete, so a
           // half-restored database is never verified, let alone READY.
-          await this.options.copier.copy({ source, at: database.source.at, target: database });
+          await this.options.copier.copy({ source, at: database.source.at, target: database }).catch((error: unknown) => {
+            // The store records it as the database's failure (FAILED) and claims it no more.
+            if (error instanceof CopyImpossibleError) this.options.log.error({ databaseId: database.id, sourceId: source.id, reason: error.message }, 'a restore or branch cannot be made; it is FAILED');
+            throw error;
+          });
           this.options.faultPoint?.('after_copy_database');
           // The copy has the built-in schema of the source's instant: brought up to date, and the
           // service login enabled with this database's own password.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { requireManagement } from '../authorization.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { shownDatabaseStatus } from '../database-status.js';
 import type { Database, Principal } from '../model.js';
 import type { DatabasePath } from '../paths.js';
 import { getDatabase, type DatabaseDeps } from '../use-cases/databases.js';
@@ -65,7 +66,7 @@ export async function createComputeInstance(
   }
   const type = resolveComputeType(deps.computeCatalog, input.instanceSize);
   if (database.status !== 'READY') {
-    throw new ConflictError('database_not_ready', `Database '${database.name}' is ${database.status}, not READY yet`);
+    throw new ConflictError('database_not_ready', `Database '${database.name}' is ${shownDatabaseStatus(database)}, not READY yet`);
   }
   const instance = await deps.computeInstances.create({ id: randomUUID(), databaseId: database.id, name: input.instanceName, type });
   deps.computeProvisioner.nudge();

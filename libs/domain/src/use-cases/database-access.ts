@@ -1,5 +1,6 @@
 import type { DataPlane, DataPlaneRepositories, DatabaseLocator } from '../data-plane.js';
 import { ConflictError, UnauthenticatedError } from '../errors.js';
+import { shownDatabaseStatus } from '../database-status.js';
 import type { Database, Principal, Tenant } from '../model.js';
 import type { DatabasePath, TenantPath } from '../paths.js';
 import type { DatabaseRepository, WorkspaceRepository } from '../ports.js';
@@ -25,7 +26,7 @@ function tokenNotForDatabase(): UnauthenticatedError {
 
 function assertReady(database: Database): void {
   if (database.status !== 'READY') {
-    throw new ConflictError('database_not_ready', `Database '${database.name}' is ${database.status}, not READY yet`);
+    throw new ConflictError('database_not_ready', `Database '${database.name}' is ${shownDatabaseStatus(database)}, not READY yet`);
   }
 }
 

@@ -83,7 +83,8 @@ export async function renameDatabase(
 
 /**
  * Marks the database deleted: it disappears from the API and its name is free at once, and it is
- * restorable until the retention ends. Then closes its PostgreSQL database (new connections are
+ * restorable until the retention ends (a FAILED restore or branch, holding nothing, is purged at
+ * once). Then closes its PostgreSQL database (new connections are
  * refused, open sessions end); should that be interrupted, the provisioner finishes it. Answers the
  * database as it is now (`deleted` set).
  */
@@ -95,7 +96,8 @@ export async function deleteDatabase(
 ): Promise<Database> {
   const database = await getDatabase(deps, caller, workspaceSlug, name);
   const deleted = deps.clock.now();
-  const purgeAfter = new Date(deleted.getTime() + deps.deleteRetentionSeconds * 1000);
+  // A restore or branch that failed holds nothing worth keeping: it is purged at once.
+  const purgeAfter = database.failure ? deleted : new Date(deleted.getTime() + deps.deleteRetentionSeconds * 1000);
   const marked = await deps.databases.markDeleted(database, { deleted, purgeAfter });
   // Another request deleted it since we found it.
   if (!marked) throw databaseNotFound(name);

@@ -39,6 +39,8 @@ export const DatabaseEntity = defineEntity({
     sourceDatabaseId: p.uuid().nullable(),
     /** With sourceDatabaseId: the instant of the source's data this database holds. */
     sourceAt: p.datetime().nullable(),
+    /** A restore or branch that no attempt can make: why (shown to its developers; the row is no longer provisioned). */
+    failure: p.text().nullable(),
   },
 });
 export type DatabaseRow = InferEntity<typeof DatabaseEntity>;

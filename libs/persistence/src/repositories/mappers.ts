@@ -39,6 +39,7 @@ export function toDatabase(row: DatabaseRow, workspace: Workspace): Database {
     server: row.serverHost && row.serverPort ? { host: row.serverHost, port: row.serverPort } : null,
     moving: isMoving(row.movingSince),
     servedSince: row.servedSince ?? null,
+    failure: row.failure ?? null,
     source: row.sourceDatabaseId && row.sourceAt ? { databaseId: row.sourceDatabaseId, at: row.sourceAt } : null,
   };
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Database, ProvisioningTask, Workspace } from '@platform/domain';
+import { CopyImpossibleError, type Database, type ProvisioningTask, type Workspace } from '@platform/domain';
 import { openRepositories } from '../request-scope.js';
 import { deferred, eventually, FakeClock, query, rejection, startTestPostgres, type TestPostgres } from '@platform/testing';
 import { createScratchControlPlane, type ScratchControlPlane } from '../scratch-control-plane.test.js';
@@ -103,6 +103,8 @@ describe('MikroProvisioningStore', function () {
     expect(tasks[0].database).to.deep.include({ id: database.id, status: 'REQUESTED', physicalName: database.physicalName, deleted: null });
     expect(tasks[0].database.workspace).to.deep.equal(workspace);
     expect((await row(database.id)).status).to.equal('BUILT');
+    const [built] = await query<{ served_since: Date }>(cp.url, 'select served_since from databases where id = $1', [database.id]);
+    expect(built.served_since, 'its cluster holds it from when it is built').to.deep.equal(clock.now());
 
     expect(await store.claim(work)).to.equal(true);
     expect(tasks[1]).to.deep.include({ kind: 'advance', to: 'READY' });
@@ -211,6 +213,32 @@ describe('MikroProvisioningStore', function () {
     expect(await store.claim(work)).to.equal(true);
     expect(tasks.map((task) => task.database.id)).to.deep.equal([healthy.id]);
     expect((await row(failing.id)).status).to.equal('REQUESTED');
+  });
+
+  it('records a copy that no attempt can make as its failure, and never claims it again; other failures are retried', async function () {
+    const source = await newDatabase('source');
+    const copy = await openRepositories(cp.orm).databases.create({ id: randomUUID(), workspace, name: 'copy', region: 'AWS_US_WEST_2', source: { databaseId: source.id, at: clock.now() } });
+    await query(cp.url, `update databases set status = 'READY' where id = $1`, [source.id]);
+    await rejection(store.claim(fail('transient'), { databaseId: copy.id }));
+    expect(await row(copy.id)).to.deep.include({ status: 'REQUESTED', attempts: 1, last_error: 'transient' });
+
+    const impossible = async () => {
+      throw new CopyImpossibleError('out of reach');
+    };
+    expect(await store.claim(impossible, { databaseId: copy.id })).to.equal(true);
+    expect(await row(copy.id)).to.deep.include({ status: 'REQUESTED', attempts: 0, last_error: 'out of reach', next_attempt_at: null });
+    const [failed] = await query<{ failure: string | null }>(cp.url, 'select failure from databases where id = $1', [copy.id]);
+    expect(failed.failure).to.equal('out of reach');
+    const found = await openRepositories(cp.orm).databases.findLiveById(workspace, copy.id);
+    expect(found).to.deep.include({ failure: 'out of reach', status: 'REQUESTED' });
+
+    const { tasks, work } = recorder();
+    expect(await store.claim(work)).to.equal(false);
+    expect(await store.claim(work, { databaseId: copy.id })).to.equal(false);
+    // Deleted, it is closed and dropped like any other.
+    await markDeleted(found!);
+    expect(await store.claim(work)).to.equal(true);
+    expect(tasks.map((task) => task.kind)).to.deep.equal(['drop']);
   });
 
   it('a claim with a databaseId takes that database and ignores its backoff', async function () {

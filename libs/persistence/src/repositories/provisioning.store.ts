@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { nextProvisioningStatus, type Clock, type Database, type ProvisioningStore, type ProvisioningTask } from '@platform/domain';
+import { CopyImpossibleError, nextProvisioningStatus, type Clock, type Database, type ProvisioningStore, type ProvisioningTask } from '@platform/domain';
 import { DatabaseEntity, type DatabaseRow } from '../entities/database.entity.js';
 import { WorkspaceEntity } from '../entities/workspace.entity.js';
 import { toDatabase, toWorkspace } from './mappers.js';
@@ -36,7 +36,17 @@ export class MikroProvisioningStore implements ProvisioningStore {
         // A restore or branch: its source is of the same workspace, and its row is never removed.
         task.source = toDatabase(await tx.findOneOrFail(DatabaseEntity, claimed.sourceDatabaseId), workspace);
       }
-      await work(task);
+      try {
+        await work(task);
+      } catch (error) {
+        if (!(error instanceof CopyImpossibleError) || task.kind !== 'advance') throw error;
+        // Recorded with the claim, and never claimed again: FAILED until deleted.
+        claimed.failure = error.message;
+        claimed.lastError = error.message;
+        claimed.attempts = 0;
+        claimed.nextAttemptAt = null;
+        return;
+      }
       switch (task.kind) {
         case 'advance':
           claimed.status = task.to;
@@ -68,7 +78,7 @@ export class MikroProvisioningStore implements ProvisioningStore {
         $and: [
           {
             $or: [
-              { deleted: null, status: { $in: ['REQUESTED', 'BUILT', 'POOLED'] } },
+              { deleted: null, failure: null, status: { $in: ['REQUESTED', 'BUILT', 'POOLED'] } },
               // Restored while closed: to be reopened.
               { deleted: null, closed: { $ne: null } },
               // Deleted: to be closed, and dropped once its retention has ended.
