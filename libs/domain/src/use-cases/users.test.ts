@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN } from '../authorization.js';
 import { failure } from './assertions.test-support.js';
 import { fakePlatform } from './fakes.test-support.js';
 import { listTenants } from './tenants.js';
@@ -136,7 +137,7 @@ describe('user use cases', () => {
 
     it('lets a developer add an existing user to a tenant, refuses a member (403), and 404s an unknown user', async () => {
       const { p, ada, carol, inHome, home } = await withMembers();
-      expect(await failure(linkUser(p.deps, ada.caller, inHome, carol.user.id))).to.deep.equal(developerOnly('Only a developer can add a user to a tenant'));
+      expect(await failure(linkUser(p.deps, ada.caller, inHome, carol.user.id))).to.deep.equal(developerOnly(`Only a developer can add a user to a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`));
       expect(await linkUser(p.deps, p.alice, inHome, carol.user.id)).to.deep.equal(carol.user);
       expect(p.data.isMember(carol.user.id, home.id)).to.equal(true);
       expect(await failure(linkUser(p.deps, p.alice, inHome, 'user-none'))).to.deep.equal(notFound('user', 'user-none'));
