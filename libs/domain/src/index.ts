@@ -110,7 +110,7 @@ export type { CredentialDeps } from './use-cases/credentials.js';
 
 // Query insights: latency histograms, per-minute samples, the observer's view of each cluster, retention.
 export { LatencyHistogram } from './insights/latency-histogram.js';
-export { DEFAULT_INSIGHTS_RETENTION, GRANULARITIES, queryPerformance } from './insights/query-performance.js';
+export { DEFAULT_INSIGHTS_RETENTION, DEFAULT_WINDOW_MS, GRANULARITIES, queryPerformance } from './insights/query-performance.js';
 export type {
   Granularity, InsightsBucket, InsightsDeps, InsightsRetention, InsightsStore, QueryMinute, QueryMinuteSink,
   QueryPerformance,
