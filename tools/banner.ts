@@ -27,11 +27,16 @@ export function freshDatabaseName(existing: readonly string[], base = 'app'): st
   for (let n = 2; ; n++) if (!taken.has(`${base}_${n}`)) return `${base}_${n}`;
 }
 
+/** A path as one shell word, quoted only when it needs to be. */
+function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
 export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert, existingDatabases = [], serverMajor }: BannerFacts): string {
   const { client, developer } = credentials;
   const base = config.api.publicBaseUrl;
   // Under PLATFORM_HTTPS every command carries the CA, so each one works as printed.
-  const curl = httpsCaCert ? `curl -s --cacert ${httpsCaCert}` : 'curl -s';
+  const curl = httpsCaCert ? `curl -s --cacert ${shellWord(httpsCaCert)}` : 'curl -s';
   // A start on existing data must not print a create that answers 409 database_name_taken.
   const database = freshDatabaseName(existingDatabases);
   const shown = existingDatabases.slice(0, 5).join(', ') + (existingDatabases.length > 5 ? ` and ${existingDatabases.length - 5} more` : '');

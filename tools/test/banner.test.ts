@@ -46,6 +46,12 @@ describe('the start banner', function () {
     expect(commands).to.include(`curl -s --cacert ${CA} -u 'cli_abc:<secret>' -d grant_type=client_credentials https://127.0.0.1:4102/oauth2/token`);
   });
 
+  it('quotes a CA path that a shell would split', function () {
+    const https = { PUBLIC_BASE_URL: 'https://127.0.0.1:4101', OAUTH_ISSUER: 'https://127.0.0.1:4102' };
+    const text = banner(facts({ httpsCaCert: "/home/ada/my platform/it's/ca.crt" }, https));
+    expect(text).to.include(`curl -s --cacert '/home/ada/my platform/it'\\''s/ca.crt' -H "Authorization: Bearer $TOKEN" https://127.0.0.1:4101/workspaces`);
+  });
+
   it('on existing data, lists the databases and creates one under a name not taken, not one that answers 409', function () {
     const text = banner(facts({ existingDatabases: ['app', 'app_2', 'orders'] }));
     expect(text).to.include("Workspace 'default' has databases from an earlier start (app, app_2, orders): list them, and create\nanother under a name not taken yet:\n");
