@@ -1,6 +1,8 @@
 // The apps `npm start` runs as child processes: restarted when one crashes, and the order in which
 // the platform stops.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import type { Env } from '@platform/config';
 import { APP_NODE_FLAGS } from '@platform/process';
 
@@ -32,6 +34,8 @@ export interface AppProcessesOptions {
   /** An app runs again, as a new process. */
   onRestarted?(name: string, child: ChildProcess): void;
   policy?: RestartPolicy;
+  /** Rewrites each line the apps write (their logs) before it reaches this process's output; without it they write there directly. */
+  formatLine?(line: string): string;
 }
 
 interface App {
@@ -74,8 +78,12 @@ export class AppProcesses {
       // Own process group: a terminal's Ctrl-C reaches this process, which stops the apps in order;
       // and what the app leaves behind in its group can be ended with it.
       detached: true,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', this.options.formatLine ? 'pipe' : 'inherit', this.options.formatLine ? 'pipe' : 'inherit', 'ipc'],
     });
+    if (this.options.formatLine) {
+      relayLines(child.stdout!, process.stdout, this.options.formatLine);
+      relayLines(child.stderr!, process.stderr, this.options.formatLine);
+    }
     app.child = child;
     app.startedAt = Date.now();
     child.on('exit', (code, signal) => {
@@ -106,6 +114,10 @@ export class AppProcesses {
       this.options.onRestarted?.(app.name, app.child);
     }, delayMs);
   }
+}
+
+function relayLines(from: Readable, to: Writable, format: (line: string) => string): void {
+  createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${format(line)}\n`));
 }
 
 function formatSeconds(ms: number): string {

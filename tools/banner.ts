@@ -14,12 +14,39 @@ export interface BannerFacts {
   gateway: { adminUrl: string; caCert: string | null; madeAuthority: boolean };
   /** The CA of the apps' https certificate (PLATFORM_HTTPS), to tell clients how to trust it. */
   httpsCaCert?: string | null;
+  /** Names of the default workspace's live databases (a start on existing data has some). */
+  existingDatabases?: readonly string[];
+  /** The major version of the PostgreSQL server databases are created on. */
+  serverMajor: number;
 }
 
-export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert }: BannerFacts): string {
+/** `app`, or the first of `app_2`, `app_3`... that no database of the workspace has. */
+export function freshDatabaseName(existing: readonly string[], base = 'app'): string {
+  const taken = new Set(existing);
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}_${n}`)) return `${base}_${n}`;
+}
+
+/** A path as one shell word, quoted only when it needs to be. */
+function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert, existingDatabases = [], serverMajor }: BannerFacts): string {
   const { client, developer } = credentials;
   const base = config.api.publicBaseUrl;
-  const database = 'app';
+  // Under PLATFORM_HTTPS every command carries the CA, so each one works as printed.
+  const curl = httpsCaCert ? `curl -s --cacert ${shellWord(httpsCaCert)}` : 'curl -s';
+  // A start on existing data must not print a create that answers 409 database_name_taken.
+  const database = freshDatabaseName(existingDatabases);
+  const shown = existingDatabases.slice(0, 5).join(', ') + (existingDatabases.length > 5 ? ` and ${existingDatabases.length - 5} more` : '');
+  const existing =
+    existingDatabases.length > 0
+      ? `
+Workspace '${DEFAULT_WORKSPACE.slug}' has databases from an earlier start (${shown}): list them, and create
+another under a name not taken yet:
+`
+      : '';
   const address = `postgres://<id>:<password>@${new URL(config.gateway.publicUrl).host}/${database}`;
   const tls = gateway.caCert
     ? `  psql "${address}?sslmode=verify-full&sslrootcert=${gateway.caCert}"
@@ -35,6 +62,9 @@ Both apps serve https with a certificate from the development CA ${httpsCaCert}.
   curl --cacert ${httpsCaCert} ...        export NODE_EXTRA_CA_CERTS=${httpsCaCert}   (Node: the MCP server, scripts)
 `
     : '';
+  const psqlVersion = `Use psql ${serverMajor} or newer (\`psql --version\`): the server is PostgreSQL ${serverMajor}, and an older psql cannot run
+\\l and other catalog commands correctly on it (psql 15, Debian 12's own, stops on a column PostgreSQL 17 renamed;
+apt.postgresql.org has postgresql-client-${serverMajor} for Debian and Ubuntu).`;
   return `
 The platform is up.
   API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
@@ -46,8 +76,9 @@ A first token, from the token service's client_credentials grant for workspace '
 (client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
 
   export TOKEN=${token.access_token}
-  curl -s -H "Authorization: Bearer $TOKEN" ${base}/workspaces
-  curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  ${curl} -H "Authorization: Bearer $TOKEN" ${base}/workspaces
+${existing}  ${curl} -H "Authorization: Bearer $TOKEN" ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
+  ${curl} -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
     -d '{"databaseName":"${database}","region":"${config.regions[0]}"}' ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases
 
 It is the workspace client's token: it works inside workspace '${DEFAULT_WORKSPACE.slug}'. Developer-only routes,
@@ -58,10 +89,12 @@ a developer's token.
 
 Connect with psql: once the database is READY, create a credential (its id and password are shown once),
 then connect through the gateway with them:
-  curl -s -X POST -H "Authorization: Bearer $TOKEN" ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases/${database}/credentials
+  ${curl} -X POST -H "Authorization: Bearer $TOKEN" ${base}/workspaces/${DEFAULT_WORKSPACE.slug}/databases/${database}/credentials
 ${tls}
 
-The same client token by hand:  curl -s -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
+${psqlVersion}
+
+The same client token by hand:  ${curl} -u '${client.client_id}:<secret>' -d grant_type=client_credentials ${config.oauth.issuer}/oauth2/token
 The client's secret and this password are in ${credentialsPath} (new secret at every start).
 \`npm run token\`, \`npm run login\` and \`npm run keys:rotate\` find this platform by itself, on these ports.
 

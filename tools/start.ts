@@ -8,13 +8,15 @@
 // crashes is started again (AppProcesses); one that keeps crashing stops the platform.
 import { execSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import { readEnum, type Env } from '@platform/config';
 import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { AppProcesses } from './app-processes.js';
 import { provideBackups } from './backup-setup.js';
 import { banner } from './banner.js';
-import { loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
+import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
 import { gatewayAdminUrl, provideAppsHttps, provideGatewayTls } from './gateway-setup.js';
+import { LOG_FORMATS, prettyLogLine, type LogFormat } from './log-lines.js';
 import { prepareEmbeddedSettings, provideSigningKeySecretKeys, provideSsoSecretKeys, readRunningPlatform, removeRunningPlatform, takeStartLock, writeRunningPlatform } from './local-state.js';
 
 const STOP_DEADLINE_MS = 9_500;
@@ -29,10 +31,23 @@ function buildHash(): string {
 }
 
 const baseEnv: Env = { ...process.env, BUILD_HASH: buildHash() };
+
+/** The apps' logs: one readable line each on a terminal, pino's JSON elsewhere (LOG_FORMAT chooses). */
+function logFormat(): LogFormat {
+  try {
+    return readEnum(baseEnv, 'LOG_FORMAT', process.stdout.isTTY ? 'pretty' : 'json', LOG_FORMATS);
+  } catch (error) {
+    console.error(`npm start failed: ${(error as Error).message}`);
+    process.exit(78);
+  }
+}
+
+const colour = Boolean(process.stdout.isTTY) && !baseEnv.NO_COLOR;
 const apps = new AppProcesses({
   onGiveUp: (message) => void shutDown(1, `${message}; stopping the platform`),
   log: (message) => console.error(message),
   onRestarted: recordRestartedApp,
+  ...(logFormat() === 'pretty' ? { formatLine: (line: string) => prettyLogLine(line, { colour }) } : {}),
 });
 let embedded: EmbeddedPostgresHandle | null = null;
 let stopping = false;
@@ -75,6 +90,28 @@ async function waitHealthy(url: string): Promise<void> {
     }
     if (Date.now() > deadline) throw new Error(`${url}/healthz did not answer within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The default workspace's live databases, as its client sees them; none when the API cannot say (the banner is no reason to fail). */
+async function existingDatabaseNames(apiUrl: string, token: string): Promise<string[]> {
+  try {
+    const response = await fetch(`${apiUrl}/workspaces/${DEFAULT_WORKSPACE.slug}/databases?limit=1000`, { headers: { authorization: `Bearer ${token}` } });
+    return response.ok ? ((await response.json()) as { name: string }[]).map((database) => database.name) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The major version of the server that databases of `clusterUrl` are created on. */
+async function serverMajor(clusterUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: clusterUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ version: string }>(`select current_setting('server_version_num') as version`);
+    return Math.floor(Number(rows[0].version) / 10_000);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
@@ -149,7 +186,10 @@ async function startPlatform(): Promise<void> {
   });
   const archived = backups ? `; WAL archived and backed up to ${backups.repoDir}` : '';
   const where = embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${settings.dir}${archived})` : 'DATABASE_URL';
-  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority }, httpsCaCert: served.caCert }));
+  const existingDatabases = await existingDatabaseNames(config.api.publicBaseUrl, token.access_token);
+  const major = await serverMajor(config.clusterUrls[config.regions[0]]);
+  const gatewayFacts = { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority };
+  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: gatewayFacts, httpsCaCert: served.caCert, existingDatabases, serverMajor: major }));
 }
 
 try {

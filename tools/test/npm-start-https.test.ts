@@ -46,6 +46,16 @@ describe('npm start with PLATFORM_HTTPS=true', function () {
     }
     const listed = await curl(['--cacert', caPath, '-H', `Authorization: Bearer ${started.token}`, `${api}/workspaces`]);
     expect((JSON.parse(listed.stdout) as { slug: string }[]).map((workspace) => workspace.slug)).to.deep.equal(['default']);
+    // The banner's own commands work as printed, pasted into a shell after its `export TOKEN=...`.
+    const printed = started.output().replace(/\\\n\s+/g, '').split('\n').map((line) => line.trim());
+    const exportLine = printed.find((line) => line.startsWith('export TOKEN='))!;
+    const listLine = printed.find((line) => line.startsWith('curl ') && line.endsWith(`${api}/workspaces`))!;
+    const createLine = printed.find((line) => line.startsWith('curl ') && line.includes('"databaseName":"app"'))!;
+    for (const line of [listLine, createLine]) expect(line).to.include(`--cacert ${caPath} `);
+    const pasted = await run('bash', ['-c', `${exportLine}\n${listLine}\necho\n${createLine}`], { encoding: 'utf8' });
+    const [workspaces, database] = pasted.stdout.trim().split('\n').map((line) => JSON.parse(line)) as [{ slug: string }[], { name: string; status: string }];
+    expect(workspaces.map((workspace) => workspace.slug)).to.deep.equal(['default']);
+    expect(database).to.include({ name: 'app', status: 'REQUESTED' });
 
     // `npm run token` finds the running platform and trusts its CA by itself.
     const toolEnv: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_PG_DIR: env.EMBEDDED_PG_DIR };

@@ -183,6 +183,9 @@ describe('npm start', function () {
     expect(again.status).to.equal(200);
     expect(again.body.map((d: { id: string }) => d.id)).to.deep.equal([created.body.id]);
     expect(second.output()).not.to.include('applied migrations');
+    // Its banner knows the data: it lists what is there and creates under a name that is free.
+    expect(second.output()).to.include("Workspace 'default' has databases from an earlier start (kept): list them, and create");
+    expect(second.output()).to.include(`-d '{"databaseName":"app","region":"AWS_US_WEST_2"}' http://127.0.0.1:${env.API_PORT}/workspaces/default/databases`);
     // The development CA is kept, so clients that trust it keep working.
     expect(readFileSync(caPath, 'utf8')).to.equal(ca);
     expect(second.output()).to.include(`development CA kept in ${join(prepared.dir, 'tls')}`);

@@ -200,10 +200,48 @@ describe('query-performance insights', function () {
       });
     }
 
-    it('answers 400 validation_failed for an unknown granularity, a missing start and a tenant id that is no UUID', async function () {
-      for (const query of <Record<string, string>[]>[{ start, end: at(60), granularity: '2m' }, { end: at(60) }, { start, end: at(60), tenantId: 'x' }]) {
-        expectApiError(await p.request('GET', `${path}?${new URLSearchParams(query)}`, { token: owner.token }), 400, 'validation_failed');
-      }
+    it('answers 400 validation_failed for an unknown granularity and a tenant id that is no UUID, naming the allowed values', async function () {
+      const granularity = await p.request('GET', `${path}?${new URLSearchParams({ start, end: at(60), granularity: '2m' })}`, { token: owner.token });
+      expect([granularity.status, granularity.body]).to.deep.equal([
+        400,
+        { errorCode: 'validation_failed', message: 'Invalid request: query.granularity: must be one of 1m, 5m, 1h, 1d', statusCode: 400 },
+      ]);
+      const tenant = await p.request('GET', `${path}?${new URLSearchParams({ start, end: at(60), tenantId: 'x' })}`, { token: owner.token });
+      expect([tenant.status, tenant.body]).to.deep.equal([400, { errorCode: 'validation_failed', message: 'Invalid request: query.tenantId: must be a UUID', statusCode: 400 }]);
+    });
+
+    it('takes the last hour of whole minutes when start and end are left out, and an hour before a lone end', async function () {
+      const before = floorMinute(Date.now()).getTime();
+      const answer = await p.request('GET', path, { token: owner.token });
+      const after = floorMinute(Date.now()).getTime();
+      expect(answer.status, answer.text).to.equal(200);
+      expect(answer.body.granularity).to.equal('1m');
+      expect(answer.body.points).to.have.length(60);
+      const first = new Date(answer.body.points[0].timestamp).getTime();
+      expect([before - 60 * MINUTE, after - 60 * MINUTE]).to.include(first);
+      expect(new Date(answer.body.points[59].timestamp).getTime()).to.equal(first + 59 * MINUTE);
+      const endOnly = await p.request('GET', `${path}?${new URLSearchParams({ end: at(0) })}`, { token: owner.token });
+      expect(endOnly.status, endOnly.text).to.equal(200);
+      expect(endOnly.body.points.map((point: { timestamp: string }) => point.timestamp)).to.have.length(60);
+      expect(endOnly.body.points[0].timestamp).to.equal(at(-60).replace('Z', '.000Z'));
+      const startOnly = await p.request('GET', `${path}?${new URLSearchParams({ start: at(30) })}`, { token: owner.token });
+      expect(startOnly.status, startOnly.text).to.equal(200);
+      expect(startOnly.body.points[0].timestamp).to.equal(at(30).replace('Z', '.000Z'));
+    });
+
+    it('names the database by its name as well as by its id, with the same figures', async function () {
+      const window = new URLSearchParams({ start: windowStart.toISOString(), end: new Date(windowStart.getTime() + 60 * MINUTE).toISOString(), granularity: '1h' });
+      const byId = await p.request('GET', `${path}?${window}`, { token: owner.token });
+      const byName = await p.request('GET', `/workspaces/${owner.slug}/databases/${owner.database.name}/insights/query-performance?${window}`, { token: owner.token });
+      const upperCaseId = await p.request('GET', `/workspaces/${owner.slug}/databases/${owner.database.id.toUpperCase()}/insights/query-performance?${window}`, { token: owner.token });
+      // The gateway's figures of the load are written and stay; the server's are sampled on, so they are left out.
+      const gatewayFigures = (answer: typeof byId) => {
+        expect(answer.status, answer.text).to.equal(200);
+        return answer.body.points.map((point: { proxyQueriesPerSecond: number; observerP99LatencyMs: number }) => [point.proxyQueriesPerSecond, point.observerP99LatencyMs]);
+      };
+      expect(gatewayFigures(byId)[0][0]).to.be.greaterThan(0);
+      expect(gatewayFigures(byName)).to.deep.equal(gatewayFigures(byId));
+      expect(gatewayFigures(upperCaseId)).to.deep.equal(gatewayFigures(byId));
     });
 
     it('answers 404 for a database of another workspace, an unknown database and an unknown tenant', async function () {
@@ -213,6 +251,11 @@ describe('query-performance insights', function () {
       expectApiError(await p.request('GET', `/workspaces/${other.slug}/databases/${owner.database.id}/insights/query-performance?${window}`, { token: other.token }), 404, 'database_not_found');
       expectApiError(await p.request('GET', `/workspaces/${owner.slug}/databases/${randomUUID()}/insights/query-performance?${window}`, { token: owner.token }), 404, 'database_not_found');
       expectApiError(await p.request('GET', `${path}?${window}&tenantId=${randomUUID()}`, { token: owner.token }), 404, 'tenant_not_found');
+      // By name: another workspace's database, a name nobody has, a name that could never be one.
+      for (const [slug, name] of [[owner.slug, other.database.name], [owner.slug, 'no_such_database'], [owner.slug, 'not-a-name']]) {
+        const answer = await p.request('GET', `/workspaces/${slug}/databases/${name}/insights/query-performance?${window}`, { token: owner.token });
+        expect([answer.status, answer.body]).to.deep.equal([404, { errorCode: 'database_not_found', message: `Database '${name}' not found`, statusCode: 404 }]);
+      }
     });
 
     it('answers a user token 403 developer_token_required', async function () {

@@ -132,14 +132,21 @@ describe('OAuth clients and the client_credentials grant', function () {
     const refused = await refusedSoon(clientId, fresh);
     expect(refused.status).to.equal(401);
     expect(refused.body.error).to.equal('invalid_client');
-    // Tokens it already had reach nothing from then on: the API reads the client with its workspace.
-    expectApiError(await p.request('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token }), 404, 'workspace_not_found');
-    expectApiError(
-      await p.request('POST', `/workspaces/${owner.slug}/databases`, { token: issued.body.access_token, json: { databaseName: 'after_delete', region: 'AWS_US_WEST_2' } }),
-      404,
-      'workspace_not_found',
-    );
-    expect((await p.request('GET', '/workspaces', { token: issued.body.access_token })).body).to.deep.equal([]);
+    // Tokens it already had reach nothing from then on: the API reads the client with its workspace,
+    // and a token whose client is gone is no credential (401), not a sign the workspace is (404).
+    const deletedClient = { errorCode: 'invalid_token', message: 'The OAuth client of this token has been deleted', statusCode: 401 };
+    const read = await p.request('GET', `/workspaces/${owner.slug}`, { token: issued.body.access_token });
+    expect(read.status).to.equal(401);
+    expect(read.body).to.deep.equal(deletedClient);
+    expect(read.headers.get('www-authenticate')).to.equal('Bearer error="invalid_token"');
+    const create = await p.request('POST', `/workspaces/${owner.slug}/databases`, {
+      token: issued.body.access_token,
+      json: { databaseName: 'after_delete', region: 'AWS_US_WEST_2' },
+    });
+    expect([create.status, create.body]).to.deep.equal([401, deletedClient]);
+    const list = await p.request('GET', '/workspaces', { token: issued.body.access_token });
+    expect([list.status, list.body]).to.deep.equal([401, deletedClient]);
+    expect((await p.request('GET', `/workspaces/${owner.slug}/databases`, { token: owner.token })).body).to.deep.equal([]);
     expectApiError(await p.request('DELETE', `/workspaces/${owner.slug}/oauth-clients/${clientId}`, { token: owner.token }), 404, 'client_not_found');
   });
 

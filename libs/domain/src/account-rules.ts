@@ -6,6 +6,8 @@ import { ValidationError } from './errors.js';
 /** RFC 5321's limits: a local part of at most 64 octets, a domain of at most 255. */
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const EMAIL_MAX_LENGTH = 320;
+/** EMAIL_PATTERN in words, for a client told what is wrong. */
+export const EMAIL_RULE = 'must be an email address such as ada@example.com: one @, no spaces, at most 64 characters before the @';
 
 export function isEmail(value: string): boolean {
   return value.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(value);

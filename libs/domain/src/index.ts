@@ -14,14 +14,14 @@ export type { ErrorKind } from './errors.js';
 
 // What people type and what things are named: each rule kept once, imported by route schemas and stores.
 export {
-  EMAIL_MAX_LENGTH, EMAIL_PATTERN, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PERSON_NAME_MAX_LENGTH,
+  EMAIL_MAX_LENGTH, EMAIL_PATTERN, EMAIL_RULE, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PERSON_NAME_MAX_LENGTH,
   TENANT_NAME_MAX_LENGTH, WORKSPACE_NAME_MAX_LENGTH,
 } from './account-rules.js';
-export { DATABASE_NAME_MAX_LENGTH, DATABASE_NAME_PATTERN } from './database-name.js';
+export { DATABASE_NAME_MAX_LENGTH, DATABASE_NAME_PATTERN, DATABASE_NAME_RULE } from './database-name.js';
 export {
-  WORKSPACE_SLUG_MAX_LENGTH, WORKSPACE_SLUG_MIN_LENGTH, WORKSPACE_SLUG_PATTERN,
+  WORKSPACE_SLUG_MAX_LENGTH, WORKSPACE_SLUG_MIN_LENGTH, WORKSPACE_SLUG_PATTERN, WORKSPACE_SLUG_RULE,
 } from './workspace-slug.js';
-export { CLIENT_ID_MAX_LENGTH, CLIENT_ID_PATTERN, newClientId } from './client-id.js';
+export { CLIENT_ID_MAX_LENGTH, CLIENT_ID_PATTERN, CLIENT_ID_RULE, newClientId } from './client-id.js';
 export { isUuid } from './uuid.js';
 
 // The model: entities, the callers a token stands for, and the paths that address a database or a tenant.
@@ -31,7 +31,7 @@ export type {
   Principal, Tenant, User, Workspace,
 } from './model.js';
 export type { DatabasePath, TenantPath } from './paths.js';
-export { requireManagement } from './authorization.js';
+export { HOW_TO_GET_A_DEVELOPER_TOKEN, requireManagement } from './authorization.js';
 
 // Control-plane ports adapters implement: repositories, provisioning, clusters, signing keys, the clock.
 export { CopyImpossibleError, systemClock } from './ports.js';
@@ -110,7 +110,7 @@ export type { CredentialDeps } from './use-cases/credentials.js';
 
 // Query insights: latency histograms, per-minute samples, the observer's view of each cluster, retention.
 export { LatencyHistogram } from './insights/latency-histogram.js';
-export { DEFAULT_INSIGHTS_RETENTION, GRANULARITIES, queryPerformance } from './insights/query-performance.js';
+export { DEFAULT_INSIGHTS_RETENTION, DEFAULT_WINDOW_MS, GRANULARITIES, queryPerformance } from './insights/query-performance.js';
 export type {
   Granularity, InsightsBucket, InsightsDeps, InsightsRetention, InsightsStore, QueryMinute, QueryMinuteSink,
   QueryPerformance,

@@ -4,6 +4,8 @@ import { ValidationError } from './errors.js';
 export const WORKSPACE_SLUG_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
 export const WORKSPACE_SLUG_MIN_LENGTH = 3;
 export const WORKSPACE_SLUG_MAX_LENGTH = 48;
+/** WORKSPACE_SLUG_PATTERN in words, for a client told what is wrong. */
+export const WORKSPACE_SLUG_RULE = 'must be lower-case letters, digits and single hyphens, starting with a letter';
 
 export function isValidWorkspaceSlug(slug: string): boolean {
   return (

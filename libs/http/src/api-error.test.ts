@@ -10,7 +10,7 @@ import {
   ValidationError,
 } from '@platform/domain';
 import { ApiErrorSchema, describeStructError, toApiError } from './api-error.js';
-import { arrayOf, int, oneOf, optional, record, text, toJsonSchema, uuid } from './schema.js';
+import { arrayOf, int, nullable, oneOf, optional, record, text, toJsonSchema, uuid } from './schema.js';
 
 function structError(struct: Struct<any, any>, value: unknown): StructError {
   const [error] = validate(value, struct);
@@ -20,7 +20,7 @@ function structError(struct: Struct<any, any>, value: unknown): StructError {
 
 describe('describeStructError', () => {
   const body = record({
-    name: text({ max: 10, pattern: /^[a-z]+$/ }),
+    name: text({ max: 10, pattern: /^[a-z]+$/, patternMessage: 'must be lower-case letters' }),
     region: oneOf(['AWS_US_WEST_2'] as const),
     size: optional(int()),
     owner: optional(record({ email: text({ max: 20 }) })),
@@ -71,7 +71,16 @@ describe('describeStructError', () => {
 
   it('reports a pattern failure', () => {
     const message = describeStructError('body', structError(body, { name: 'ABC', region: 'AWS_US_WEST_2' }));
-    expect(message).to.equal('Invalid request: body.name: must match ^[a-z]+$');
+    expect(message).to.equal('Invalid request: body.name: must be lower-case letters');
+  });
+
+  it('lists the allowed values of an enum, without the value sent', () => {
+    const message = describeStructError('body', structError(body, { name: 'a', region: 'MARS_NORTH_1' }));
+    expect(message).to.equal('Invalid request: body.region: must be one of AWS_US_WEST_2');
+    const twoRegions = record({ region: nullable(oneOf(['AWS_US_WEST_2', 'AZURE_EASTUS'] as const)) });
+    expect(describeStructError('query', structError(twoRegions, { region: 7 }))).to.equal(
+      'Invalid request: query.region: must be one of AWS_US_WEST_2, AZURE_EASTUS',
+    );
   });
 
   it('never echoes a 100 kB string, whatever fails on it', () => {

@@ -74,6 +74,8 @@ export function describeStructError(where: string, error: StructError): string {
       return `${field}: ${failure.message.replace(/ but received.*$/, '').slice(0, 200)}`;
     }
     if (failure.refinement) return `${field}: ${failure.message.slice(0, 200)}`;
+    // `oneOf`'s own message lists the allowed values (and never echoes the one sent).
+    if (failure.type === 'enums') return `${field}: ${failure.message}`;
     return `${field}: expected ${failure.type}`;
   });
   if (failures.length > MAX_FAILURES_SHOWN) parts.push(`and ${failures.length - MAX_FAILURES_SHOWN} more`);

@@ -4,7 +4,7 @@ import type { ResponseSpec, Route } from './route.js';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a malformed body, or a field that fails validation',
-  401: 'Not authenticated: missing, invalid or expired credentials',
+  401: 'Not authenticated: missing, invalid or expired credentials, or the token of an OAuth client since deleted',
   403: 'Forbidden: the token lacks the scope, or the caller may not do this',
   404: 'Not found, or not visible to the caller',
   409: 'Conflict with the current state',

@@ -9,7 +9,7 @@ function accepts(struct: Struct<any, any>, value: unknown): boolean {
 describe('http schema builders', () => {
   describe('toJsonSchema', () => {
     it('describes text with its length bounds, pattern and annotations', () => {
-      const struct = text({ min: 2, max: 10, pattern: /^[a-z]+$/, format: 'slug', description: 'A name', example: 'acme' });
+      const struct = text({ min: 2, max: 10, pattern: /^[a-z]+$/, patternMessage: 'must be lower-case letters', format: 'slug', description: 'A name', example: 'acme' });
       expect(toJsonSchema(struct)).to.deep.equal({
         type: 'string',
         minLength: 2,
@@ -104,7 +104,7 @@ describe('http schema builders', () => {
 
   describe('validation', () => {
     const body = record({
-      name: text({ min: 1, max: 10, pattern: /^[a-z_]+$/ }),
+      name: text({ min: 1, max: 10, pattern: /^[a-z_]+$/, patternMessage: 'must be lower-case letters and underscores' }),
       region: oneOf(['AWS_US_WEST_2', 'AZURE_EASTUS'] as const),
       note: optional(nullable(text({ max: 5 }))),
       tags: optional(arrayOf(text({ max: 3 }))),

@@ -41,16 +41,21 @@ function tag<T, S>(struct: Struct<T, S>, schema: JsonSchema): Struct<T, S> {
   return struct;
 }
 
-export interface TextOptions {
+interface TextBounds {
   min?: number;
   max: number;
-  pattern?: RegExp;
   /** A business rule beyond the pattern, with the message to show when it fails. */
   check?: { test: (value: string) => boolean; message: string };
   format?: string;
   description?: string;
   example?: string;
 }
+
+/**
+ * A pattern comes with the rule in words: a client is told what is wrong ("letters, digits and
+ * underscores"), never shown a regular expression. The pattern itself stays in the OpenAPI document.
+ */
+export type TextOptions = TextBounds & ({ pattern?: undefined; patternMessage?: undefined } | { pattern: RegExp; patternMessage: string });
 
 /** A string with a required upper bound: every string a client sends has a limit. */
 export function text(options: TextOptions): Struct<string, null> {
@@ -59,8 +64,8 @@ export function text(options: TextOptions): Struct<string, null> {
     !value.includes('\u0000') || 'must not contain NUL characters',
   );
   if (options.pattern) {
-    const pattern = options.pattern;
-    struct = refine(struct, 'pattern', (value) => pattern.test(value) || `must match ${pattern.source}`);
+    const { pattern, patternMessage } = options;
+    struct = refine(struct, 'pattern', (value) => pattern.test(value) || patternMessage);
   }
   if (options.check) {
     const check = options.check;
@@ -98,8 +103,13 @@ export function uuid(description?: string, options: { refuseNil?: boolean } = {}
   });
 }
 
+/** One of `values`; a failure lists them (superstruct's own message echoes the value sent). */
 export function oneOf<const T extends readonly string[]>(values: T, description?: string) {
-  return tag(ssEnums(values as unknown as T[number][]), {
+  const allowed: readonly unknown[] = values;
+  const listed = values.join(', ');
+  const enums = ssEnums(values as unknown as T[number][]);
+  const struct = new Struct({ ...enums, validator: (value) => allowed.includes(value) || `must be one of ${listed}` });
+  return tag(struct, {
     type: 'string',
     enum: [...values],
     ...(description ? { description } : {}),

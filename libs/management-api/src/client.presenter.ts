@@ -1,4 +1,4 @@
-import { CLIENT_ID_MAX_LENGTH, CLIENT_ID_PATTERN, type OAuthClient, type OAuthClientType } from '@platform/domain';
+import { CLIENT_ID_MAX_LENGTH, CLIENT_ID_PATTERN, CLIENT_ID_RULE, type OAuthClient, type OAuthClientType } from '@platform/domain';
 import { arrayOf, dateTime, oneOf, optional, record, text } from '@platform/http';
 
 export const CLIENT_NAME_MAX_LENGTH = 100;
@@ -6,7 +6,7 @@ export const REDIRECT_URI_MAX_LENGTH = 2048;
 export const CLIENT_TYPES = ['confidential', 'public'] as const satisfies readonly OAuthClientType[];
 
 const clientFields = {
-  client_id: text({ max: CLIENT_ID_MAX_LENGTH, pattern: CLIENT_ID_PATTERN }),
+  client_id: text({ max: CLIENT_ID_MAX_LENGTH, pattern: CLIENT_ID_PATTERN, patternMessage: CLIENT_ID_RULE }),
   name: text({ max: CLIENT_NAME_MAX_LENGTH }),
   type: oneOf(CLIENT_TYPES, 'confidential: has a secret (servers); public: none (command-line tools, loopback redirects)'),
   redirect_uris: arrayOf(text({ max: REDIRECT_URI_MAX_LENGTH })),

@@ -1,8 +1,10 @@
 import {
   DATABASE_NAME_MAX_LENGTH,
   DATABASE_NAME_PATTERN,
+  DATABASE_NAME_RULE,
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
+  EMAIL_RULE,
   PASSWORD_MAX_LENGTH,
   ValidationError,
   PASSWORD_MIN_LENGTH,
@@ -12,6 +14,7 @@ import {
   WORKSPACE_SLUG_MAX_LENGTH,
   WORKSPACE_SLUG_MIN_LENGTH,
   WORKSPACE_SLUG_PATTERN,
+  WORKSPACE_SLUG_RULE,
 } from '@platform/domain';
 import { text } from '@platform/http';
 
@@ -21,7 +24,8 @@ import { text } from '@platform/http';
 /** The domain keeps no rule for pictures; URLs longer than this are not worth storing. */
 export const PICTURE_URL_MAX_LENGTH = 2048;
 
-export const emailField = (description: string) => text({ max: EMAIL_MAX_LENGTH, pattern: EMAIL_PATTERN, description });
+export const emailField = (description: string) =>
+  text({ max: EMAIL_MAX_LENGTH, pattern: EMAIL_PATTERN, patternMessage: EMAIL_RULE, description });
 
 /**
  * Bounded before hashing: the cost of a sign-in is not the client's to choose. The minimum is the
@@ -52,12 +56,12 @@ export const pictureUrlField = text({
 export const tenantNameField = text({ min: 1, max: TENANT_NAME_MAX_LENGTH, description: 'The tenant’s name' });
 
 export const databaseNameField = (description: string) =>
-  text({ min: 1, max: DATABASE_NAME_MAX_LENGTH, pattern: DATABASE_NAME_PATTERN, description });
+  text({ min: 1, max: DATABASE_NAME_MAX_LENGTH, pattern: DATABASE_NAME_PATTERN, patternMessage: DATABASE_NAME_RULE, description });
 
 export const workspaceNameField = text({ min: 1, max: WORKSPACE_NAME_MAX_LENGTH, description: 'Display name' });
 
 export const workspaceSlugField = (description: string) =>
-  text({ min: WORKSPACE_SLUG_MIN_LENGTH, max: WORKSPACE_SLUG_MAX_LENGTH, pattern: WORKSPACE_SLUG_PATTERN, description });
+  text({ min: WORKSPACE_SLUG_MIN_LENGTH, max: WORKSPACE_SLUG_MAX_LENGTH, pattern: WORKSPACE_SLUG_PATTERN, patternMessage: WORKSPACE_SLUG_RULE, description });
 
 /** RFC 3339 with its offset: what `start` and `end` take. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;

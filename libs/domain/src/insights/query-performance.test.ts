@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ValidationError } from '../errors.js';
-import { checkWindow, DEFAULT_INSIGHTS_RETENTION, type Granularity } from './query-performance.js';
+import { checkWindow, DEFAULT_INSIGHTS_RETENTION, windowOf, type Granularity } from './query-performance.js';
 
 const NOW = new Date('2026-11-22T12:34:56Z');
 
@@ -33,4 +33,22 @@ describe('checkWindow', () => {
       expect(refusal(start, end, granularity)).to.equal(message);
     });
   }
+});
+
+describe('windowOf', () => {
+  const at = (iso: string) => new Date(iso);
+
+  it('takes the last hour of whole minutes when neither bound is given', () => {
+    expect(windowOf(undefined, undefined, NOW)).to.deep.equal({ start: at('2026-11-22T11:34:00Z'), end: at('2026-11-22T12:34:00Z') });
+  });
+
+  it('takes an hour before a given end, and the current whole minute after a given start', () => {
+    expect(windowOf(undefined, at('2026-11-22T10:00:00Z'), NOW)).to.deep.equal({ start: at('2026-11-22T09:00:00Z'), end: at('2026-11-22T10:00:00Z') });
+    expect(windowOf(at('2026-11-22T12:00:00Z'), undefined, NOW)).to.deep.equal({ start: at('2026-11-22T12:00:00Z'), end: at('2026-11-22T12:34:00Z') });
+  });
+
+  it('keeps both bounds when both are given', () => {
+    const window = { start: at('2026-11-20T00:00:00Z'), end: at('2026-11-21T00:00:00Z') };
+    expect(windowOf(window.start, window.end, NOW)).to.deep.equal(window);
+  });
 });

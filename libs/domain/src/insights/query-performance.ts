@@ -1,9 +1,10 @@
 import type { Clock } from '../ports.js';
 import type { DataPlane } from '../data-plane.js';
 import { NotFoundError, ValidationError } from '../errors.js';
-import type { Principal } from '../model.js';
+import type { Principal, Workspace } from '../model.js';
 import type { DatabaseDeps } from '../use-cases/databases.js';
 import { getWorkspace } from '../use-cases/workspaces.js';
+import { isUuid } from '../uuid.js';
 import type { LatencyHistogram } from './latency-histogram.js';
 
 /** Bucket lengths in seconds. */
@@ -121,37 +122,60 @@ export function checkWindow(start: Date, end: Date, granularity: Granularity, no
   }
 }
 
+/** The window asked for when a bound is left out: the last hour of whole minutes. */
+export const DEFAULT_WINDOW_MS = 3_600_000;
+
+/**
+ * The window with its defaults: `end` the current whole minute (what has fully elapsed), `start`
+ * an hour before `end`. Either may be given alone.
+ */
+export function windowOf(start: Date | undefined, end: Date | undefined, now: Date): { start: Date; end: Date } {
+  const until = end ?? new Date(Math.floor(now.getTime() / 60_000) * 60_000);
+  return { start: start ?? new Date(until.getTime() - DEFAULT_WINDOW_MS), end: until };
+}
+
+/**
+ * The database a path names, by id or by name. Unambiguous: an id is a UUID, which has hyphens,
+ * and a database name cannot (letters, digits and underscores); names are unique among a
+ * workspace's live databases.
+ */
+function findByIdOrName(deps: DatabaseDeps, workspace: Workspace, idOrName: string) {
+  return isUuid(idOrName) ? deps.databases.findLiveById(workspace, idOrName.toLowerCase()) : deps.databases.findLiveByName(workspace, idOrName);
+}
+
 /**
  * Query figures of one database of the workspace (SPEC GET W/databases/{databaseId}/insights/
  * query-performance), per bucket from `start`; the last bucket ends at `end` and may be shorter.
  * Every bucket is present, with zeros where nothing ran. A database of another workspace, or a
- * tenant the database does not have, is not found.
+ * tenant the database does not have, is not found. The database is named by its id or its name;
+ * a bound left out takes the default window (`windowOf`).
  */
 export async function queryPerformance(
   deps: InsightsDeps,
   caller: Principal,
   workspaceSlug: string,
-  databaseId: string,
-  query: { start: Date; end: Date; granularity: Granularity; tenantId?: string },
+  databaseIdOrName: string,
+  query: { start?: Date; end?: Date; granularity: Granularity; tenantId?: string },
 ): Promise<QueryPerformance> {
   const workspace = await getWorkspace(deps, caller, workspaceSlug);
-  const database = await deps.databases.findLiveById(workspace, databaseId);
-  if (!database) throw new NotFoundError('database_not_found', `Database '${databaseId}' not found`);
-  checkWindow(query.start, query.end, query.granularity, deps.clock.now(), deps.insightsRetention);
+  const database = await findByIdOrName(deps, workspace, databaseIdOrName);
+  if (!database) throw new NotFoundError('database_not_found', `Database '${databaseIdOrName}' not found`);
+  const { start, end } = windowOf(query.start, query.end, deps.clock.now());
+  checkWindow(start, end, query.granularity, deps.clock.now(), deps.insightsRetention);
   if (query.tenantId !== undefined) {
     const tenant = database.status === 'READY' ? await deps.dataPlane.open(database).tenants.find(query.tenantId) : null;
     if (!tenant) throw new NotFoundError('tenant_not_found', `Tenant '${query.tenantId}' not found`);
   }
   const granularitySeconds = GRANULARITIES[query.granularity];
-  const buckets = await deps.insights.buckets({ databaseId, tenantId: query.tenantId, start: query.start, end: query.end, granularitySeconds });
+  const buckets = await deps.insights.buckets({ databaseId: database.id, tenantId: query.tenantId, start, end, granularitySeconds });
   return {
     // Where it runs now; figures of earlier minutes were measured where it ran then.
     source: database.server ? 'dedicated' : 'shared',
     granularity: query.granularity,
-    points: buckets.map(({ start, queries, latency, statements, cpuMs }) => {
-      const seconds = (Math.min(query.end.getTime(), start.getTime() + granularitySeconds * 1000) - start.getTime()) / 1000;
+    points: buckets.map(({ start: bucketStart, queries, latency, statements, cpuMs }) => {
+      const seconds = (Math.min(end.getTime(), bucketStart.getTime() + granularitySeconds * 1000) - bucketStart.getTime()) / 1000;
       return {
-        timestamp: start,
+        timestamp: bucketStart,
         proxyQueriesPerSecond: queries / seconds,
         observerQueriesPerSecond: statements === null ? null : statements / seconds,
         observerP99LatencyMs: latency.percentileMs(0.99),

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN } from '../authorization.js';
 import type { UserPrincipal } from '../model.js';
 import { deleteClient, listClients, registerClient, rotateClientSecret } from './clients.js';
 import { failure } from './assertions.test-support.js';
 import { fakePlatform, NOW } from './fakes.test-support.js';
 
-const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: 'This operation needs a developer token' };
+const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: `This operation needs a developer token, not a workspace client's or a user's. ${HOW_TO_GET_A_DEVELOPER_TOKEN}` };
 const acmeNotFound = { name: 'NotFoundError', kind: 'not_found', code: 'workspace_not_found', message: "Workspace 'acme' not found" };
 const ownerRequired = (action: string) => ({ name: 'ForbiddenError', kind: 'forbidden', code: 'owner_required', message: `Only an owner of the workspace can ${action}` });
 const user: UserPrincipal = { kind: 'user', userId: 'user-1', databaseId: 'db-acme-main', sessionId: 'session-1' };

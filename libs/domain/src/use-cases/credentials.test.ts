@@ -1,11 +1,12 @@
 import { expect } from 'chai';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN } from '../authorization.js';
 import { createCredential, deleteCredential, listCredentials } from './credentials.js';
 import { failure, rejection } from './assertions.test-support.js';
 import { FakeCredentials, FakeLoginRoles } from './credential-fakes.test-support.js';
 import { fakePlatform, NOW } from './fakes.test-support.js';
 
 const MAIN = { workspaceSlug: 'acme', databaseName: 'main' };
-const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: 'This operation needs a developer token' };
+const developerTokenRequired = { name: 'ForbiddenError', kind: 'forbidden', code: 'developer_token_required', message: `This operation needs a developer token or a workspace client’s, not a user’s. ${HOW_TO_GET_A_DEVELOPER_TOKEN}` };
 
 describe('credential use cases', () => {
   let p: ReturnType<typeof fakePlatform>;

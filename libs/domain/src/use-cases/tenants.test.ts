@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN } from '../authorization.js';
 import { failure } from './assertions.test-support.js';
 import { FakeCredentials, FakeLoginRoles } from './credential-fakes.test-support.js';
 import { fakePlatform, NOW } from './fakes.test-support.js';
@@ -90,7 +91,7 @@ describe('tenant use cases', () => {
         name: 'ForbiddenError',
         kind: 'forbidden',
         code: 'developer_token_required',
-        message: 'Only a developer can choose a tenant id',
+        message: `Only a developer can choose a tenant id. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`,
       });
       expect(p.data.tenants).to.deep.equal([]);
     });
@@ -213,7 +214,7 @@ describe('tenant use cases', () => {
         name: 'ForbiddenError',
         kind: 'forbidden',
         code: 'developer_token_required',
-        message: 'Only a developer can delete a tenant',
+        message: `Only a developer can delete a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`,
       });
       expect(await failure(deleteTenant(deps, stranger.caller, path))).to.deep.equal(tenantNotFound(tenant.id));
       expect(await getTenant(p.deps, p.alice, path)).to.deep.equal(tenant);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN } from '../authorization.js';
 import { failure } from './assertions.test-support.js';
 import { fakePlatform } from './fakes.test-support.js';
 import { listTenants } from './tenants.js';
@@ -45,7 +46,8 @@ const MEMBERS_DO_NOT_CREATE = {
   kind: 'forbidden',
   code: 'developer_token_required',
   message:
-    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. A developer attaches an existing account with PUT .../users/{userId}/link',
+    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. ' +
+      `A developer attaches an existing account with PUT .../users/{userId}/link. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`,
 };
 
 describe('user use cases', () => {
@@ -136,7 +138,7 @@ describe('user use cases', () => {
 
     it('lets a developer add an existing user to a tenant, refuses a member (403), and 404s an unknown user', async () => {
       const { p, ada, carol, inHome, home } = await withMembers();
-      expect(await failure(linkUser(p.deps, ada.caller, inHome, carol.user.id))).to.deep.equal(developerOnly('Only a developer can add a user to a tenant'));
+      expect(await failure(linkUser(p.deps, ada.caller, inHome, carol.user.id))).to.deep.equal(developerOnly(`Only a developer can add a user to a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`));
       expect(await linkUser(p.deps, p.alice, inHome, carol.user.id)).to.deep.equal(carol.user);
       expect(p.data.isMember(carol.user.id, home.id)).to.equal(true);
       expect(await failure(linkUser(p.deps, p.alice, inHome, 'user-none'))).to.deep.equal(notFound('user', 'user-none'));
@@ -144,7 +146,7 @@ describe('user use cases', () => {
 
     it('lets a member leave but not remove others (403); a developer removes anyone', async () => {
       const { p, ada, bob, carol, inHome, home } = await withMembers();
-      expect(await failure(unlinkUser(p.deps, ada.caller, inHome, bob.user.id))).to.deep.equal(developerOnly('A member can only remove themselves from a tenant'));
+      expect(await failure(unlinkUser(p.deps, ada.caller, inHome, bob.user.id))).to.deep.equal(developerOnly(`A member can only remove themselves from a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`));
       await unlinkUser(p.deps, ada.caller, inHome, ada.user.id);
       await unlinkUser(p.deps, p.acmeClient, inHome, bob.user.id);
       expect(p.data.isMember(ada.user.id, home.id) || p.data.isMember(bob.user.id, home.id)).to.equal(false);

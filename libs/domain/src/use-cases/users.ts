@@ -1,5 +1,5 @@
 import { assertPassword } from '../account-rules.js';
-import { requireManagement, requireUser } from '../authorization.js';
+import { HOW_TO_GET_A_DEVELOPER_TOKEN, requireManagement, requireUser } from '../authorization.js';
 import type { UserPatch, UserTokenIssuer } from '../data-plane.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { LoginResult, Principal, Tenant, User } from '../model.js';
@@ -28,7 +28,8 @@ function refuseMemberCreation(deps: SignInDeps): void {
   if (deps.membersCreateUsers) return;
   throw new ForbiddenError(
     'developer_token_required',
-    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. A developer attaches an existing account with PUT .../users/{userId}/link',
+    'Only a developer can create users here: an email may already have an account in another tenant, which a member must not learn. ' +
+      `A developer attaches an existing account with PUT .../users/{userId}/link. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`,
   );
 }
 
@@ -188,7 +189,7 @@ export async function linkUser(deps: DataPlaneDeps, caller: Principal, path: Ten
 export async function unlinkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<void> {
   const { data, tenant } = await accessTenant(deps, caller, path);
   if (caller.kind === 'user' && caller.userId !== userId) {
-    throw new ForbiddenError('developer_token_required', 'A member can only remove themselves from a tenant');
+    throw new ForbiddenError('developer_token_required', `A member can only remove themselves from a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`);
   }
   if (!(await data.users.unlink(tenant.id, userId))) throw userNotFound(userId);
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { ClientPrincipal, Developer, DeveloperPrincipal, Workspace } from '../model.js';
 import type {
   DeveloperRepository,
@@ -468,12 +468,20 @@ describe('workspace use cases', () => {
         const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
         workspaces.clients.set('cli', workspace.id);
         expect(await listMembers(deps, client, 'acme')).to.have.length(1);
-        await expectError(listMembers(deps, { ...client, workspaceId: 'ws-other' }, 'acme'), NotFoundError, 'workspace_not_found');
         await expectError(listMembers(deps, bob, 'acme'), NotFoundError, 'workspace_not_found');
-        // A deleted client's tokens reach nothing, at once.
+        await createWorkspace(deps, bob, { name: 'Bobs', slug: 'bobs' });
+        await expectError(listMembers(deps, client, 'bobs'), NotFoundError, 'workspace_not_found');
+      });
+
+      it('answers a deleted client’s tokens 401 invalid_token at once, not 404: the token is what is gone', async () => {
+        const client: ClientPrincipal = { kind: 'client', clientId: 'cli', workspaceId: workspace.id, scopes: [] };
+        workspaces.clients.set('cli', workspace.id);
         workspaces.clients.delete('cli');
-        await expectError(listMembers(deps, client, 'acme'), NotFoundError, 'workspace_not_found');
-        expect(await listWorkspaces(deps, client)).to.deep.equal([]);
+        await expectError(listMembers(deps, client, 'acme'), UnauthenticatedError, 'invalid_token');
+        await expectError(listWorkspaces(deps, client), UnauthenticatedError, 'invalid_token');
+        // A token naming another workspace than its client's is no credential either.
+        workspaces.clients.set('cli', workspace.id);
+        await expectError(listMembers(deps, { ...client, workspaceId: 'ws-other' }, 'acme'), UnauthenticatedError, 'invalid_token');
       });
     });
 

@@ -48,11 +48,14 @@ export async function createWorkspace(
 
 /**
  * A client token's workspace, read with the client on every request: deleting the client ends
- * its tokens at once (they carry no refresh-token family to revoke).
+ * its tokens at once (they carry no refresh-token family to revoke). A token whose client is gone
+ * is no longer a credential at all: 401, so its holder fetches a new one rather than reading a 404
+ * as "this workspace does not exist".
  */
-async function clientWorkspace(deps: WorkspaceDeps, client: ClientPrincipal): Promise<Workspace | null> {
+async function clientWorkspace(deps: WorkspaceDeps, client: ClientPrincipal): Promise<Workspace> {
   const own = await deps.workspaces.findForLiveClient(client.clientId);
-  return own?.id === client.workspaceId ? own : null;
+  if (own?.id !== client.workspaceId) throw new UnauthenticatedError('invalid_token', 'The OAuth client of this token has been deleted');
+  return own;
 }
 
 /**
@@ -62,8 +65,7 @@ async function clientWorkspace(deps: WorkspaceDeps, client: ClientPrincipal): Pr
 export async function listWorkspaces(deps: WorkspaceDeps, caller: Principal): Promise<Workspace[]> {
   const manager = requireManagement(caller);
   if (manager.kind === 'client') {
-    const own = await clientWorkspace(deps, manager);
-    return own ? [own] : [];
+    return [await clientWorkspace(deps, manager)];
   }
   const workspaces = await deps.workspaces.listForDeveloper(manager.developerId);
   const boundTo = manager.workspaceId;
@@ -78,7 +80,7 @@ export async function getWorkspace(deps: WorkspaceDeps, caller: Principal, slug:
   const manager = requireManagement(caller);
   const found =
     manager.kind === 'client'
-      ? await clientWorkspace(deps, manager).then((own) => (own?.slug === slug ? own : null))
+      ? await clientWorkspace(deps, manager).then((own) => (own.slug === slug ? own : null))
       : await deps.workspaces.findBySlugForDeveloper(slug, manager.developerId);
   const boundTo = manager.workspaceId;
   if (!found || (boundTo !== undefined && found.id !== boundTo)) throw workspaceNotFound(slug);

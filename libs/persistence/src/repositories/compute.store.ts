@@ -67,9 +67,13 @@ function toHealth(row: InstanceRow): ComputeHealth | null {
   return row.health_status === null || row.health_since === null ? null : { status: row.health_status, reason: row.health_reason, since: date(row.health_since) };
 }
 
-/** Sets the health columns from `?` (status) and `?` (reason); `since` moves only when the status changes. */
+/**
+ * Sets the health columns from `?` (status) and `?` (reason); `since` moves only when the status changes.
+ * statement_timestamp(), not now(): inside a claim, now() is when its transaction began, before
+ * the step ran (a step can take minutes), so a change would be dated before it happened.
+ */
 const SET_HEALTH = `health_status = ?, health_reason = ?,
-  health_since = case when ?::text is null then null when health_status is not distinct from ?::text then health_since else now() end`;
+  health_since = case when ?::text is null then null when health_status is not distinct from ?::text then health_since else statement_timestamp() end`;
 
 /** The control plane's compute instances; every query names the database, the only way to reach one. */
 export class SqlComputeInstances implements ComputeInstanceRepository {
@@ -222,7 +226,8 @@ export class SqlComputeStore implements ComputeStore {
     const health = outcome.health === undefined ? task.instance.health : outcome.health;
     await connection.execute(
       `update compute_instances set status = ?, instance_type = coalesce(?::jsonb, instance_type), failure = ?, ${SET_HEALTH}, host = ?, port = ?,
-         pending_drop = ?, drop_after = ?, updated = now(), deleted = case when ? = 'TERMINATED' then coalesce(deleted, now()) else deleted end,
+         pending_drop = ?, drop_after = ?, updated = statement_timestamp(),
+         deleted = case when ? = 'TERMINATED' then coalesce(deleted, statement_timestamp()) else deleted end,
          attempts = 0, next_attempt_at = null, last_error = null
        where id = ?`,
       [
@@ -268,9 +273,14 @@ export class SqlComputeStore implements ComputeStore {
 
   async recordHealth(instanceId: string, health: Omit<ComputeHealth, 'since'>): Promise<void> {
     // READY only: a step that holds the row (a resize, a delete) says its own health with its outcome.
+    // A change of the health's status is a change of the instance: `updated` moves with it.
     await this.orm.em
       .getConnection()
-      .execute(`update compute_instances set ${SET_HEALTH} where id = ? and status = 'READY'`, [health.status, health.reason, health.status, health.status, instanceId]);
+      .execute(
+        `update compute_instances set updated = case when health_status is distinct from ?::text then statement_timestamp() else updated end, ${SET_HEALTH}
+         where id = ? and status = 'READY'`,
+        [health.status, health.status, health.reason, health.status, health.status, instanceId],
+      );
   }
 
   async markMoving(databaseId: string): Promise<void> {
