@@ -33,21 +33,24 @@ describe('cancel keys', () => {
     for (const region of REGIONS) expect(regionId(region)).to.be.below(INSTANCE_CANCEL_SLOTS.first);
   });
 
-  it('keeps 3.0 sessions’ keys while their clients are open, telling equal process ids apart by key', () => {
+  it('keeps sessions’ keys while their clients are open, telling equal process ids apart by key', () => {
     const keys = new SessionKeys();
     const [first, second] = [new PassThrough(), new PassThrough()];
-    keys.hold(4242, Buffer.from('aaaa'), CLUSTER, first);
-    keys.hold(4242, Buffer.from('bbbb'), INSTANCE, second);
-    expect([keys.find(4242, Buffer.from('aaaa')), keys.find(4242, Buffer.from('bbbb')), keys.find(4242, Buffer.from('cccc')), keys.find(1, Buffer.from('aaaa'))]).to.deep.equal([
-      CLUSTER,
-      INSTANCE,
-      undefined,
-      undefined,
-    ]);
+    const onCluster = { backend: CLUSTER, backendKey: Buffer.from('aaaa') };
+    const onInstance = { backend: INSTANCE, backendKey: Buffer.alloc(32, 5) };
+    keys.hold(4242, Buffer.from('aaaa'), onCluster, first);
+    keys.hold(4242, longClientKey(17, onInstance.backendKey), onInstance, second);
+    expect([
+      keys.find(4242, Buffer.from('aaaa')),
+      keys.find(4242, longClientKey(17, onInstance.backendKey)),
+      keys.find(4242, Buffer.from('cccc')),
+      keys.find(4242, onInstance.backendKey),
+      keys.find(1, Buffer.from('aaaa')),
+    ]).to.deep.equal([onCluster, onInstance, undefined, undefined, undefined]);
     first.destroy();
     return new Promise<void>((resolve) =>
       setImmediate(() => {
-        expect([keys.find(4242, Buffer.from('aaaa')), keys.find(4242, Buffer.from('bbbb')), keys.size]).to.deep.equal([undefined, INSTANCE, 1]);
+        expect([keys.find(4242, Buffer.from('aaaa')), keys.size]).to.deep.equal([undefined, 1]);
         resolve();
       }),
     );

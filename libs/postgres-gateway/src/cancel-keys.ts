@@ -9,10 +9,12 @@
 //   shared and the key keeps all of the server's randomness.
 // - Protocol 3.0: the key is 32 bits, all of them the server's own secret, and the process id must
 //   be the real one: 32 bits cannot hold a slot besides without giving up secret bits the server
-//   checks. So the client gets the server's key unchanged, the gateway that holds the session keeps
-//   (process id, key) → server for its open sessions, and a gateway that does not hold it passes
-//   the request on to every gateway through the control plane (cancel-relay: a notification per
-//   cancel, nothing per login); the one that holds the session forwards it.
+//   checks. So the client gets the server's key unchanged, and a gateway that does not hold the
+//   session passes the request on to every gateway through the control plane (the app's cancel
+//   relay: a notification per cancel, nothing per login); the one that holds it forwards it.
+//
+// Either way the gateway that holds a session keeps (process id, client's key) → server and the
+// server's key while it lasts, and looks there first: a cancel that reaches it needs no lookup.
 
 import { timingSafeEqual } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -40,9 +42,15 @@ export function readLongClientKey(key: Buffer): { slot: number; backendKey: Buff
 /** Whether a cancel request's key is a protocol 3.0 one (the server's own 32 bits). */
 export const isShortKey = (key: Buffer): boolean => key.length === 4;
 
-/** The protocol 3.0 sessions one gateway holds, by the process id and key their clients were given. */
+/** Where a cancel request for a session goes: its server, and the server's own key. */
+export interface HeldSession {
+  backend: Backend;
+  backendKey: Buffer;
+}
+
+/** The sessions one gateway holds, by the process id and key their clients were given. */
 export class SessionKeys {
-  private readonly byProcessId = new Map<number, { key: Buffer; backend: Backend }[]>();
+  private readonly byProcessId = new Map<number, (HeldSession & { key: Buffer })[]>();
 
   get size(): number {
     let count = 0;
@@ -51,8 +59,8 @@ export class SessionKeys {
   }
 
   /** Keeps the session's key until `client` closes. Process ids of two servers may be equal; keys tell them apart. */
-  hold(processId: number, key: Buffer, backend: Backend, client: Duplex): void {
-    const entry = { key, backend };
+  hold(processId: number, key: Buffer, session: HeldSession, client: Duplex): void {
+    const entry = { key, ...session };
     const entries = this.byProcessId.get(processId);
     if (entries) entries.push(entry);
     else this.byProcessId.set(processId, [entry]);
@@ -63,9 +71,10 @@ export class SessionKeys {
     });
   }
 
-  /** The server of the session with this process id and key, if this gateway holds it. */
-  find(processId: number, key: Buffer): Backend | undefined {
-    return this.byProcessId.get(processId)?.find((entry) => entry.key.length === key.length && timingSafeEqual(entry.key, key))?.backend;
+  /** The session with this process id and client's key, if this gateway holds it. */
+  find(processId: number, key: Buffer): HeldSession | undefined {
+    const entry = this.byProcessId.get(processId)?.find((each) => each.key.length === key.length && timingSafeEqual(each.key, key));
+    return entry && { backend: entry.backend, backendKey: entry.backendKey };
   }
 }
 

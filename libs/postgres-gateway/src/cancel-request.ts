@@ -8,15 +8,17 @@ import type { ConnectionContext } from './context.js';
 import { cancelRequest } from './protocol.js';
 
 /**
- * Sends a client's cancel request on to its server: a 3.2 key to the server its slot names, with
- * the server's own key; a 3.0 key to the server of the session this gateway holds with that key,
- * or, when it holds none, to the other gateways through the control plane.
+ * Sends a client's cancel request on to its server: for a session this gateway holds, to its
+ * server with the server's key; otherwise a 3.2 key to the server its slot names, with the server's
+ * key it carries, and a 3.0 key to the other gateways through the control plane.
  */
 export async function forwardCancel(processId: number, secretKey: Buffer, context: ConnectionContext): Promise<void> {
+  const held = context.sessionKeys.find(processId, secretKey);
+  if (held) return sendCancel(held.backend, processId, held.backendKey);
   if (isShortKey(secretKey)) {
-    const held = context.sessionKeys.find(processId, secretKey);
-    if (held) await sendCancel(held, processId, secretKey);
-    else if (context.cancelRelay && context.relayedCancels.take()) await context.cancelRelay.publish(processId, secretKey).catch((error: unknown) => context.log.warn({ err: error }, 'passing a cancel request on to the other gateways failed'));
+    if (context.cancelRelay && context.relayedCancels.take()) {
+      await context.cancelRelay.publish(processId, secretKey).catch((error: unknown) => context.log.warn({ err: error }, 'passing a cancel request on to the other gateways failed'));
+    }
     return;
   }
   const key = readLongClientKey(secretKey);
@@ -28,7 +30,7 @@ export async function forwardCancel(processId: number, secretKey: Buffer, contex
 /** A cancel request another gateway passed on: forwarded if this gateway holds the session. */
 export async function cancelFromPeer(processId: number, secretKey: Buffer, context: ConnectionContext): Promise<void> {
   const held = context.sessionKeys.find(processId, secretKey);
-  if (held) await sendCancel(held, processId, secretKey);
+  if (held) await sendCancel(held.backend, processId, held.backendKey);
 }
 
 async function sendCancel(target: Pick<Backend, 'host' | 'port'>, processId: number, secretKey: Buffer): Promise<void> {

@@ -61,12 +61,11 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // A tenant named at login must be one of the database's live tenants: otherwise every random
     // id would become a tenant series in /metrics and in insights.
     const check = decision.tenantToCheck === null ? null : { tenantId: decision.tenantToCheck, database: login.database, setting: login.tenantSetting };
-    // A client of 3.2 gets a key that names the server's slot (any gateway routes it); one of 3.0
-    // the server's own, which this gateway keeps while the session lasts (cancel-keys.ts).
-    const long = login.protocolVersion >= PROTOCOL_3_2;
-    const slot = decision.backend.index;
-    const key = await startSession(handshake.client, cluster.backend, cluster.reader, (secret) => (long ? longClientKey(slot, secret) : secret), check);
-    if (key && !long) context.sessionKeys.hold(key.processId, key.secretKey, decision.backend, handshake.client);
+    // A client of 3.2 gets a key that names the server's slot (any gateway routes it), one of 3.0
+    // the server's own; this gateway keeps both while the session lasts (cancel-keys.ts).
+    const clientKey = (secret: Buffer) => (login.protocolVersion >= PROTOCOL_3_2 ? longClientKey(decision.backend.index, secret) : secret);
+    const key = await startSession(handshake.client, cluster.backend, cluster.reader, clientKey, check);
+    if (key) context.sessionKeys.hold(key.processId, clientKey(key.secretKey), { backend: decision.backend, backendKey: key.secretKey }, handshake.client);
     handshake.started();
     const cell = context.counters?.cell(decision.route.database.id, decision.tenantId) ?? null;
     relaySession(handshake.client, handshake.reader.detach(), cluster.backend, cluster.reader.detach(), cell ? new QueryTracker(cell) : null, context);
