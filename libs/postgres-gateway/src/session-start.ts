@@ -1,5 +1,6 @@
 // The session's start, the last part of the handshake: what the cluster sends after AuthenticationOk
-// goes to the client, with the cancel key wrapped for protocol 3.2, and a tenant named at login is checked first.
+// goes to the client, with the cancel key wrapped for protocol 3.2, and a tenant named at login is
+// checked first.
 import type { Duplex } from 'node:stream';
 import { serialize, type DatabaseError } from 'pg-protocol';
 import { parseBackendMessage } from './backend-parser.js';
@@ -8,7 +9,7 @@ import { MAX_BACKEND_HANDSHAKE_MESSAGE, TERMINATE, backendKeyData, readBackendKe
 import { BackendType } from './message-types.js';
 import { refusals, SqlState } from './refusals.js';
 
-/** An ErrorResponse from the backend during the handshake: passed on to the client as it came. */
+/** An ErrorResponse from the backend during the handshake: passed on to the client as it came, but for its source fields. */
 export class BackendError extends Error {
   constructor(readonly raw: Buffer) {
     super('the backend refused the session');

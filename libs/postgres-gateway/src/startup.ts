@@ -28,7 +28,8 @@ const REPLICATION_OFF = ['false', 'off', 'no', '0'];
 
 /**
  * Reads the login of a startup packet, answering NegotiateProtocolVersion as PostgreSQL 18 does
- * (when the client asks for a version past 3.2, or for `_pq_.` options: none is known), and takes the login's slot of its client address (held until the session starts).
+ * (when the client asks for a version past 3.2, or for `_pq_.` options: none is known), and takes
+ * the login's slot of its client address (held until the session starts).
  */
 export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPacket, { kind: 'cancel' }>, context: ConnectionContext): LoginRequest {
   if (packet.kind !== 'startup') {
