@@ -1,6 +1,7 @@
 // Puts pg_dump and pg_restore of the embedded server's major version in .data/pg-client-<major>/bin,
 // for moving databases to and from dedicated compute (a dump must be made by tools of the server's
-// own major version; pg_dump refuses a newer server).
+// own major version; pg_dump refuses a newer server), and psql of that major for the gateway's tests
+// of what newer clients ask for (protocol 3.2, direct TLS).
 //
 // Debian 12 ships client tools for PostgreSQL 15 only. When the machine has no tools of the major
 // (no /usr/lib/postgresql/<major>/bin/pg_dump), this takes Debian's own packages of that major from
@@ -18,8 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { embeddedMajor, option, packageIndex, unpackWithDependencies, writeWrapper } from './debian-packages.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const TOOLS = ['pg_dump', 'pg_restore'];
-/** Dependencies a dump and restore never load (psql's line editing, packaging helpers). */
+const TOOLS = ['pg_dump', 'pg_restore', 'psql'];
+/**
+ * Dependencies the tools never load (packaging helpers), or take from the machine: psql's line
+ * editing (libreadline.so.8, which Debian 12's own psql has installed).
+ */
 const NOT_NEEDED = new Set(['postgresql-client-common', 'sensible-utils', 'libreadline8t64', 'readline-common', 'debconf', 'perl', 'libtinfo6']);
 
 /** The major a tool reports, or null when it does not run. */
@@ -46,7 +50,7 @@ async function main() {
   const major = Number(option('--major') ?? embeddedMajor());
   const dir = join(root, '.data', `pg-client-${major}`);
   const bin = join(dir, 'bin');
-  if (majorOf(join(bin, 'pg_dump')) === major && majorOf(join(bin, 'pg_restore')) === major) return;
+  if (TOOLS.every((tool) => majorOf(join(bin, tool)) === major)) return;
   const system = `/usr/lib/postgresql/${major}/bin`;
   if (majorOf(join(system, 'pg_dump')) === major) {
     rmSync(dir, { recursive: true, force: true });

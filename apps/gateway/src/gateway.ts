@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { REGIONS } from '@platform/domain';
 import { startAdminServer } from '@platform/http';
-import { ControlPlaneConnectionRoutes, type MikroORM, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
+import { ControlPlaneCancelRelay, ControlPlaneConnectionRoutes, type MikroORM, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
 import { InsightsWriter, metricsText, PostgresGateway, regionBackend } from '@platform/postgres-gateway';
 import { startWithClosers } from '@platform/process';
 import type { GatewayConfig } from './config.js';
@@ -24,7 +24,14 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     closers.push('log', () => logger.info('gateway stopped'));
     const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs });
     closers.push('control plane', () => orm.close());
-    const gateway = gatewayServer(config, orm, logger);
+    // Protocol 3.0 cancel requests for sessions of other gateways reach them through the control plane.
+    const cancelRelay = new ControlPlaneCancelRelay(orm, config.databaseUrl, {
+      cancel: (processId, secretKey) => void gateway.cancelFromPeer(processId, secretKey),
+      lost: (error) => logger.warn({ err: error }, 'the cancel relay lost its control plane connection; reconnecting'),
+    });
+    const gateway = gatewayServer(config, orm, logger, cancelRelay);
+    await cancelRelay.start();
+    closers.push('cancel relay', () => cancelRelay.stop());
     if (gateway.counters) {
       const insights = new InsightsWriter(gateway.counters, new SqlQueryMinutes(orm), config.insightsFlushMs, logger);
       insights.start();
@@ -41,7 +48,7 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
 }
 
 /** The PostgreSQL server: routes credentials through the control plane to the regions' clusters. */
-function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger): PostgresGateway {
+function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger, cancelRelay: ControlPlaneCancelRelay): PostgresGateway {
   return new PostgresGateway({
     host: config.gateway.host,
     port: config.gateway.port,
@@ -57,6 +64,7 @@ function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger): Po
     maxLoginsPerUser: config.maxLoginsPerUser,
     maxLoginsPerUserAddress: config.maxLoginsPerUserAddress,
     scramStepTimeoutMs: config.scramStepTimeoutMs,
+    cancelRelay,
     // Stable across restarts and replicas of one platform, unknown outside it.
     mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
     log: logger,

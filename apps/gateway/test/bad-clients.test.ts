@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
-import { eventually } from '@platform/testing';
+import { eventually, rejection } from '@platform/testing';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 import { RawConnection, frontendMessage, int32s, simpleQuery, startupPacket } from './support/raw-client.js';
 
@@ -65,8 +65,9 @@ describe('gateway: bad input on the wire', function () {
     const cases: [Buffer, string, string][] = [
       [Buffer.from('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'), '08P01', 'invalid length of startup packet'],
       [Buffer.concat([int32s(16, 196608), Buffer.from('user\0no-end')]), '08P01', 'invalid startup packet layout: expected terminator as last byte'],
-      [Buffer.concat([int32s(8, 0x00020000)]), '0A000', 'unsupported frontend protocol 2.0: server supports 3.0 to 3.0'],
-      [Buffer.concat([int32s(12, 80877102, 1)]), '08P01', 'invalid length of cancel request packet'],
+      [Buffer.concat([int32s(8, 0x00020000)]), '0A000', 'unsupported frontend protocol 2.0: server supports 3.0 to 3.2'],
+      [Buffer.concat([int32s(8, 80877102)]), '08P01', 'invalid length of cancel request packet'],
+      [Buffer.concat([int32s(12, 80877102, 1)]), '08P01', 'invalid length of cancel key in cancel request packet'],
       [int32s(2, 0), '08P01', 'invalid length of startup packet'],
     ];
     for (const [bytes, code, message] of cases) {
@@ -76,6 +77,29 @@ describe('gateway: bad input on the wire', function () {
       expect([fields.S, fields.C, fields.M]).to.deep.equal(['FATAL', code, message]);
       await expectServing();
     }
+  });
+
+  it('refuses with PostgreSQL’s fields exactly (S, V, C, M; never the server’s file, line or routine), its own refusals and the cluster’s', async function () {
+    const refusal = async (packet: Buffer, password?: string) => {
+      const connection = await RawConnection.openTls(p.gatewayPort, p.ca);
+      if (password === undefined) {
+        connection.write(packet);
+        return connection.fatalError();
+      }
+      const error = (await rejection(connection.login(credential.id, packet.toString(), password))) as Error & { fields: Record<string, string> };
+      await connection.closed;
+      return error.fields;
+    };
+    const fatal = (code: string, message: string) => ({ S: 'FATAL', V: 'FATAL', C: code, M: message });
+    expect(await refusal(int32s(8, 0x0004_0000))).to.deep.equal(fatal('0A000', 'unsupported frontend protocol 4.0: server supports 3.0 to 3.2'));
+    expect(await refusal(startupPacket({ database: db.name }))).to.deep.equal(fatal('28000', 'no PostgreSQL user name specified in startup packet'));
+    expect(await refusal(Buffer.from(db.name), 'not the password')).to.deep.equal(fatal('28P01', `password authentication failed for user "${credential.id}"`));
+    expect(await refusal(Buffer.from('no_such_database'), credential.password)).to.deep.equal(fatal('3D000', 'database "no_such_database" does not exist'));
+    // The cluster's own refusal once the session starts (a setting it rejects) keeps its words, not its source.
+    const connection = await RawConnection.openTls(p.gatewayPort, p.ca);
+    const error = (await rejection(connection.login(credential.id, db.name, credential.password, { options: '-c work_mem=nonsense' }))) as Error & { fields: Record<string, string> };
+    expect(error.fields).to.deep.equal(fatal('22023', 'invalid value for parameter "work_mem": "nonsense"'));
+    await expectServing();
   });
 
   it('refuses a startup packet longer than 10000 bytes, before and after TLS', async function () {

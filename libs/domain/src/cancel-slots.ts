@@ -1,8 +1,9 @@
 /**
- * Cancel slots: the number a gateway writes into the cancel keys it hands out, so that a cancel
- * request (which arrives on a new connection, perhaps at another gateway) finds its server again.
- * Regions' clusters have the slots below FIRST (their regionId); each live compute instance takes
- * one of the rest. The gateway's keys carry 9 bits for the slot, so LAST is 511.
+ * Cancel slots: the number a gateway writes into the cancel keys it hands out to clients of
+ * protocol 3.2, so that a cancel request (which arrives on a new connection, perhaps at another
+ * gateway) finds its server again. Regions' clusters have the slots below FIRST (their regionId);
+ * each live compute instance takes one of the rest. The gateway's keys have room for 65535; the
+ * instances' slots stop at 511.
  */
 export const INSTANCE_CANCEL_SLOTS = { first: 16, last: 511 } as const;
 

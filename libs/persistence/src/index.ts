@@ -6,6 +6,8 @@ export { CachedDatabaseLocator } from './repositories/database-locator.js';
 export { SqlGrantStore } from './repositories/grant.store.js';
 export { PolledRevocationList } from './repositories/polled-revocation-list.js';
 export { ClientChangeListener } from './repositories/client-change-listener.js';
+export { ChannelListener } from './repositories/channel-listener.js';
+export { ControlPlaneCancelRelay } from './repositories/gateway-cancel-relay.js';
 export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
 export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';
 export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';

@@ -12,7 +12,7 @@ import type { Backend } from './backends.js';
 import { ByteReader } from './byte-reader.js';
 import type { ConnectionContext, HandshakeState } from './context.js';
 import { addressKey } from './login-limits.js';
-import { FrontendType } from './message-types.js';
+import { BackendType, FrontendType } from './message-types.js';
 import { mockServerFirstMessage } from './mock-scram.js';
 import { MAX_BACKEND_HANDSHAKE_MESSAGE, authenticationSasl, authenticationSaslContinue, refuseAtDeadline, saslInitialResponse, saslResponse } from './protocol.js';
 import { ProtocolViolation, SqlState, refusals } from './refusals.js';
@@ -240,6 +240,9 @@ async function backendAuthMessage(backendReader: ByteReader): Promise<BackendMes
 async function backendAuthMessageRaw(backendReader: ByteReader): Promise<{ raw: Buffer; message: BackendMessage }> {
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
+    // A server older than the client's protocol says which it speaks: the client has had the
+    // gateway's answer, and the server's key (4 bytes, then) still fits in a 3.2 key.
+    if (raw[0] === BackendType.NegotiateProtocolVersion) continue;
     const message = parseBackendMessage(raw);
     if (message.name === 'notice') continue;
     if (message.name === 'error') throw new ClusterRefusal(message as DatabaseError);

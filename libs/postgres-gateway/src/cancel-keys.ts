@@ -1,20 +1,100 @@
-// Cancel requests arrive on a new connection, perhaps at another gateway than the one that holds
-// the session, with only the BackendKeyData the client was given. So that any gateway can route
-// one without shared state, the key it hands out names the backend's cluster: the process id's
-// upper bits carry the cluster's index, the lower 22 bits the backend's own process id (Linux's
-// pid_max is at most 2^22), and the secret is the backend's own.
+// Cancel keys. A client gets its backend's own process id in BackendKeyData (pg_cancel_backend,
+// pg_terminate_backend and a notification's sender pid all name it), and a cancel request arrives
+// on a new connection, perhaps at another gateway than the one that holds the session, with only
+// that process id and the key. How the key finds its server again depends on the protocol:
+//
+// - Protocol 3.2 (PostgreSQL 18): the key may be up to 256 bytes. The gateway's key is a format
+//   byte, the server's cancel slot (2 bytes) and the server's own key (32 random bytes from
+//   PostgreSQL 18): any gateway reads the slot, and the server checks its own key, so no state is
+//   shared and the key keeps all of the server's randomness.
+// - Protocol 3.0: the key is 32 bits, all of them the server's own secret, and the process id must
+//   be the real one: 32 bits cannot hold a slot besides without giving up secret bits the server
+//   checks. So the client gets the server's key unchanged, and a gateway that does not hold the
+//   session passes the request on to every gateway through the control plane (the app's cancel
+//   relay: a notification per cancel, nothing per login); the one that holds it forwards it.
+//
+// Either way the gateway that holds a session keeps (process id, client's key) → server and the
+// server's key while it lasts, and looks there first: a cancel that reaches it needs no lookup.
 
-const PID_BITS = 22;
-const PID_MASK = (1 << PID_BITS) - 1;
-/** Indexes stay below 2^9, so the process id stays a positive Int32. */
-export const MAX_CLUSTER_INDEX = (1 << (31 - PID_BITS)) - 1;
+import { timingSafeEqual } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+import type { Backend } from './backends.js';
 
-export function clientProcessId(clusterIndex: number, backendPid: number): number {
-  if (!Number.isInteger(clusterIndex) || clusterIndex < 0 || clusterIndex > MAX_CLUSTER_INDEX) throw new Error(`cluster index ${clusterIndex} out of range`);
-  if (backendPid < 0 || backendPid > PID_MASK) throw new Error(`backend process id ${backendPid} does not fit in ${PID_BITS} bits`);
-  return clusterIndex * (PID_MASK + 1) + backendPid;
+/** The first byte of the gateway's 3.2 keys: another layout would take another. */
+const LONG_KEY_FORMAT = 1;
+const LONG_KEY_HEADER = 3;
+/** The highest slot a 3.2 key carries (two bytes); the domain hands out slots up to 511. */
+export const MAX_CANCEL_SLOT = 0xffff;
+
+/** The key a client of protocol 3.2 gets for a session on the server at `slot` whose own key is `backendKey`. */
+export function longClientKey(slot: number, backendKey: Buffer): Buffer {
+  if (!Number.isInteger(slot) || slot < 0 || slot > MAX_CANCEL_SLOT) throw new Error(`cancel slot ${slot} out of range`);
+  const header = Buffer.from([LONG_KEY_FORMAT, slot >>> 8, slot & 0xff]);
+  return Buffer.concat([header, backendKey]);
 }
 
-export function backendOfProcessId(processId: number): { clusterIndex: number; backendPid: number } {
-  return { clusterIndex: processId >>> PID_BITS, backendPid: processId & PID_MASK };
+/** The slot and the server's key a 3.2 key of the gateway's carries; null for any other key. */
+export function readLongClientKey(key: Buffer): { slot: number; backendKey: Buffer } | null {
+  if (key.length <= LONG_KEY_HEADER || key[0] !== LONG_KEY_FORMAT) return null;
+  return { slot: key.readUInt16BE(1), backendKey: key.subarray(LONG_KEY_HEADER) };
+}
+
+/** Whether a cancel request's key is a protocol 3.0 one (the server's own 32 bits). */
+export const isShortKey = (key: Buffer): boolean => key.length === 4;
+
+/** Where a cancel request for a session goes: its server, and the server's own key. */
+export interface HeldSession {
+  backend: Backend;
+  backendKey: Buffer;
+}
+
+/** The sessions one gateway holds, by the process id and key their clients were given. */
+export class SessionKeys {
+  private readonly byProcessId = new Map<number, (HeldSession & { key: Buffer })[]>();
+
+  get size(): number {
+    let count = 0;
+    for (const entries of this.byProcessId.values()) count += entries.length;
+    return count;
+  }
+
+  /** Keeps the session's key until `client` closes. Process ids of two servers may be equal; keys tell them apart. */
+  hold(processId: number, key: Buffer, session: HeldSession, client: Duplex): void {
+    const entry = { key, ...session };
+    const entries = this.byProcessId.get(processId);
+    if (entries) entries.push(entry);
+    else this.byProcessId.set(processId, [entry]);
+    client.once('close', () => {
+      const left = (this.byProcessId.get(processId) ?? []).filter((each) => each !== entry);
+      if (left.length > 0) this.byProcessId.set(processId, left);
+      else this.byProcessId.delete(processId);
+    });
+  }
+
+  /** The session with this process id and client's key, if this gateway holds it. */
+  find(processId: number, key: Buffer): HeldSession | undefined {
+    const entry = this.byProcessId.get(processId)?.find((each) => each.key.length === key.length && timingSafeEqual(each.key, key));
+    return entry && { backend: entry.backend, backendKey: entry.backendKey };
+  }
+}
+
+/**
+ * How many 3.0 cancel requests a gateway passes on to the others per second at most: each is a
+ * notification to every gateway, and a client guessing keys must not turn into a flood of them.
+ */
+export class CancelBudget {
+  private windowStart = 0;
+  private taken = 0;
+
+  constructor(readonly perSecond: number) {}
+
+  take(now = Date.now()): boolean {
+    if (now - this.windowStart >= 1_000) {
+      this.windowStart = now;
+      this.taken = 0;
+    }
+    if (this.taken >= this.perSecond) return false;
+    this.taken++;
+    return true;
+  }
 }

@@ -7,6 +7,7 @@ import type tls from 'node:tls';
 import type { ConnectionRoutes } from '@platform/domain';
 import type { Backend } from './backends.js';
 import type { ByteReader } from './byte-reader.js';
+import type { CancelBudget, SessionKeys } from './cancel-keys.js';
 import type { AuthSchedule, LoginSlots } from './login-limits.js';
 import type { KnownSalts } from './mock-scram.js';
 import type { QueryCounters } from './query-counters.js';
@@ -14,6 +15,11 @@ import type { QueryCounters } from './query-counters.js';
 export interface GatewayLog {
   info(details: object, message: string): void;
   warn(details: object, message: string): void;
+}
+
+/** Passes a protocol 3.0 cancel request on to every gateway (the one holding its session forwards it). */
+export interface CancelRelay {
+  publish(processId: number, secretKey: Buffer): Promise<void>;
 }
 
 /** What every connection of one gateway shares. */
@@ -45,6 +51,12 @@ export interface ConnectionContext {
   /** The salts clusters last sent for credentials, for an exchange that must fail without its cluster. */
   knownSalts: KnownSalts;
   log: GatewayLog;
+  /** The protocol 3.0 sessions this gateway holds, by their cancel keys. */
+  sessionKeys: SessionKeys;
+  /** Where a 3.0 cancel request for a session held elsewhere goes; null: nowhere (a single gateway). */
+  cancelRelay: CancelRelay | null;
+  /** How many of those it passes on per second. */
+  relayedCancels: CancelBudget;
   /** Connections open now, this one included; over maxConnections a new one is refused. */
   openConnections(): number;
   maxConnections: number;

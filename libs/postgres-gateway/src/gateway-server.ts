@@ -6,7 +6,9 @@ import type { ConnectionRoutes } from '@platform/domain';
 import { AuthSchedule, LoginSlots } from './login-limits.js';
 import { KnownSalts } from './mock-scram.js';
 import type { Backend } from './backends.js';
-import type { ConnectionContext, GatewayLog } from './context.js';
+import { CancelBudget, SessionKeys } from './cancel-keys.js';
+import { cancelFromPeer } from './cancel-request.js';
+import type { CancelRelay, ConnectionContext, GatewayLog } from './context.js';
 import { serveConnection } from './handshake.js';
 import { QueryCounters } from './query-counters.js';
 
@@ -33,6 +35,10 @@ export interface GatewayOptions {
   /** How long a client has from the server-first-message to its final message (default DEFAULT_SCRAM_STEP_TIMEOUT_MS). */
   scramStepTimeoutMs?: number;
   mockSaltKey: Buffer;
+  /** Where protocol 3.0 cancel requests for sessions of other gateways go (their keys name no server); without it they are dropped. */
+  cancelRelay?: CancelRelay;
+  /** How many of those per second at most (default DEFAULT_RELAYED_CANCELS_PER_SECOND). */
+  relayedCancelsPerSecond?: number;
   /** Tests only: a schedule with known waits in place of the one learnt from real logins. */
   authSchedule?: AuthSchedule;
   log: GatewayLog;
@@ -53,6 +59,9 @@ export const DEFAULT_MAX_LOGINS_PER_USER_ADDRESS = 20;
  * server-first-message and its final message holds a backend, so it gets seconds, not the handshake's.
  */
 export const DEFAULT_SCRAM_STEP_TIMEOUT_MS = 2_500;
+
+/** Far more than clients cancel legitimately; a flood of guessed keys stops there. */
+export const DEFAULT_RELAYED_CANCELS_PER_SECOND = 100;
 
 /** The PostgreSQL gateway: one listening socket, every connection served on its own. */
 export class PostgresGateway {
@@ -79,6 +88,9 @@ export class PostgresGateway {
       authSchedule: options.authSchedule ?? new AuthSchedule(),
       knownSalts: new KnownSalts(),
       log: options.log,
+      sessionKeys: new SessionKeys(),
+      cancelRelay: options.cancelRelay ?? null,
+      relayedCancels: new CancelBudget(options.relayedCancelsPerSecond ?? DEFAULT_RELAYED_CANCELS_PER_SECOND),
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,
     };
@@ -96,6 +108,11 @@ export class PostgresGateway {
     await once(this.server, 'listening');
     const address = this.server.address() as net.AddressInfo;
     return { host: address.address, port: address.port };
+  }
+
+  /** A protocol 3.0 cancel request another gateway passed on (`cancelRelay`): forwarded if this gateway holds its session. */
+  async cancelFromPeer(processId: number, secretKey: Buffer): Promise<void> {
+    await cancelFromPeer(processId, secretKey, this.context);
   }
 
   get connections(): number {

@@ -7,10 +7,11 @@ import type { Duplex } from 'node:stream';
 import { withDeadline } from '@platform/deadline';
 import { authenticate } from './authenticate.js';
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
+import { longClientKey } from './cancel-keys.js';
 import { forwardCancel } from './cancel-request.js';
 import type { ConnectionContext, GatewayLog, HandshakeState } from './context.js';
 import { negotiate } from './negotiate.js';
-import { errorResponse, refuseAtDeadline } from './protocol.js';
+import { PROTOCOL_3_2, errorResponse, refuseAtDeadline, withoutSourceFields } from './protocol.js';
 import { QueryTracker } from './query-counters.js';
 import { Refusal, refusals } from './refusals.js';
 import { relaySession } from './relay.js';
@@ -60,7 +61,11 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     // A tenant named at login must be one of the database's live tenants: otherwise every random
     // id would become a tenant series in /metrics and in insights.
     const check = decision.tenantToCheck === null ? null : { tenantId: decision.tenantToCheck, database: login.database, setting: login.tenantSetting };
-    await startSession(handshake.client, cluster.backend, cluster.reader, decision.backend.index, check);
+    // A client of 3.2 gets a key that names the server's slot (any gateway routes it), one of 3.0
+    // the server's own; this gateway keeps both while the session lasts (cancel-keys.ts).
+    const clientKey = (secret: Buffer) => (login.protocolVersion >= PROTOCOL_3_2 ? longClientKey(decision.backend.index, secret) : secret);
+    const key = await startSession(handshake.client, cluster.backend, cluster.reader, clientKey, check);
+    if (key) context.sessionKeys.hold(key.processId, clientKey(key.secretKey), { backend: decision.backend, backendKey: key.secretKey }, handshake.client);
     handshake.started();
     const cell = context.counters?.cell(decision.route.database.id, decision.tenantId) ?? null;
     relaySession(handshake.client, handshake.reader.detach(), cluster.backend, cluster.reader.detach(), cell ? new QueryTracker(cell) : null, context);
@@ -133,7 +138,11 @@ class Handshake implements HandshakeState {
     this.release();
   }
 
-  /** A refusal goes to the client as an ErrorResponse, the backend's own as it came; anything else closes the connection. */
+  /**
+   * A refusal goes to the client as an ErrorResponse, the backend's own as it came but for the
+   * server's source file, line and routine (which no answer of the gateway carries); anything else
+   * closes the connection.
+   */
   fail(error: unknown, log: GatewayLog): void {
     this.backend?.destroy();
     this.release();
@@ -142,7 +151,7 @@ class Handshake implements HandshakeState {
     if (error instanceof Refusal) {
       this.end(errorResponse(error.fields));
     } else if (error instanceof BackendError) {
-      this.end(error.raw);
+      this.end(withoutSourceFields(error.raw));
     } else {
       clearTimeout(this.deadline);
       // A client that hangs up or refuses the certificate is the client's business; anything else is ours.

@@ -9,6 +9,6 @@ export {
 export { regionBackend, type Backend } from './backends.js';
 export type { GatewayLog } from './context.js';
 export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from './query-counters.js';
-export { MAX_CLUSTER_INDEX } from './cancel-keys.js';
+export { MAX_CANCEL_SLOT } from './cancel-keys.js';
 export { InsightsWriter } from './insights-writer.js';
 export { metricsText } from './metrics-text.js';

@@ -1,4 +1,4 @@
-// The parts of PostgreSQL's wire protocol (version 3.0) that the gateway reads in a client's
+// The parts of PostgreSQL's wire protocol (versions 3.0 and 3.2) that the gateway reads in a client's
 // startup packet and writes itself. Backend messages it relays are parsed with pg-protocol
 // (backend-parser.ts); frontend messages have no parser there, and the gateway needs only the startup
 // packet's fields and the type and length of every later message (frames.ts).
@@ -11,7 +11,13 @@ import { ProtocolViolation, type ErrorFields } from './refusals.js';
 export const SSL_REQUEST_CODE = 80877103;
 export const GSSENC_REQUEST_CODE = 80877104;
 export const CANCEL_REQUEST_CODE = 80877102;
-export const PROTOCOL_3_0 = 196608;
+export const PROTOCOL_3_0 = 0x0003_0000;
+/** PostgreSQL 18's protocol: the same messages, with cancel keys of up to 256 bytes. */
+export const PROTOCOL_3_2 = 0x0003_0002;
+/** The newest version the gateway speaks (PostgreSQL 18's PG_PROTOCOL_LATEST). */
+export const PROTOCOL_LATEST = PROTOCOL_3_2;
+/** The longest cancel key a BackendKeyData or CancelRequest may carry (protocol 3.2). */
+export const MAX_CANCEL_KEY_LENGTH = 256;
 /** PostgreSQL's own limit on a startup packet (MAX_STARTUP_PACKET_LENGTH). */
 export const MAX_STARTUP_PACKET_LENGTH = 10_000;
 /** What the backend may send during the handshake at most, per message. */
@@ -20,8 +26,10 @@ export const MAX_BACKEND_HANDSHAKE_MESSAGE = 1 << 20;
 export type StartupPacket =
   | { kind: 'ssl' }
   | { kind: 'gssenc' }
-  | { kind: 'cancel'; processId: number; secretKey: number }
-  | { kind: 'startup'; minorVersion: number; parameters: Map<string, string> }
+  /** `secretKey`: 4 bytes from a client of protocol 3.0, up to 256 from one of 3.2. */
+  | { kind: 'cancel'; processId: number; secretKey: Buffer }
+  /** `version`: the version the client asked for, as its packet carries it (major << 16 | minor). */
+  | { kind: 'startup'; version: number; parameters: Map<string, string> }
   | { kind: 'unsupported'; version: number };
 
 /** Reads a whole startup packet (its length included); throws ProtocolViolation on a malformed one. */
@@ -30,11 +38,14 @@ export function parseStartupPacket(packet: Buffer): StartupPacket {
   if (code === SSL_REQUEST_CODE && packet.length === 8) return { kind: 'ssl' };
   if (code === GSSENC_REQUEST_CODE && packet.length === 8) return { kind: 'gssenc' };
   if (code === CANCEL_REQUEST_CODE) {
-    if (packet.length !== 16) throw new ProtocolViolation('invalid length of cancel request packet');
-    return { kind: 'cancel', processId: packet.readInt32BE(8), secretKey: packet.readInt32BE(12) };
+    // PostgreSQL 18's checks, in its words: the process id must be there, and a key of 1 to 256 bytes.
+    if (packet.length < 12) throw new ProtocolViolation('invalid length of cancel request packet');
+    const keyLength = packet.length - 12;
+    if (keyLength === 0 || keyLength > MAX_CANCEL_KEY_LENGTH) throw new ProtocolViolation('invalid length of cancel key in cancel request packet');
+    return { kind: 'cancel', processId: packet.readInt32BE(8), secretKey: Buffer.from(packet.subarray(12)) };
   }
   if (code >>> 16 !== 3) return { kind: 'unsupported', version: code };
-  return { kind: 'startup', minorVersion: code & 0xffff, parameters: readParameters(packet.subarray(8)) };
+  return { kind: 'startup', version: code, parameters: readParameters(packet.subarray(8)) };
 }
 
 function readParameters(body: Buffer): Map<string, string> {
@@ -54,15 +65,15 @@ function readParameters(body: Buffer): Map<string, string> {
   }
 }
 
-/** A startup packet of protocol 3.0 carrying `parameters`, in order. */
-export function startupMessage(parameters: Iterable<[string, string]>): Buffer {
+/** A startup packet of protocol `version` (3.0 unless given) carrying `parameters`, in order. */
+export function startupMessage(parameters: Iterable<[string, string]>, version: number = PROTOCOL_3_0): Buffer {
   const parts: Buffer[] = [];
   for (const [name, value] of parameters) parts.push(Buffer.from(`${name}\0${value}\0`, 'utf8'));
   parts.push(Buffer.from([0]));
   const body = Buffer.concat(parts);
   const head = Buffer.alloc(8);
   head.writeInt32BE(body.length + 8, 0);
-  head.writeInt32BE(PROTOCOL_3_0, 4);
+  head.writeInt32BE(version, 4);
   return Buffer.concat([head, body]);
 }
 
@@ -96,6 +107,20 @@ export function errorResponse(fields: ErrorFields): Buffer {
   return message(BackendType.ErrorResponse, Buffer.from(`${text}\0`, 'utf8'));
 }
 
+/**
+ * Fields of PostgreSQL's ErrorResponse that name its own source: the file, line and routine that
+ * raised it. The gateway's refusals never carry them (they would name no file of PostgreSQL's, and
+ * a real name's refusal must read as an unknown one's), nor do the cluster's that it passes on.
+ */
+const SOURCE_FIELDS = new Set(['F', 'L', 'R']);
+
+/** A backend's ErrorResponse (whole, its header included) without its source fields; every other field as it came. */
+export function withoutSourceFields(raw: Buffer): Buffer {
+  const fields = raw.subarray(5, raw.length - 1).toString('utf8').split('\0');
+  const kept = fields.filter((field) => field !== '' && !SOURCE_FIELDS.has(field[0]));
+  return message(BackendType.ErrorResponse, Buffer.from(`${kept.map((field) => `${field}\0`).join('')}\0`, 'utf8'));
+}
+
 /** How long a client refused at a deadline has to take the refusal before it is cut off. */
 const REFUSAL_GRACE_MS = 1_000;
 
@@ -118,14 +143,31 @@ export function authenticationSaslContinue(data: string): Buffer {
   return message(BackendType.Authentication, Buffer.concat([int32(11), Buffer.from(data, 'utf8')]));
 }
 
-export function backendKeyData(processId: number, secretKey: number): Buffer {
-  return message(BackendType.BackendKeyData, Buffer.concat([int32(processId), int32(secretKey)]));
+/** BackendKeyData: the process id, and the secret key (4 bytes in protocol 3.0, up to 256 in 3.2). */
+export function backendKeyData(processId: number, secretKey: Buffer): Buffer {
+  return message(BackendType.BackendKeyData, Buffer.concat([int32(processId), secretKey]));
 }
 
-/** NegotiateProtocolVersion: the newest minor version the gateway speaks, and the options it ignored. */
-export function negotiateProtocolVersion(minorVersion: number, unrecognized: readonly string[]): Buffer {
+/** A BackendKeyData's body read: PostgreSQL 18 sends a 32-byte key to clients of 3.2, 4 bytes to others. */
+export function readBackendKeyData(raw: Buffer): { processId: number; secretKey: Buffer } {
+  const length = raw.readInt32BE(1);
+  if (raw.length !== length + 1 || length < 9 || length - 8 > MAX_CANCEL_KEY_LENGTH) throw new Error(`malformed BackendKeyData of length ${length}`);
+  return { processId: raw.readInt32BE(5), secretKey: Buffer.from(raw.subarray(9)) };
+}
+
+/** A CancelRequest for `processId` with `secretKey`, of whatever length it has. */
+export function cancelRequest(processId: number, secretKey: Buffer): Buffer {
+  return Buffer.concat([int32(12 + secretKey.length), int32(CANCEL_REQUEST_CODE), int32(processId), secretKey]);
+}
+
+/**
+ * NegotiateProtocolVersion: the version the session speaks (the newest the gateway has, or the
+ * client's own when older), as a whole version number the way PostgreSQL sends it (0x0003000N:
+ * a client reads 0 as a downgrade to before 3.0), and the options it ignored.
+ */
+export function negotiateProtocolVersion(version: number, unrecognized: readonly string[]): Buffer {
   const names = Buffer.from(unrecognized.map((name) => `${name}\0`).join(''), 'utf8');
-  return message(BackendType.NegotiateProtocolVersion, Buffer.concat([int32(minorVersion), int32(unrecognized.length), names]));
+  return message(BackendType.NegotiateProtocolVersion, Buffer.concat([int32(version), int32(unrecognized.length), names]));
 }
 
 /** The answer to SSLRequest and GSSENCRequest: one byte, S (go ahead) or N (no). */

@@ -52,7 +52,7 @@ describe('refusals: the catalogue of the gateway’s ErrorResponses', () => {
     expect(refusals.passwordFailed('cred_x').fields).to.deep.equal({ severity: 'FATAL', code: '28P01', message: 'password authentication failed for user "cred_x"' });
     expect(refusals.tooManyClients().fields).to.deep.equal({ severity: 'FATAL', code: '53300', message: 'sorry, too many clients already' });
     expect(refusals.databaseDoesNotExist('shop').fields).to.deep.equal({ severity: 'FATAL', code: '3D000', message: 'database "shop" does not exist' });
-    expect(refusals.unsupportedProtocol((2 << 16) | 5).fields.message).to.equal('unsupported frontend protocol 2.5: server supports 3.0 to 3.0');
+    expect(refusals.unsupportedProtocol((2 << 16) | 5).fields.message).to.equal('unsupported frontend protocol 2.5: server supports 3.0 to 3.2');
     expect(refusals.scramExtensionUnsupported().fields.code).to.equal('0A000');
   });
 

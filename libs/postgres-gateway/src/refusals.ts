@@ -63,7 +63,7 @@ function fatal<A extends unknown[]>(code: SqlState, words: (...args: A) => Words
 export const refusals = {
   // Before the startup packet is read.
   unsupportedProtocol: fatal(SqlState.featureNotSupported, (version: number) => ({
-    message: `unsupported frontend protocol ${version >>> 16}.${version & 0xffff}: server supports 3.0 to 3.0`,
+    message: `unsupported frontend protocol ${version >>> 16}.${version & 0xffff}: server supports 3.0 to 3.2`,
   })),
   tooManyClients: fatal(SqlState.tooManyConnections, () => ({ message: 'sorry, too many clients already' })),
   tlsRequired: fatal(SqlState.invalidAuthorizationSpecification, () => ({

@@ -19,7 +19,7 @@ function login(overrides: Partial<LoginRequest> = {}): LoginRequest {
     ['database', 'shop'],
     ['application_name', 'psql'],
   ]);
-  return { user: ROLE, database: 'shop', parameters, tenantId: null, options: [], ...overrides };
+  return { user: ROLE, database: 'shop', parameters, tenantId: null, options: [], protocolVersion: 0x0003_0000, ...overrides };
 }
 
 function route(overrides: Partial<ConnectionRoute> = {}, database: Partial<ConnectionRoute['database']> = {}): ConnectionRoute {
@@ -77,6 +77,13 @@ describe('decideRoute: where a login goes, from its startup parameters and its r
     expect(forwarded(decision)).to.not.have.property('options');
     expect(decision.tenantToCheck).to.equal(null);
     expect(decision.tenantId).to.equal(own);
+  });
+
+  it('asks the cluster for the protocol version the client’s session speaks (3.2: the server’s long cancel key)', () => {
+    for (const protocolVersion of [0x0003_0000, 0x0003_0002]) {
+      const packet = parseStartupPacket(routed(decideRoute(login({ protocolVersion }), route(), CLUSTERS)).startup);
+      expect(packet.kind === 'startup' && packet.version).to.equal(protocolVersion);
+    }
   });
 
   it('passes on no parameter the gateway sets or refuses itself, nor the client’s protocol options', () => {

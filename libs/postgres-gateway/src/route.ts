@@ -82,7 +82,8 @@ function routedStartup(login: LoginRequest, role: string, physicalName: string, 
   for (const [name, value] of login.parameters) {
     if (!OWN_PARAMETERS.has(name) && !name.startsWith('_pq_.') && !isTenantParameter(name)) forwarded.push([name, value]);
   }
-  return startupMessage(forwarded);
+  // The client's version goes on: a client of 3.2 gets the cluster's long cancel key to wrap in its own.
+  return startupMessage(forwarded, login.protocolVersion);
 }
 
 /** How much of the handshake's time a login may wait for its database's move, and how often it looks. */

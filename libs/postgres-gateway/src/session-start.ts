@@ -1,43 +1,54 @@
 // The session's start, the last part of the handshake: what the cluster sends after AuthenticationOk
-// goes to the client, with the cancel key rewritten, and a tenant named at login is checked first.
+// goes to the client, with the cancel key wrapped for protocol 3.2, and a tenant named at login is
+// checked first.
 import type { Duplex } from 'node:stream';
 import { serialize, type DatabaseError } from 'pg-protocol';
 import { parseBackendMessage } from './backend-parser.js';
 import type { ByteReader } from './byte-reader.js';
-import { clientProcessId } from './cancel-keys.js';
-import { MAX_BACKEND_HANDSHAKE_MESSAGE, TERMINATE, backendKeyData } from './protocol.js';
+import { MAX_BACKEND_HANDSHAKE_MESSAGE, TERMINATE, backendKeyData, readBackendKeyData } from './protocol.js';
+import { BackendType } from './message-types.js';
 import { refusals, SqlState } from './refusals.js';
 
-/** An ErrorResponse from the backend during the handshake: passed on to the client as it came. */
+/** An ErrorResponse from the backend during the handshake: passed on to the client as it came, but for its source fields. */
 export class BackendError extends Error {
   constructor(readonly raw: Buffer) {
     super('the backend refused the session');
   }
 }
 
+/** The backend's own process id and cancel key. */
+export interface BackendKey {
+  processId: number;
+  secretKey: Buffer;
+}
+
 /**
  * After authentication: parameter statuses and notices go to the client as they came, the backend's
- * key is replaced by one that names its cluster, and ReadyForQuery ends the handshake. With a tenant
- * to check, they are held back until the check has passed, so a refused client never had a session.
+ * process id as it is, its key as `clientKey` makes it (cancel-keys.ts), and ReadyForQuery ends the
+ * handshake. With a tenant to check, they are held back until the check has passed, so a refused
+ * client never had a session. Answers the backend's key (null if it sent none).
  */
 export async function startSession(
   client: Duplex,
   backend: Duplex,
   backendReader: ByteReader,
-  clusterIndex: number,
+  clientKey: (backendKey: Buffer) => Buffer,
   check: { tenantId: string; database: string; setting?: string } | null,
-): Promise<void> {
+): Promise<BackendKey | null> {
   const held: Buffer[] = [];
+  let key: BackendKey | null = null;
   for (;;) {
     const { raw } = await backendReader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
+    // pg-protocol reads a key of 4 bytes only: BackendKeyData is read here, whatever its key's length.
+    if (raw[0] === BackendType.BackendKeyData) {
+      key = readBackendKeyData(raw);
+      held.push(backendKeyData(key.processId, clientKey(key.secretKey)));
+      if (!check) client.write(held.pop()!);
+      continue;
+    }
     const message = parseBackendMessage(raw);
     if (message.name === 'error') throw new BackendError(raw);
-    if (message.name === 'backendKeyData') {
-      const { processID, secretKey } = message as unknown as { processID: number; secretKey: number };
-      held.push(backendKeyData(clientProcessId(clusterIndex, processID), secretKey));
-    } else {
-      held.push(raw);
-    }
+    held.push(raw);
     if (message.name === 'readyForQuery') break;
     if (!check) client.write(held.pop()!);
   }
@@ -46,6 +57,7 @@ export async function startSession(
     throw refusals.tenantDoesNotExist(check.tenantId, check.database, check.setting);
   }
   client.write(held.length === 1 ? held[0] : Buffer.concat(held));
+  return key;
 }
 
 /**

@@ -2,7 +2,7 @@
 // every name alike, before any name is looked up.
 import type { ConnectionContext, HandshakeState } from './context.js';
 import { addressKey } from './login-limits.js';
-import { negotiateProtocolVersion, type StartupPacket } from './protocol.js';
+import { PROTOCOL_LATEST, negotiateProtocolVersion, type StartupPacket } from './protocol.js';
 import { ProtocolViolation, refusals } from './refusals.js';
 import { takeTenant } from './startup-options.js';
 
@@ -19,14 +19,17 @@ export interface LoginRequest {
   tenantSetting?: string;
   /** Its options without the tenant setting. */
   options: readonly string[];
+  /** The protocol version the session speaks: the client's, or the gateway's newest when the client asked for more. */
+  protocolVersion: number;
 }
 
 /** Parameter values that turn replication off, as PostgreSQL reads them. */
 const REPLICATION_OFF = ['false', 'off', 'no', '0'];
 
 /**
- * Reads the login of a startup packet, answering NegotiateProtocolVersion when the client asks for
- * more than 3.0, and takes the login's slot of its client address (held until the session starts).
+ * Reads the login of a startup packet, answering NegotiateProtocolVersion as PostgreSQL 18 does
+ * (when the client asks for a version past 3.2, or for `_pq_.` options: none is known), and takes
+ * the login's slot of its client address (held until the session starts).
  */
 export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPacket, { kind: 'cancel' }>, context: ConnectionContext): LoginRequest {
   if (packet.kind !== 'startup') {
@@ -38,7 +41,8 @@ export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPack
 
   const parameters = packet.parameters;
   const unrecognized = [...parameters.keys()].filter((name) => name.startsWith('_pq_.'));
-  if (packet.minorVersion > 0 || unrecognized.length > 0) handshake.client.write(negotiateProtocolVersion(0, unrecognized));
+  const protocolVersion = Math.min(packet.version, PROTOCOL_LATEST);
+  if (packet.version > PROTOCOL_LATEST || unrecognized.length > 0) handshake.client.write(negotiateProtocolVersion(protocolVersion, unrecognized));
   const user = parameters.get('user');
   if (!user) throw refusals.noUserName();
   const replication = parameters.get('replication');
@@ -56,5 +60,6 @@ export function readLogin(handshake: HandshakeState, packet: Exclude<StartupPack
     tenantId: requested.tenantId,
     ...(requested.setting ? { tenantSetting: requested.setting } : {}),
     options: requested.rest,
+    protocolVersion,
   };
 }

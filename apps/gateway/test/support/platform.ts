@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ensureDevelopmentCertificates } from '@platform/dev-tls';
 import { createDatabase, createTestControlPlane, developerWithWorkspace, startAppProcess, uniqueDatabaseName, waitForStatus, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
-import { freePort, query, startTestPostgres, type TestPostgres } from '@platform/testing';
+import { eventually, freePort, query, startTestPostgres, type TestPostgres } from '@platform/testing';
 
 const ISSUER = 'http://oauth.test';
 const AUDIENCE = 'http://api.test';
@@ -189,6 +190,26 @@ export async function connectVerified(p: GatewayPlatform, credential: TestCreden
   return client;
 }
 
+/** Waits until `credential` has a session running a statement that starts with `prefix`; answers the backend's pid. */
+export async function runningStatement(p: GatewayPlatform, credential: TestCredential, prefix: string): Promise<number> {
+  return eventually(async () => {
+    const rows = await p.superuserQuery('postgres', "select pid from pg_stat_activity where usename = $1 and state = 'active' and query like $2", [credential.id, `${prefix}%`]);
+    return rows.length === 1 ? (rows[0].pid as number) : undefined;
+  }, 10_000, `${prefix} to run`);
+}
+
+/** PostgreSQL 18's client tools, as tools/pg-client-tools.mjs puts them in place: libpq 18 (protocol 3.2, direct TLS). */
+const CLIENT_18_BIN = fileURLToPath(new URL('../../../../.data/pg-client-18/bin/', import.meta.url));
+export const PSQL_18 = join(CLIENT_18_BIN, 'psql');
+export const PG_DUMP_18 = join(CLIENT_18_BIN, 'pg_dump');
+
+/** The libpq connection string of `credential` through the gateway, verified against the development CA, with `extra` settings. */
+export function conninfoOf(p: GatewayPlatform, credential: TestCredential, extra: string[] = []): string {
+  const url = new URL(credential.connectionUrl);
+  const database = decodeURIComponent(url.pathname.slice(1));
+  return [`host=${url.hostname}`, `port=${url.port}`, `dbname=${database}`, `user=${decodeURIComponent(url.username)}`, 'sslmode=verify-full', `sslrootcert=${p.caPath}`, ...extra].join(' ');
+}
+
 export interface PsqlResult {
   status: number | null;
   stdout: string;
@@ -196,14 +217,15 @@ export interface PsqlResult {
 }
 
 /**
- * Runs Debian's psql 15 against the gateway as `credential` (unaligned, tuples only, stopping at
- * the first error): `-c` for each command, `stdin` piped in (for `\copy ... from pstdin`).
+ * Runs Debian's psql 15 (or `binary`, e.g. PSQL_18) against the gateway as `credential` (unaligned,
+ * tuples only, stopping at the first error): `-c` for each command, `stdin` piped in (for
+ * `\copy ... from pstdin`), `conninfo` added to the connection string.
  */
 export async function psql(
   p: GatewayPlatform,
   credential: TestCredential,
   commands: string[],
-  options: { sslmode?: 'verify-full' | 'require' | 'disable'; stdin?: string; options?: string; database?: string } = {},
+  options: { sslmode?: 'verify-full' | 'require' | 'disable'; stdin?: string; options?: string; database?: string; binary?: string; conninfo?: string[] } = {},
 ): Promise<PsqlResult> {
   const url = new URL(credential.connectionUrl);
   const conninfo = [
@@ -214,10 +236,11 @@ export async function psql(
     `sslmode=${options.sslmode ?? 'verify-full'}`,
     ...(options.sslmode === undefined || options.sslmode === 'verify-full' ? [`sslrootcert=${p.caPath}`] : []),
     ...(options.options ? [`options='${options.options.replace(/['\\]/g, (char) => `\\${char}`)}'`] : []),
+    ...(options.conninfo ?? []),
   ].join(' ');
   const args = ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', ...commands.flatMap((command) => ['-c', command]), conninfo];
   // PGPASSWORD rather than the URL: the password stays out of the process list.
-  const child = spawn('/usr/bin/psql', args, { env: { PATH: process.env.PATH, PGPASSWORD: credential.password, PGCONNECT_TIMEOUT: '10' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(options.binary ?? '/usr/bin/psql', args, { env: { PATH: process.env.PATH, PGPASSWORD: credential.password, PGCONNECT_TIMEOUT: '10' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));

@@ -53,6 +53,15 @@ export class RawConnection {
     return new RawConnection(secure);
   }
 
+  /** TLS from the first byte (PostgreSQL 17's direct TLS), offering `alpn` (none: no ALPN extension), verified against `ca` for `localhost`. */
+  static async openDirectTls(port: number, ca: string, alpn: string[] | null = ['postgresql']): Promise<RawConnection> {
+    const secure = tls.connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...(alpn ? { ALPNProtocols: alpn } : {}) });
+    const failed = once(secure, 'error').then(([error]) => Promise.reject(error as Error));
+    await Promise.race([once(secure, 'secureConnect'), failed]);
+    failed.catch(() => {});
+    return new RawConnection(secure);
+  }
+
   write(bytes: Buffer): boolean {
     return this.socket.write(bytes);
   }
@@ -93,10 +102,19 @@ export class RawConnection {
     }
   }
 
-  /** Logs in as `user` with SCRAM-SHA-256 (and more startup parameters if given) and waits for ReadyForQuery. */
-  async login(user: string, database: string, password: string, parameters: Record<string, string> = {}): Promise<void> {
-    this.write(startupPacket({ user, database, ...parameters }));
-    const sasl = await this.message();
+  /**
+   * Logs in as `user` with SCRAM-SHA-256 (and more startup parameters if given, and the protocol
+   * `version`, 3.0 by default) and waits for ReadyForQuery. Answers the messages before the
+   * authentication request (NegotiateProtocolVersion) and those after AuthenticationOk.
+   */
+  async login(user: string, database: string, password: string, parameters: Record<string, string> = {}, version = 0x0003_0000): Promise<{ type: string; body: Buffer }[]> {
+    this.write(startupPacket({ user, database, ...parameters }, version));
+    const before: { type: string; body: Buffer }[] = [];
+    let sasl = await this.message();
+    while (sasl.type === 'v') {
+      before.push(sasl);
+      sasl = await this.message();
+    }
     if (sasl.type !== 'R' || sasl.body.readInt32BE(0) !== 10) throw new Error(`expected AuthenticationSASL, got ${sasl.type}`);
     const clientNonce = randomBytes(18).toString('base64');
     const firstBare = `n=*,r=${clientNonce}`;
@@ -113,7 +131,8 @@ export class RawConnection {
     const signature = createHmac('sha256', storedKey).update(`${firstBare},${serverFirstText},${finalWithoutProof}`).digest();
     const proof = Buffer.from(clientKey.map((byte, i) => byte ^ signature[i]));
     this.write(frontendMessage('p', Buffer.from(`${finalWithoutProof},p=${proof.toString('base64')}`)));
-    await this.until('Z');
+    const after = await this.until('Z');
+    return [...before, ...after.slice(after.findIndex((message) => message.type === 'R' && message.body.readInt32BE(0) === 0) + 1)];
   }
 
   /** A simple query's rows, each column as text (null for NULL); an ErrorResponse is thrown. */
@@ -157,9 +176,15 @@ export function int32s(...values: number[]): Buffer {
   return buffer;
 }
 
-export function startupPacket(parameters: Record<string, string>): Buffer {
+/** A startup packet of protocol `version` (3.0 by default). */
+export function startupPacket(parameters: Record<string, string>, version = 0x0003_0000): Buffer {
   const body = Buffer.from(`${Object.entries(parameters).map(([name, value]) => `${name}\0${value}\0`).join('')}\0`);
-  return Buffer.concat([int32s(body.length + 8, 196608), body]);
+  return Buffer.concat([int32s(body.length + 8, version), body]);
+}
+
+/** A CancelRequest for `processId` with `secretKey` (4 bytes in protocol 3.0, up to 256 in 3.2). */
+export function cancelRequest(processId: number, secretKey: Buffer): Buffer {
+  return Buffer.concat([int32s(12 + secretKey.length, 80877102, processId), secretKey]);
 }
 
 export function frontendMessage(type: string, body: Buffer): Buffer {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { ChannelListener } from './channel-listener.js';
 
 /** The channel the client-notifications migration's trigger notifies on. */
 const CLIENT_CHANGED_CHANNEL = 'oauth_client_changed';
@@ -15,72 +15,8 @@ export interface ClientChangeHandlers {
  * on oauth_clients, at commit). While it is connected, caches of clients follow every change at
  * once; when the connection drops it says so (callers forget everything) and reconnects.
  */
-export class ClientChangeListener {
-  private client: pg.Client | null = null;
-  private stopped = false;
-  private retry: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly handlers: ClientChangeHandlers,
-    private readonly reconnectMs = 1_000,
-  ) {}
-
-  /** Resolves once listening; throws if the first connection fails. */
-  async start(): Promise<void> {
-    await this.connect();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.retry) clearTimeout(this.retry);
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
-  }
-
-  /** One pending reconnection at most, whichever failure asked for it. */
-  private scheduleReconnect(): void {
-    if (this.stopped) return;
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      this.connect().catch((error: unknown) => {
-        this.handlers.lost(error);
-        this.scheduleReconnect();
-      });
-    }, this.reconnectMs);
-    this.retry.unref();
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'oauth client-change listener' });
-    let lost = false;
-    const onLost = (error: unknown) => {
-      if (lost || this.stopped) return;
-      lost = true;
-      if (this.client === client) this.client = null;
-      this.handlers.lost(error);
-      void client.end().catch(() => undefined);
-      this.scheduleReconnect();
-    };
-    client.on('notification', (message) => {
-      if (message.channel === CLIENT_CHANGED_CHANNEL && message.payload) this.handlers.changed(message.payload);
-    });
-    client.on('error', onLost);
-    client.on('end', () => onLost(new Error('the listening connection ended')));
-    try {
-      await client.connect();
-      await client.query(`listen ${CLIENT_CHANGED_CHANNEL}`);
-    } catch (error) {
-      lost = true;
-      void client.end().catch(() => undefined);
-      throw error;
-    }
-    if (this.stopped) {
-      await client.end();
-      return;
-    }
-    this.client = client;
+export class ClientChangeListener extends ChannelListener {
+  constructor(databaseUrl: string, handlers: ClientChangeHandlers, reconnectMs = 1_000) {
+    super(databaseUrl, CLIENT_CHANGED_CHANNEL, 'oauth client-change listener', { notified: (id) => handlers.changed(id), lost: (error) => handlers.lost(error) }, reconnectMs);
   }
 }
