@@ -249,11 +249,11 @@ export class SqlComputeStore implements ComputeStore {
       ctx,
     );
     if (outcome.databaseServer !== undefined) {
-      // A switch between the cluster and the instance (not a resize, which restarts the same data):
+      // A switch between the cluster and the instance (not a resize, which restarts the same data), dated when the step ended:
       // another server holds its data from now, whose backups know it from now.
       const host = outcome.databaseServer?.host ?? null;
       await connection.execute(
-        `update databases set server_host = ?, server_port = ?, served_since = case when (server_host is null) <> (?::text is null) then now() else served_since end where id = ?`,
+        `update databases set server_host = ?, server_port = ?, served_since = case when (server_host is null) <> (?::text is null) then statement_timestamp() else served_since end where id = ?`,
         [host, outcome.databaseServer?.port ?? null, host, task.database.id],
         'run',
         ctx,
