@@ -109,9 +109,9 @@ export async function familySignUp(
   const access = await familyDatabase(deps, databaseId);
   const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
   assertPassword(input.password);
-  const { newTenantName: _n, tenantId: _t, ...fields } = input;
   const passwordHash = await deps.hasher.hash(input.password);
-  const user = await access.data.users.create({ ...fields, passwordHash });
+  const { email, name, givenName, familyName, picture } = input;
+  const user = await access.data.users.create({ email, name, givenName, familyName, picture, passwordHash });
   let tenant: Tenant | null = null;
   if (tenantName !== undefined) {
     tenant = await access.data.tenants.create({ name: tenantName });

@@ -194,8 +194,8 @@ export const familyAuthRoutes = [
     handler: async ({ params, query, body, header, scope }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
-      const { csrfToken: _c, callbackUrl, ...fields } = body;
-      const { result } = await familySignUp(scope, params.database, { ...fields, ...query });
+      const { email, password, name, givenName, familyName, picture, callbackUrl } = body;
+      const { result } = await familySignUp(scope, params.database, { email, password, name, givenName, familyName, picture, ...query });
       if (!result) throw new Error('sign-up did not sign in');
       const next = nextUrl(scope, header, callbackUrl);
       return respond({ status: 201, body: presentCurrentUser({ user: result.user, tenantIds: result.tenantIds }), headers: signedInHeaders(cookies, result, next) });
