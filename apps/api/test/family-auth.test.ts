@@ -3,7 +3,7 @@ import { httpClient, type TestResponse } from '@platform/testing';
 import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
-import { platform, type TestPlatform } from './support/platform.js';
+import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
 
 const APP_ORIGIN = 'http://app.test';
@@ -106,6 +106,10 @@ describe('the API family’s auth API over HTTP: CSRF, cookies, tenants and data
     expect(signedIn.body).to.deep.equal({ url: `${APP_ORIGIN}/home` });
     expect(signedIn.headers.get('location')).to.equal(`${APP_ORIGIN}/home`);
     expect(setCookie(signedIn, 'nile.callback-url')).to.match(/^nile\.callback-url=http%3A%2F%2Fapp\.test%2Fhome; Path=\/; HttpOnly; SameSite=Lax$/);
+    const wrong = await family.call('POST', '/auth/callback/credentials', { cookie }, { json: { ...signIn, password: 'wrong password!', csrfToken: token } });
+    expectApiError(wrong, 401);
+    expect(wrong.headers.get('location')).to.equal(`${TEST_AUDIENCE}${family.base}/auth/error?error=CredentialsSignin`);
+    expect(setCookie(wrong, 'nile.session-token')).to.equal(undefined);
     // A callback URL on a foreign origin is not followed.
     const foreign = await family.call('POST', '/auth/callback/credentials', { cookie }, { json: { ...signIn, csrfToken: token, callbackUrl: 'https://evil.test/' } });
     expect(foreign.body).to.deep.equal({ url: APP_ORIGIN });

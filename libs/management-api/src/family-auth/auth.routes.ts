@@ -1,5 +1,6 @@
 import {
   NotFoundError,
+  UnauthenticatedError,
   enabledTenantProviders,
   familyDatabase,
   familySignIn,
@@ -159,8 +160,9 @@ export const familyAuthRoutes = [
     operationId: 'familySignIn',
     summary: 'Sign in with email and password (sets the session cookie)',
     description:
-      `${DOUBLE_SUBMIT_CSRF} The SPEC’s password sign-in to the database: the same 401 for any failure, 429 with Retry-After ` +
-      'after repeated failures. Answers 200 with Location (never a redirect, which fetch would follow and lose the cookie).',
+      `${DOUBLE_SUBMIT_CSRF} The SPEC’s password sign-in to the database: the same 401 for any failure (its Location ends ` +
+      'in `?error=CredentialsSignin`, as NextAuth says it), 429 with Retry-After after repeated failures. Answers 200 with ' +
+      'Location (never a redirect, which fetch would follow and lose the cookie).',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
@@ -170,8 +172,20 @@ export const familyAuthRoutes = [
     handler: async ({ params, body, header, scope, clientAddress }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
-      const result = await familySignIn(scope, params.database, body, clientAddress);
       const next = nextUrl(scope, header, body.callbackUrl);
+      let result: LoginResult;
+      try {
+        result = await familySignIn(scope, params.database, body, clientAddress);
+      } catch (error) {
+        if (!(error instanceof UnauthenticatedError)) throw error;
+        // As NextAuth answers: the error in the Location, which the SDK's signIn hands back as a 401 Response.
+        const failed = `${familyBaseUrl(scope, params.database)}/auth/error?error=CredentialsSignin`;
+        return respond({
+          status: 401,
+          body: { errorCode: error.code, message: error.message, statusCode: 401 },
+          headers: { Location: failed, ...NO_STORE, ...(next ? { 'Set-Cookie': cookies.set('callback-url', encodeURIComponent(next)) } : {}) },
+        });
+      }
       return respond({ body: { url: next ?? familyBaseUrl(scope, params.database) }, headers: signedInHeaders(cookies, result, next) });
     },
   }),
