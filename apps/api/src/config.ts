@@ -16,6 +16,7 @@ import {
   type TokenEndpointSettings,
 } from '@platform/config';
 import { readSecretBox, requireSecretBox, SIGNING_KEY_RING_VARIABLE, type SecretBox } from '@platform/auth';
+import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import { assertCatalog, computeType, DEFAULT_COMPUTE_TYPES, DEFAULT_INSIGHTS_RETENTION, type ComputeType, type InsightsRetention } from '@platform/domain';
 import { CONNECTION_BUDGET_DEFAULTS, DATABASE_LIMIT_DEFAULTS, type ConnectionBudgetOptions, type DatabaseLimits } from '@platform/data-plane';
@@ -39,6 +40,17 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   credentialsPerDatabase: number;
   /** Whether tenant members may create users (README "Users"); off, only developers do. */
   membersCreateUsers: boolean;
+  /** Whether tenant members may delete their tenants (TENANT_MEMBERS_DELETE_TENANTS); off by default. */
+  membersDeleteTenants: boolean;
+  /** Whether tenant members may add other users to their tenants and remove them (TENANT_MEMBERS_LINK_USERS); off by default. */
+  membersLinkUsers: boolean;
+  /** Whether anyone may sign up to a database through the API family's SDK (SELF_SIGN_UP); off by default. */
+  selfSignUp: boolean;
+  /**
+   * The MAC key of the API family's CSRF cookie: derived from the signing-key ring, so every replica
+   * shares it and nothing more needs configuring.
+   */
+  csrfSecret: Uint8Array;
   /** How often the database servers are sampled for insights (one API replica samples). */
   insightsSampleMs: number;
   insightsRetention: InsightsRetention;
@@ -96,6 +108,10 @@ export function loadApiConfig(env: Env): ApiConfig {
     databaseLimits: loadDatabaseLimits(env, dataPlane.connectionsPerDatabase),
     credentialsPerDatabase: readInteger(env, 'CREDENTIALS_PER_DATABASE', 50, { min: 1, max: 10_000 }),
     membersCreateUsers: readEnum(env, 'TENANT_MEMBERS_CREATE_USERS', 'false', ['true', 'false']) === 'true',
+    membersDeleteTenants: readEnum(env, 'TENANT_MEMBERS_DELETE_TENANTS', 'false', ['true', 'false']) === 'true',
+    membersLinkUsers: readEnum(env, 'TENANT_MEMBERS_LINK_USERS', 'false', ['true', 'false']) === 'true',
+    selfSignUp: readEnum(env, 'SELF_SIGN_UP', 'false', ['true', 'false']) === 'true',
+    csrfSecret: createHmac('sha256', env[SIGNING_KEY_RING_VARIABLE] ?? '').update('api family csrf cookie').digest(),
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
     // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.
     insightsRetention: {

@@ -111,7 +111,7 @@ describe('platform connections to a database whose customer planted functions in
     const session = await repos.sessions.create(user.id, 600);
     const [row] = await query(db.url, 'select extract(epoch from expires - created)::int as ttl_seconds from auth.sessions');
     expect(row).to.deep.equal({ ttl_seconds: 600 });
-    expect(await repos.sessions.findByToken(session.token)).to.deep.equal({ id: session.id, userId: user.id });
+    expect(await repos.sessions.findByToken(session.token)).to.deep.equal({ id: session.id, userId: user.id, expires: session.expires });
     expect(await repos.sessions.isLive(session.id, user.id)).to.equal(true);
     expect(await repos.tenants.listForUser(user.id, session.id)).to.deep.equal({ sessionValid: true, tenants: [tenant] });
     expect(await repos.users.access(user.id, session.id, tenant.id)).to.deep.equal({ sessionValid: true, member: true });

@@ -35,7 +35,7 @@ describe('PgSessionRepository', function () {
 
   it('findByToken finds the live session of a token, and nothing for any other token', async function () {
     const session = await repos.sessions.create(user.id, 600);
-    expect(await repos.sessions.findByToken(session.token)).to.deep.equal({ id: session.id, userId: user.id });
+    expect(await repos.sessions.findByToken(session.token)).to.deep.equal({ id: session.id, userId: user.id, expires: session.expires });
     expect(await repos.sessions.findByToken(session.id)).to.equal(null);
     expect(await repos.sessions.findByToken('made-up')).to.equal(null);
   });

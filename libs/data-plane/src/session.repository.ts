@@ -25,13 +25,13 @@ export class PgSessionRepository implements SessionRepository {
     return { id, token, expires: rows[0].expires };
   }
 
-  async findByToken(token: string): Promise<{ id: string; userId: string } | null> {
-    const { rows } = await this.pool.query<{ id: string; user_id: string }>(
-      `select s.id, s.user_id from auth.sessions s join users.users u on u.id = s.user_id and u.deleted is null
+  async findByToken(token: string): Promise<{ id: string; userId: string; expires: Date } | null> {
+    const { rows } = await this.pool.query<{ id: string; user_id: string; expires: Date }>(
+      `select s.id, s.user_id, s.expires from auth.sessions s join users.users u on u.id = s.user_id and u.deleted is null
        where s.id = $1 and s.revoked is null and s.expires > now()`,
       [sessionIdOf(token)],
     );
-    return rows[0] ? { id: rows[0].id, userId: rows[0].user_id } : null;
+    return rows[0] ? { id: rows[0].id, userId: rows[0].user_id, expires: rows[0].expires } : null;
   }
 
   async isLive(id: string, userId: string): Promise<boolean> {

@@ -211,6 +211,27 @@ describe('PgUserRepository', function () {
     });
   });
 
+  it('delete marks the user deleted, removes their memberships and ends their sessions, once', async function () {
+    const tenant = await repos.tenants.create({ name: 'home' });
+    const user = await newUser('leaving@example.test', tenant.id);
+    const stays = await newUser('stays@example.test', tenant.id);
+    const session = await repos.sessions.create(user.id, 600);
+    const { token } = await repos.sessions.create(user.id, 600);
+
+    expect(await repos.users.delete(user.id)).to.equal(true);
+    expect(await repos.users.find(user.id)).to.equal(null);
+    expect(await repos.users.tenantIds(user.id)).to.deep.equal([]);
+    expect(await repos.sessions.isLive(session.id, user.id)).to.equal(false);
+    expect(await repos.sessions.findByToken(token)).to.equal(null);
+    const [row] = await query<{ revoked: number }>(url, 'select count(*)::int as revoked from auth.sessions where user_id = $1 and revoked is not null', [user.id]);
+    expect(row.revoked).to.equal(2);
+    expect((await repos.users.listMembers(tenant.id)).map((member) => member.id)).to.deep.equal([stays.id]);
+    expect(await repos.users.delete(user.id)).to.equal(false);
+    expect(await repos.users.delete(randomUUID())).to.equal(false);
+    // Its email is free again.
+    expect((await newUser('leaving@example.test')).id).to.not.equal(user.id);
+  });
+
   describe('access', function () {
     it('answers, in one go, whether the session is live and whether the user belongs to the tenant', async function () {
       const [mine, theirs, deleted] = [await repos.tenants.create({ name: 'mine' }), await repos.tenants.create({ name: 'theirs' }), await repos.tenants.create({ name: 'deleted' })];

@@ -179,6 +179,16 @@ export class PgUserRepository implements UserRepository {
     return (result.rowCount ?? 0) > 0;
   }
 
+  async delete(id: string): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const result = await client.query('update users.users set deleted = now(), updated = now() where id = $1 and deleted is null', [id]);
+      if ((result.rowCount ?? 0) === 0) return false;
+      await client.query('delete from users.tenant_users where user_id = $1', [id]);
+      await client.query('update auth.sessions set revoked = now() where user_id = $1 and revoked is null', [id]);
+      return true;
+    });
+  }
+
   async shareTenant(userId: string, otherUserId: string): Promise<boolean> {
     const { rows } = await this.pool.query<{ shared: boolean }>(
       `select exists (

@@ -74,6 +74,11 @@ export interface UserRepository {
   link(tenantId: string, userId: string): Promise<boolean>;
   /** Removes the membership; false when there was none. */
   unlink(tenantId: string, userId: string): Promise<boolean>;
+  /**
+   * Deletes the user (their row is kept, marked deleted, so their email is free again): their
+   * memberships go and every session of theirs ends at once. False when there was no live user.
+   */
+  delete(id: string): Promise<boolean>;
   /** Whether the two users share at least one tenant. */
   shareTenant(userId: string, otherUserId: string): Promise<boolean>;
   /**
@@ -86,8 +91,8 @@ export interface UserRepository {
 /** Server-side sessions; the cookie carries a random token, the database only its digest. */
 export interface SessionRepository {
   create(userId: string, ttlSeconds: number): Promise<{ id: string; token: string; expires: Date }>;
-  /** The live session a cookie token belongs to. */
-  findByToken(token: string): Promise<{ id: string; userId: string } | null>;
+  /** The live session a cookie token belongs to, with when it expires. */
+  findByToken(token: string): Promise<{ id: string; userId: string; expires: Date } | null>;
   isLive(id: string, userId: string): Promise<boolean>;
   revoke(id: string): Promise<void>;
 }

@@ -83,6 +83,10 @@ export {
   listUserTenants, signIn, signOut, signUp, unlinkUser, updateDatabaseUser,
 } from './use-cases/users.js';
 export type { SignInDeps } from './use-cases/users.js';
+export {
+  databaseNotFound, deleteSelf, enabledTenantProviders, familyDatabase, familySignIn, familySignUp, findFamilySession, requireFamilySession,
+} from './use-cases/family-auth.js';
+export type { FamilyAuthDeps, FamilySession, FamilySignUpInput } from './use-cases/family-auth.js';
 
 // OAuth: clients, grants, the tokens they issue, and the errors of the token endpoint.
 export { API_SCOPES } from './oauth-ports.js';

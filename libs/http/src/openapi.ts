@@ -58,6 +58,20 @@ function responsesObject(specs: readonly ResponseSpec[]): Record<string, object>
   return responses;
 }
 
+/** What a route's `auth` requires, as OpenAPI security requirements. */
+function securityOf(route: Route<any>): object[] {
+  switch (route.auth) {
+    case 'none':
+      return [];
+    case 'session':
+      return [{ sessionCookieAuth: [] }];
+    case 'cookie':
+      return [{ familySessionCookie: [] }];
+    default:
+      return [{ jwtBearerAuth: [] }];
+  }
+}
+
 /** The OpenAPI 3.1 document of a route table, from the same structs that validate requests. */
 export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenApiInfo): object {
   const paths: Record<string, Record<string, object>> = {};
@@ -68,7 +82,7 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenAp
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: route.tags,
-      security: route.auth === 'none' ? [] : [{ jwtBearerAuth: [] }],
+      security: securityOf(route),
       parameters: [
         ...parameters('path', route.params && toJsonSchema(route.params)),
         ...parameters('query', route.query && toJsonSchema(route.query)),
@@ -92,6 +106,20 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenAp
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description: 'A developer access token (ES256 JWT) from the token service',
+        },
+        sessionCookieAuth: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'auth.session-token',
+          description: 'The session cookie a user sign-in sets (`__Secure-auth.session-token` under https); only from an allowed origin',
+        },
+        familySessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'nile.session-token',
+          description:
+            'The API family’s session cookie (`__Secure-nile.session-token` when the request’s `nile-secure-cookies` header is true or ' +
+            'the API is served over https). State-changing calls also need the CSRF proof the operation describes.',
         },
       },
       schemas: {

@@ -114,6 +114,7 @@ async function invoke<TScope>(
 ): Promise<unknown> {
   switch (route.auth) {
     case 'none':
+    case 'cookie':
       return route.handler(await read());
     case 'session': {
       const sessionToken = sessionCookie(ctx, options);

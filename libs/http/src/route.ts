@@ -6,9 +6,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * `none`: anyone. `management`: a developer's bearer token, or a token of a client of the
  * workspace (client_credentials). `bearer`: any of those or a user bearer
  * token (the use case decides what each may do). `session`: the session cookie, from an allowed
- * origin (cross-site requests are refused).
+ * origin (cross-site requests are refused). `cookie`: the API family's cookies (`nile.session-token`
+ * and the CSRF double submit), which the handler reads and checks itself.
  */
-export type RouteAuth = 'none' | 'management' | 'bearer' | 'session';
+export type RouteAuth = 'none' | 'management' | 'bearer' | 'session' | 'cookie';
 
 /** Who called, as each kind of route knows it: a public route has no caller at all. */
 export interface CallerByAuth {
@@ -17,6 +18,8 @@ export interface CallerByAuth {
   bearer: { caller: Principal };
   /** The session cookie's token; a request without one never reaches the handler. */
   session: { sessionToken: string };
+  /** The handler reads the cookies (`header('cookie')`) and decides. */
+  cookie: object;
 }
 
 /** What every handler gets, whoever called. */

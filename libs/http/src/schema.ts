@@ -8,6 +8,7 @@ import {
   number as ssNumber,
   object as ssObject,
   optional as ssOptional,
+  record as ssRecord,
   refine,
   size,
   string as ssString,
@@ -195,6 +196,11 @@ export function record<const S extends Record<string, Struct<any, any>>>(shape: 
     additionalProperties: false,
     ...(description ? { description } : {}),
   });
+}
+
+/** An object whose keys are open (names a client chooses), each value of one shape. */
+export function mapOf<T>(value: Struct<T, any>, description?: string): Struct<Record<string, T>, null> {
+  return tag(ssRecord(ssString(), value), { type: 'object', additionalProperties: toJsonSchema(value), ...(description ? { description } : {}) });
 }
 
 export function toJsonSchema(struct: Struct<any, any>): JsonSchema {

@@ -4,6 +4,8 @@ import { computeRoutes } from './compute.routes.js';
 import { credentialRoutes } from './credentials.routes.js';
 import { databaseRoutes } from './databases.routes.js';
 import { developerRoutes } from './developers.routes.js';
+import { familyAuthRoutes } from './family-auth/auth.routes.js';
+import { familyResourceRoutes } from './family-auth/resources.routes.js';
 import { insightRoutes } from './insights.routes.js';
 import { ssoRoutes } from './sso.routes.js';
 import { tenantRoutes } from './tenants.routes.js';
@@ -13,6 +15,7 @@ import { workspaceRoutes } from './workspaces.routes.js';
 export { type ManagementScope, type ManagementServices } from './management-scope.js';
 export { managementApiInfo } from './api-info.js';
 export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
+export type { FamilyAuthSettings } from './family-auth/family-cookies.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
-export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...computeRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes];
+export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...computeRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes, ...familyAuthRoutes, ...familyResourceRoutes];

@@ -5,6 +5,7 @@ import type {
   CredentialDeps,
   DatabaseDeps,
   DeletionDeps,
+  FamilyAuthDeps,
   InsightsDeps,
   ProvisioningDeps,
   Repositories,
@@ -13,6 +14,7 @@ import type {
   UserTokenIssuer,
 } from '@platform/domain';
 import { defineRoute, type HealthScope, type Route } from '@platform/http';
+import type { FamilyAuthSettings } from './family-auth/family-cookies.js';
 import type { SessionCookie } from './session-cookie.js';
 
 /**
@@ -20,7 +22,11 @@ import type { SessionCookie } from './session-cookie.js';
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
 export interface ManagementScope
-  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps, CopyDeps {
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps, CopyDeps, FamilyAuthDeps {
+  /** Whether members of a tenant may delete it (TENANT_MEMBERS_DELETE_TENANTS); off by default. */
+  membersDeleteTenants?: boolean;
+  /** The CSRF key and allowed origins of the API family's cookie surface. */
+  familyAuth: FamilyAuthSettings;
   /** Issues a user's token when they sign in. */
   tokens: UserTokenIssuer;
   sessionCookie: SessionCookie;

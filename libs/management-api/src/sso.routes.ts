@@ -49,7 +49,7 @@ function oidcBase(scope: ManagementScope, path: TenantPath): string {
   return `${base}/${segments.map(encodeURIComponent).join('/')}`;
 }
 
-const loginUrl = (scope: ManagementScope, path: DatabasePath, tenantId: string, provider: string) =>
+export const loginUrl = (scope: ManagementScope, path: DatabasePath, tenantId: string, provider: string) =>
   `${oidcBase(scope, { ...path, tenantId })}/providers/${encodeURIComponent(provider)}/login`;
 
 /** The cookie that binds a sign-in to the browser that started it, scoped to the tenant's OIDC paths. */

@@ -206,6 +206,14 @@ export class FakeDataPlaneDatabase {
         return added;
       },
       unlink: async (tenantId, userId) => this.memberships.delete(`${tenantId} ${userId}`),
+      delete: async (id) => {
+        const index = this.users.findIndex((row) => row.user.id === id);
+        if (index < 0) return false;
+        this.users.splice(index, 1);
+        for (const key of [...this.memberships]) if (key.endsWith(` ${id}`)) this.memberships.delete(key);
+        for (const session of this.sessions) if (session.userId === id) session.revoked = true;
+        return true;
+      },
       shareTenant: async (userId, otherUserId) => this.liveTenants().some((tenant) => this.isMember(userId, tenant.id) && this.isMember(otherUserId, tenant.id)),
       access: async (userId, sessionId, tenantId) => ({ sessionValid: this.isLive(sessionId, userId), member: this.isMember(userId, tenantId) }),
     },
@@ -217,7 +225,7 @@ export class FakeDataPlaneDatabase {
       },
       findByToken: async (token) => {
         const session = this.sessions.find((row) => row.token === token && !row.revoked);
-        return session ? { id: session.id, userId: session.userId } : null;
+        return session ? { id: session.id, userId: session.userId, expires: new Date(NOW.getTime() + 3600_000) } : null;
       },
       isLive: async (id, userId) => this.isLive(id, userId),
       revoke: async (id) => {

@@ -55,12 +55,17 @@ export async function renameTenant(deps: DataPlaneDeps, caller: Principal, path:
 }
 
 /**
- * Only developers delete tenants: a member who tries is refused, a stranger finds nothing. The
+ * Only developers delete tenants, unless the platform lets members (TENANT_MEMBERS_DELETE_TENANTS):
+ * a member who may not is refused, a stranger finds nothing. The
  * tenant's scoped credentials go first, so a failure leaves the tenant in place to delete again.
  */
-export async function deleteTenant(deps: DataPlaneDeps & Pick<CredentialDeps, 'credentials' | 'loginRoles'>, caller: Principal, path: TenantPath): Promise<void> {
+export async function deleteTenant(
+  deps: DataPlaneDeps & Pick<CredentialDeps, 'credentials' | 'loginRoles'> & { membersDeleteTenants?: boolean },
+  caller: Principal,
+  path: TenantPath,
+): Promise<void> {
   const { data, database, tenant } = await accessTenant(deps, caller, path);
-  requireManagement(caller, 'Only a developer can delete a tenant');
+  if (!deps.membersDeleteTenants) requireManagement(caller, 'Only a developer can delete a tenant');
   await endTenantCredentials(deps, database, tenant.id);
   if (!(await data.tenants.delete(tenant.id))) throw tenantNotFound(path.tenantId);
 }

@@ -18,6 +18,12 @@ export interface SignInDeps extends DataPlaneDeps, PasswordSignInDeps {
    * them that someone in another tenant has an account.
    */
   membersCreateUsers?: boolean;
+  /**
+   * Whether members of a tenant may add another existing user of the database to it
+   * (TENANT_MEMBERS_LINK_USERS). Off by default: a member could pull in any user whose id they
+   * know, and so see them.
+   */
+  membersLinkUsers?: boolean;
 }
 
 /**
@@ -173,22 +179,22 @@ export async function currentUser(deps: DataPlaneDeps, caller: Principal, worksp
 }
 
 /**
- * Adds an existing user of the database to the tenant. Developers only: a member could otherwise
- * pull any user they know the id of into their tenant, and so see them.
+ * Adds an existing user of the database to the tenant. Developers only, unless the platform lets
+ * members (membersLinkUsers): a member could pull any user they know the id of into their tenant.
  */
-export async function linkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<User> {
+export async function linkUser(deps: DataPlaneDeps & { membersLinkUsers?: boolean }, caller: Principal, path: TenantPath, userId: string): Promise<User> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  requireManagement(caller, 'Only a developer can add a user to a tenant');
+  if (!deps.membersLinkUsers) requireManagement(caller, 'Only a developer can add a user to a tenant');
   const user = await data.users.find(userId);
   if (!user) throw userNotFound(userId);
   await data.users.link(tenant.id, userId);
   return user;
 }
 
-/** Removes a user from the tenant: a developer may remove anyone, a member only themselves. */
-export async function unlinkUser(deps: DataPlaneDeps, caller: Principal, path: TenantPath, userId: string): Promise<void> {
+/** Removes a user from the tenant: a developer may remove anyone, a member themselves (anyone, where members link users). */
+export async function unlinkUser(deps: DataPlaneDeps & { membersLinkUsers?: boolean }, caller: Principal, path: TenantPath, userId: string): Promise<void> {
   const { data, tenant } = await accessTenant(deps, caller, path);
-  if (caller.kind === 'user' && caller.userId !== userId) {
+  if (caller.kind === 'user' && caller.userId !== userId && !deps.membersLinkUsers) {
     throw new ForbiddenError('developer_token_required', `A member can only remove themselves from a tenant. ${HOW_TO_GET_A_DEVELOPER_TOKEN}`);
   }
   if (!(await data.users.unlink(tenant.id, userId))) throw userNotFound(userId);

@@ -1,0 +1,143 @@
+import { assertPassword, cleanTenantName } from '../account-rules.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import type { Database, LoginResult, Tenant, User, UserPrincipal } from '../model.js';
+import type { DatabasePath } from '../paths.js';
+import type { SsoRegistration, SsoRegistrationRepository } from '../sso/sso-ports.js';
+import type { DatabaseAccess } from './database-access.js';
+import { requireLiveSession } from './membership.js';
+import { signIn, startSession, type SignInDeps } from './users.js';
+
+/*
+ * The API family's auth API (`{api_url}/v2/databases/{databaseId}/...`), as their server SDK
+ * speaks it: the same users, tenants, memberships and sessions as the SPEC's routes, reached with
+ * the session cookie instead of a bearer token. A signed-in cookie becomes the same user
+ * principal a user token carries, so every rule of the SPEC's routes holds here unchanged.
+ */
+
+/** What the family surface may do beyond the SPEC routes' rules (README, "Apps built on the family's SDK"). */
+export interface FamilyAuthDeps extends SignInDeps {
+  /** Anyone may create an account in a database through POST /signup (SELF_SIGN_UP); off by default. */
+  selfSignUp?: boolean;
+}
+
+/** A session cookie that holds, with what it opens. */
+export interface FamilySession {
+  database: Database;
+  path: DatabasePath;
+  caller: UserPrincipal;
+  user: User;
+  expires: Date;
+}
+
+export function databaseNotFound(id: string): NotFoundError {
+  return new NotFoundError('database_not_found', `Database '${id}' not found`);
+}
+
+function noSession(): UnauthenticatedError {
+  return new UnauthenticatedError('invalid_session', 'A valid session cookie is required');
+}
+
+/** The path the SPEC's use cases take for a database the family surface names by id. */
+function pathOf(database: Database): DatabasePath {
+  return { workspaceSlug: database.workspace.slug, databaseName: database.name };
+}
+
+/** A ready database by id; a deleted, unknown or unready one is not found. */
+export async function familyDatabase(deps: SignInDeps, databaseId: string): Promise<DatabaseAccess & { path: DatabasePath }> {
+  const database = await deps.locator.findById(databaseId);
+  if (!database || database.status !== 'READY') throw databaseNotFound(databaseId);
+  return { database, data: deps.dataPlane.open(database), path: pathOf(database) };
+}
+
+/**
+ * The session a cookie names in this database, or null. Sessions live in each database's own
+ * tables, so a cookie from another database finds nothing here.
+ */
+export async function findFamilySession(deps: SignInDeps, databaseId: string, token: string | undefined): Promise<FamilySession | null> {
+  if (!token) return null;
+  const { database, data, path } = await familyDatabase(deps, databaseId);
+  const session = await data.sessions.findByToken(token);
+  if (!session) return null;
+  const user = await data.users.find(session.userId);
+  if (!user) return null;
+  return { database, path, user, expires: session.expires, caller: { kind: 'user', userId: user.id, databaseId: database.id, sessionId: session.id } };
+}
+
+/** Like findFamilySession, but a missing or ended session is 401 invalid_session. */
+export async function requireFamilySession(deps: SignInDeps, databaseId: string, token: string | undefined): Promise<FamilySession> {
+  const session = await findFamilySession(deps, databaseId, token);
+  if (!session) throw noSession();
+  return session;
+}
+
+/** Password sign-in to the database by id: the SPEC's sign-in, with its throttling and its one 401. */
+export async function familySignIn(deps: SignInDeps, databaseId: string, credentials: { email: string; password: string }, clientAddress: string): Promise<LoginResult> {
+  const { path } = await familyDatabase(deps, databaseId);
+  return signIn(deps, path, credentials, clientAddress);
+}
+
+export interface FamilySignUpInput {
+  email: string;
+  password: string;
+  name?: string;
+  givenName?: string;
+  familyName?: string;
+  picture?: string;
+  /** A tenant to create with the new user as its first member (`newTenantName`). */
+  newTenantName?: string;
+  /** Joining an existing tenant by id (`tenantId`): refused, an id proves no right to join. */
+  tenantId?: string;
+}
+
+/**
+ * Public self sign-up (POST /signup): only where SELF_SIGN_UP allows it. The new user belongs to
+ * no tenant, or to the one `newTenantName` creates for them; joining an existing tenant takes a
+ * member who may add users (POST /users, PUT .../link), never an id alone.
+ */
+export async function familySignUp(
+  deps: FamilyAuthDeps,
+  databaseId: string,
+  input: FamilySignUpInput,
+  options: { signIn: boolean } = { signIn: true },
+): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
+  if (!deps.selfSignUp) {
+    throw new ForbiddenError('sign_up_disabled', 'Self sign-up is not enabled on this platform (SELF_SIGN_UP=true enables it); a developer creates users with POST T/users');
+  }
+  if (input.tenantId !== undefined) {
+    throw new ForbiddenError('tenant_join_refused', 'Signing up into an existing tenant is refused: a member adds users to a tenant (POST /users or PUT /tenants/{t}/users/{u}/link)');
+  }
+  const access = await familyDatabase(deps, databaseId);
+  const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
+  assertPassword(input.password);
+  const passwordHash = await deps.hasher.hash(input.password);
+  const { email, name, givenName, familyName, picture } = input;
+  const user = await access.data.users.create({ email, name, givenName, familyName, picture, passwordHash });
+  let tenant: Tenant | null = null;
+  if (tenantName !== undefined) {
+    tenant = await access.data.tenants.create({ name: tenantName });
+    await access.data.users.link(tenant.id, user.id);
+  }
+  const tenantIds = tenant ? [tenant.id] : [];
+  return { user, tenantIds, result: options.signIn ? await startSession(deps, access, user) : null };
+}
+
+/** Deletes the signed-in user (DELETE /me): their memberships go and every session of theirs ends. */
+export async function deleteSelf(deps: SignInDeps, session: FamilySession): Promise<void> {
+  const access = { database: session.database, data: deps.dataPlane.open(session.database) };
+  await requireLiveSession(access, session.caller);
+  if (!(await access.data.users.delete(session.caller.userId))) throw noSession();
+}
+
+/**
+ * A tenant's enabled OIDC providers, for GET /auth/providers: none for a tenant that is not live.
+ * Only names and login addresses are shown, to anyone: what the SPEC's public locations list shows.
+ */
+export async function enabledTenantProviders(
+  deps: SignInDeps & { ssoRegistrations: SsoRegistrationRepository },
+  databaseId: string,
+  tenantId: string,
+): Promise<SsoRegistration[]> {
+  const { database, data } = await familyDatabase(deps, databaseId);
+  if (!(await data.tenants.find(tenantId))) return [];
+  return (await deps.ssoRegistrations.listForTenant(database.id, tenantId)).filter((registration) => registration.enabled);
+}
