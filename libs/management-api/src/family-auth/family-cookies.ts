@@ -9,7 +9,7 @@ import { ForbiddenError } from '@platform/domain';
 
 /** What the family surface knows of the process: the CSRF key and the origins apps may call from. */
 export interface FamilyAuthSettings {
-  /** The key of the CSRF cookie's MAC (AUTH_COOKIE_SECRET, else random per process). */
+  /** The key of the CSRF cookie’s MAC: derived from SIGNING_KEY_SECRET_KEYS (apps/api config), the same on every replica. */
   csrfSecret: Uint8Array;
   /** Origins (ALLOWED_ORIGINS and the API's own) whose pages and apps may send cookie-authenticated requests. */
   allowedOrigins: readonly string[];
