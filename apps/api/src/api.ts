@@ -309,7 +309,10 @@ function platformServers(config: ApiConfig): { name: string; url: string }[] {
 function openBackups({ config, logger, closers }: Opening, computeDriver: LocalComputeDriver): BackupScheduler {
   const scheduler = new BackupScheduler({
     servers: platformServers(config),
-    moreServers: () => computeDriver.runningServers().map(({ instanceId, adminUrl }) => ({ name: `compute instance ${instanceId}`, url: adminUrl })),
+    // Instances' servers only where they are backed up: otherwise there is nothing of theirs to report.
+    moreServers: computeDriver.backsUp
+      ? () => computeDriver.runningServers().map(({ instanceId, adminUrl }) => ({ name: `compute instance ${instanceId}`, url: adminUrl }))
+      : undefined,
     pgbackrest: config.backups.pgbackrest,
     schedule: { fullEveryMs: config.backups.fullEveryHours * 3_600_000, diffEveryMs: config.backups.diffEveryHours * 3_600_000 },
     intervalMs: config.backups.checkMs,

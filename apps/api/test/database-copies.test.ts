@@ -78,8 +78,13 @@ describe('point-in-time restores and branches', function () {
 
   async function waitReady(token: string, slug: string, name: string, api: Api = p()) {
     return eventually(async () => {
-      const found = await api.request('GET', `/workspaces/${slug}/databases/${name}`, { token });
-      return found.body?.status === 'READY' ? found.body : undefined;
+      // After a kill -9 and a restart on the same port, a kept-alive connection to the killed
+      // process may still be picked for the first poll: a reset connection is one more poll.
+      const found = await api.request('GET', `/workspaces/${slug}/databases/${name}`, { token }).catch((error: Error & { cause?: { code?: string } }) => {
+        if (error.cause?.code === 'ECONNRESET' || error.cause?.code === 'ECONNREFUSED') return undefined;
+        throw error;
+      });
+      return found?.body?.status === 'READY' ? found.body : undefined;
     }, 180_000, `database ${name} to be READY`);
   }
 

@@ -68,6 +68,11 @@ export class LocalComputeDriver implements ComputeDriver {
     return this.servers.get(instanceId)?.server ?? null;
   }
 
+  /** Whether instances' servers archive their WAL and are backed up (LocalComputeOptions.backups). */
+  get backsUp(): boolean {
+    return this.options.backups !== undefined;
+  }
+
   /** The instances whose server this process runs, with its superuser URL (the backup scheduler watches them). */
   runningServers(): { instanceId: string; adminUrl: string }[] {
     return [...this.servers].map(([instanceId, { server }]) => ({ instanceId, adminUrl: server.adminUrl }));
