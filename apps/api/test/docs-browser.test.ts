@@ -48,7 +48,8 @@ describe('the docs page in a real browser (Chromium)', function () {
     await page.waitForSelector('.opblock', { timeout: 30_000 });
     expect(await page.locator('.opblock').count()).to.equal(operations);
     expect(await page.locator('.info .title').innerText()).to.include('Multi-tenant PostgreSQL platform API');
-    const refused = consoleLines.filter((line) => /Content Security Policy|Refused to/i.test(line));
+    // A refused resource or one that failed to load (a 404 such as /favicon.ico) is said on the console.
+    const refused = consoleLines.filter((line) => /Content Security Policy|Refused to|Failed to load/i.test(line));
     expect(refused, refused.join('\n')).to.deep.equal([]);
     const elsewhere = requested.filter((url) => !url.startsWith(`${TEST_AUDIENCE}/`) && !url.startsWith('data:'));
     expect(elsewhere).to.deep.equal([]);

@@ -35,7 +35,7 @@ describe('the docs page and the index of the API', function () {
     const { body: document } = await p.request('GET', '/openapi.json');
     expect(Object.keys(document.paths['/'].get.responses[200].content)).to.deep.equal(['application/json', 'text/html']);
     expect(Object.keys(document.paths['/docs'].get.responses[200].content)).to.deep.equal(['text/html']);
-    expect(Object.keys(document.paths['/docs/assets/{file}'].get.responses[200].content)).to.deep.equal(['text/javascript', 'text/css']);
+    expect(Object.keys(document.paths['/docs/assets/{file}'].get.responses[200].content)).to.deep.equal(['text/javascript', 'text/css', 'image/png']);
     expect(document.paths['/docs'].get.security).to.deep.equal([]);
     expect(document.components.securitySchemes.sessionCookieAuth).to.include({ type: 'apiKey', in: 'cookie', name: 'auth.session-token' });
     expect(document.paths['/v2/databases/{database}/tenants/{tenantId}/users'].post.security).to.deep.equal([{ sessionCookieAuth: [] }]);

@@ -37,7 +37,7 @@ describe('the docs page and the index of the token service', function () {
     const { body: document } = await p.oauth('GET', '/openapi.json');
     expect(Object.keys(document.paths['/'].get.responses[200].content)).to.deep.equal(['application/json', 'text/html']);
     expect(Object.keys(document.paths['/docs'].get.responses[200].content)).to.deep.equal(['text/html']);
-    expect(Object.keys(document.paths['/docs/assets/{file}'].get.responses[200].content)).to.deep.equal(['text/javascript', 'text/css']);
+    expect(Object.keys(document.paths['/docs/assets/{file}'].get.responses[200].content)).to.deep.equal(['text/javascript', 'text/css', 'image/png']);
     expect(document.paths['/docs'].get.security).to.deep.equal([]);
   });
 });

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 export interface DocsAsset {
   /** `swagger-ui-bundle.3f2a9c1b7e04.js`: a new content is a new name, so the old one may be cached for good. */
   name: string;
-  contentType: 'text/javascript' | 'text/css';
+  contentType: 'text/javascript' | 'text/css' | 'image/png';
   body: Buffer;
 }
 
@@ -45,15 +45,20 @@ li { margin: 0.4rem 0; }
 code { font-size: 0.9em; }
 `;
 
-function hashed(base: string, extension: 'js' | 'css', body: Buffer): DocsAsset {
+const CONTENT_TYPES = { js: 'text/javascript', css: 'text/css', png: 'image/png' } as const;
+
+function hashed(base: string, extension: keyof typeof CONTENT_TYPES, body: Buffer): DocsAsset {
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  return { name: `${base}.${hash}.${extension}`, contentType: extension === 'js' ? 'text/javascript' : 'text/css', body };
+  return { name: `${base}.${hash}.${extension}`, contentType: CONTENT_TYPES[extension], body };
+}
+
+function swaggerUiDir(): string {
+  return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
 /** A file of swagger-ui-dist, without its source-map comment (the map is not served: no request for it from a browser's tools). */
 function swaggerUiFile(file: string): Buffer {
-  const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  const text = readFileSync(join(dir, file), 'utf8');
+  const text = readFileSync(join(swaggerUiDir(), file), 'utf8');
   return Buffer.from(text.replace(/\n?\/[/*]# sourceMappingURL=[^\n]*\s*$/, '\n'));
 }
 
@@ -62,6 +67,8 @@ export interface DocsAssets {
   swaggerStyle: DocsAsset;
   startScript: DocsAsset;
   siteStyle: DocsAsset;
+  /** Both pages name it, so that a browser does not ask for /favicon.ico (a 404 in its console). */
+  icon: DocsAsset;
   byName: Map<string, DocsAsset>;
 }
 
@@ -75,6 +82,7 @@ export function docsAssets(): DocsAssets {
     swaggerStyle: hashed('swagger-ui', 'css', swaggerUiFile('swagger-ui.css')),
     startScript: hashed('docs', 'js', Buffer.from(START_SCRIPT)),
     siteStyle: hashed('site', 'css', Buffer.from(SITE_STYLE)),
+    icon: hashed('favicon', 'png', readFileSync(join(swaggerUiDir(), 'favicon-32x32.png'))),
   };
   loaded = { ...assets, byName: new Map(Object.values(assets).map((asset) => [asset.name, asset])) };
   return loaded;

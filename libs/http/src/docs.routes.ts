@@ -51,7 +51,7 @@ export function docsContentSecurityPolicy(serverOrigins: readonly string[]): str
   ].join('; ');
 }
 
-const INDEX_POLICY = "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const INDEX_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * Which answer an Accept header prefers: HTML only when it ranks text/html above JSON (a browser);
@@ -88,6 +88,7 @@ function docsPage(info: OpenApiInfo, requestPath: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(info.title)}: API reference</title>
+<link rel="icon" type="image/png" href="${to(`docs/assets/${assets.icon.name}`)}">
 <link rel="stylesheet" href="${to(`docs/assets/${assets.swaggerStyle.name}`)}">
 </head>
 <body>
@@ -108,6 +109,7 @@ function indexPage(info: OpenApiInfo, links: IndexLink[], notes: readonly string
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(info.title)}</title>
+<link rel="icon" type="image/png" href="${escapeHtml(fromPage(requestPath, `docs/assets/${docsAssets().icon.name}`))}">
 <link rel="stylesheet" href="${escapeHtml(fromPage(requestPath, `docs/assets/${docsAssets().siteStyle.name}`))}">
 </head>
 <body>
@@ -191,20 +193,23 @@ export function docsRoutes(info: OpenApiInfo, site: SiteIndex): Route<unknown>[]
       method: 'GET',
       path: '/docs/assets/{file}',
       operationId: 'getDocsAsset',
-      summary: 'A script or stylesheet of the docs page, under a hashed name',
+      summary: 'A script, stylesheet or icon of the docs page and the index, under a hashed name',
       description: 'Cached for a year (`immutable`): a changed file has a new name, which the page names.',
       tags: ['docs'],
       auth: 'none',
       params: record({ file: text({ max: 200, description: 'The hashed file name, as the page names it' }) }),
       success: { status: 200, description: 'A script', contentType: 'text/javascript' },
-      responses: [{ status: 200, description: 'A stylesheet', contentType: 'text/css' }],
+      responses: [
+        { status: 200, description: 'A stylesheet', contentType: 'text/css' },
+        { status: 200, description: 'The icon', contentType: 'image/png' },
+      ],
       errors: [404],
       handler: async ({ params }) => {
         const asset = docsAssets().byName.get(params.file);
         if (!asset) throw new NotFoundError('asset_not_found', `No docs asset named '${params.file}' (the page names the current ones)`);
         return respond({
           body: asset.body,
-          headers: { 'Content-Type': `${asset.contentType}; charset=utf-8`, 'Cache-Control': IMMUTABLE, 'X-Content-Type-Options': 'nosniff' },
+          headers: { 'Content-Type': asset.contentType === 'image/png' ? asset.contentType : `${asset.contentType}; charset=utf-8`, 'Cache-Control': IMMUTABLE, 'X-Content-Type-Options': 'nosniff' },
         });
       },
     }),

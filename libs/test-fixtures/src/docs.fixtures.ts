@@ -32,19 +32,20 @@ export async function expectDocsPageServed(baseUrl: string, options: { connectSo
   );
   expect(html).not.to.match(/<script>|<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\bon[a-z]+=/i);
   const references = pageReferences(html);
-  expect(references).to.have.length(4);
-  for (const reference of references) expect(reference, 'a relative, same-origin reference').to.match(/^(docs\/assets\/[a-z-]+\.[0-9a-f]{12}\.(js|css)|openapi\.json)$/);
+  expect(references).to.have.length(5);
+  for (const reference of references) expect(reference, 'a relative, same-origin reference').to.match(/^(docs\/assets\/[a-z-]+\.[0-9a-f]{12}\.(js|css|png)|openapi\.json)$/);
   expect(html).to.include('data-openapi="openapi.json"');
   const assets = references.filter((reference) => reference.startsWith('docs/assets/'));
-  expect(assets.map((asset) => asset.replace(/\.[0-9a-f]{12}\./, '.'))).to.have.members(['docs/assets/swagger-ui.css', 'docs/assets/swagger-ui-bundle.js', 'docs/assets/docs.js']);
+  expect(assets.map((asset) => asset.replace(/\.[0-9a-f]{12}\./, '.'))).to.have.members(['docs/assets/favicon.png', 'docs/assets/swagger-ui.css', 'docs/assets/swagger-ui-bundle.js', 'docs/assets/docs.js']);
   for (const asset of assets) {
     const answer = await fetch(`${baseUrl}/${asset}`, { headers: { 'accept-encoding': 'gzip' } });
     const body = await answer.text();
     expect(answer.status, asset).to.equal(200);
-    expect(answer.headers.get('content-type'), asset).to.equal(asset.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+    const contentTypes = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', png: 'image/png' };
+    expect(answer.headers.get('content-type'), asset).to.equal(contentTypes[asset.split('.').pop() as keyof typeof contentTypes]);
     expect(answer.headers.get('cache-control'), asset).to.equal('public, max-age=31536000, immutable');
     expect(answer.headers.get('x-content-type-options'), asset).to.equal('nosniff');
-    if (body.length > 1024) expect(answer.headers.get('content-encoding'), asset).to.equal('gzip');
+    if (!asset.endsWith('.png')) expect(answer.headers.get('content-encoding'), asset).to.equal(body.length > 1024 ? 'gzip' : null);
     // Nothing the browser would fetch from elsewhere: no source maps, no absolute URLs in the start script.
     expect(body, asset).not.to.match(/sourceMappingURL/);
     if (asset.includes('/docs.')) expect(body).not.to.match(/https?:/);
@@ -69,7 +70,7 @@ export async function expectIndexAnswers(baseUrl: string, expected: ExpectedInde
   expect(page.status).to.equal(200);
   expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
   expect(page.headers.get('vary')).to.match(/\bAccept\b/);
-  expect(page.headers.get('content-security-policy')).to.equal("default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+  expect(page.headers.get('content-security-policy')).to.equal("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
   expect(html).to.include(`<h1>${expected.title}</h1>`);
   for (const href of Object.values(expected.links)) expect(html).to.include(`<a href="${href}">`);
   for (const words of expected.htmlMentions ?? []) expect(html).to.include(words);
@@ -78,4 +79,7 @@ export async function expectIndexAnswers(baseUrl: string, expected: ExpectedInde
   const style = await fetch(`${baseUrl}/${stylesheet}`);
   expect(style.status).to.equal(200);
   expect(style.headers.get('content-type')).to.equal('text/css; charset=utf-8');
+  const icon = await fetch(`${baseUrl}/${pageReferences(html).find((reference) => reference.startsWith('docs/assets/favicon.'))}`);
+  expect(icon.status).to.equal(200);
+  expect(icon.headers.get('content-type')).to.equal('image/png');
 }
