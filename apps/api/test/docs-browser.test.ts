@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '@platform/test-fixtures';
+import { createTenant, createUser, developerWithReadyDatabase } from './support/fixtures.js';
 import { platform, TEST_AUDIENCE, type TestPlatform } from './support/platform.js';
 
 /**
@@ -58,8 +59,9 @@ describe('the docs page in a real browser (Chromium)', function () {
   it('tries an operation with a bearer token given in "Authorize"', async function () {
     const { token } = await p.controlPlane.newDeveloper();
     await page.click('button.authorize');
-    await page.fill('.auth-container input[type=text]', token);
-    await page.click('.auth-container button.authorize');
+    const bearer = page.locator('.auth-container', { hasText: 'jwtBearerAuth' });
+    await bearer.locator('input').fill(token);
+    await bearer.locator('button.authorize').click();
     await page.click('button.btn-done');
     const operation = page.locator('#operations-workspaces-listWorkspaces');
     await operation.locator('.opblock-summary').click();
@@ -69,5 +71,33 @@ describe('the docs page in a real browser (Chromium)', function () {
     await status.waitFor({ timeout: 15_000 });
     expect((await status.innerText()).trim()).to.equal('200');
     expect(await operation.locator('.live-responses-table .response-col_description .microlight').first().innerText()).to.match(/^\[/);
+  });
+
+  /** Opens an operation, fills its parameters and JSON body, runs it, and answers the status and body the page shows. */
+  async function tryOperation(id: string, params: Record<string, string>, body: object): Promise<{ status: string; body: string }> {
+    const operation = page.locator(`#operations-users-${id}`);
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('button.try-out__btn').click();
+    for (const [name, value] of Object.entries(params)) await operation.locator(`tr[data-param-name="${name}"] input`).fill(value);
+    await operation.locator('textarea.body-param__text').fill(JSON.stringify(body));
+    await operation.locator('button.execute').click();
+    const status = operation.locator('.live-responses-table .response .response-col_status');
+    await status.waitFor({ timeout: 15_000 });
+    return { status: (await status.innerText()).trim(), body: await operation.locator('.live-responses-table .response-col_description .microlight').first().innerText() };
+  }
+
+  it('signs a user in from the page, and a cookie-authenticated operation tried next carries the session', async function () {
+    const owner = await developerWithReadyDatabase(p);
+    const tenant = await createTenant(p, owner.token, owner.D);
+    const user = await createUser(p, owner.token, `${owner.D}/tenants/${tenant.id}`);
+    const signedIn = await tryOperation('loginUser', { workspaceSlug: owner.slug, databaseName: owner.databaseName }, { email: user.email, password: user.password });
+    expect(signedIn.status, signedIn.body).to.equal('200');
+    const cookies = await page.context().cookies(TEST_AUDIENCE);
+    expect(cookies.map((cookie) => cookie.name)).to.include('auth.session-token');
+    // The cookie reached the route: a member is 403 developer_token_required here (members do not
+    // create users on this platform); without it the answer would be 401 invalid_session.
+    const created = await tryOperation('createTenantUserV2', { database: owner.database.id, tenantId: tenant.id }, { email: `x-${Date.now()}@example.com`, password: 'correct horse battery' });
+    expect(created.status, created.body).to.equal('403');
+    expect(JSON.parse(created.body)).to.include({ errorCode: 'developer_token_required' });
   });
 });
