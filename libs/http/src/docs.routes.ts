@@ -1,5 +1,5 @@
 import { NotFoundError } from '@platform/domain';
-import { docsAssets } from './docs-assets.js';
+import { docsAssets, encodedBody, encodingFor } from './docs-assets.js';
 import { escapeHtml } from './html.js';
 import type { OpenApiInfo } from './openapi.js';
 import { defineRoute, respond, type ResponseSpec, type Route } from './route.js';
@@ -204,13 +204,19 @@ export function docsRoutes(info: OpenApiInfo, site: SiteIndex): Route<unknown>[]
         { status: 200, description: 'The icon', contentType: 'image/png' },
       ],
       errors: [404],
-      handler: async ({ params }) => {
+      handler: async ({ params, header }) => {
         const asset = docsAssets().byName.get(params.file);
         if (!asset) throw new NotFoundError('asset_not_found', `No docs asset named '${params.file}' (the page names the current ones)`);
-        return respond({
-          body: asset.body,
-          headers: { 'Content-Type': asset.contentType === 'image/png' ? asset.contentType : `${asset.contentType}; charset=utf-8`, 'Cache-Control': IMMUTABLE, 'X-Content-Type-Options': 'nosniff' },
-        });
+        const headers = {
+          'Content-Type': asset.contentType === 'image/png' ? asset.contentType : `${asset.contentType}; charset=utf-8`,
+          'Cache-Control': IMMUTABLE,
+          'X-Content-Type-Options': 'nosniff',
+          Vary: 'Accept-Encoding',
+        };
+        const encoding = encodingFor(asset, header('accept-encoding'));
+        if (!encoding) return respond({ body: asset.body, headers });
+        // Already encoded: the compression middleware leaves an answer with a Content-Encoding alone.
+        return respond({ body: await encodedBody(asset, encoding), headers: { ...headers, 'Content-Encoding': encoding } });
       },
     }),
   ];

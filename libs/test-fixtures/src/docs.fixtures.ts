@@ -46,6 +46,16 @@ export async function expectDocsPageServed(baseUrl: string, options: { connectSo
     expect(answer.headers.get('cache-control'), asset).to.equal('public, max-age=31536000, immutable');
     expect(answer.headers.get('x-content-type-options'), asset).to.equal('nosniff');
     if (!asset.endsWith('.png')) expect(answer.headers.get('content-encoding'), asset).to.equal(body.length > 1024 ? 'gzip' : null);
+    expect(answer.headers.get('vary'), asset).to.match(/\bAccept-Encoding\b/);
+    if (asset.endsWith('.js') && body.length > 1024) {
+      // Brotli when asked for, and the same text again; none when not asked for.
+      const brotli = await fetch(`${baseUrl}/${asset}`, { headers: { 'accept-encoding': 'br, gzip;q=0.5' } });
+      expect(brotli.headers.get('content-encoding'), asset).to.equal('br');
+      expect(await brotli.text(), asset).to.equal(body);
+      const plain = await fetch(`${baseUrl}/${asset}`, { headers: { 'accept-encoding': 'identity' } });
+      expect(plain.headers.get('content-encoding'), asset).to.equal(null);
+      expect(await plain.text(), asset).to.equal(body);
+    }
     // Nothing the browser would fetch from elsewhere: no source maps, no absolute URLs in the start script.
     expect(body, asset).not.to.match(/sourceMappingURL/);
     if (asset.includes('/docs.')) expect(body).not.to.match(/https?:/);
