@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { docsAssets, encodingFor } from './docs-assets.js';
 import { docsContentSecurityPolicy, prefersHtml } from './docs.routes.js';
 
 describe('prefersHtml', () => {
@@ -16,5 +17,22 @@ describe('docsContentSecurityPolicy', () => {
   it('lets the page call its own origin and the servers its document names, once each', () => {
     expect(docsContentSecurityPolicy(['http://api.test', 'http://api.test'])).to.include("connect-src 'self' http://api.test;");
     expect(docsContentSecurityPolicy([])).to.include("script-src 'self'; style-src 'self';");
+  });
+});
+
+describe('encodingFor', () => {
+  const script = docsAssets().swaggerScript;
+  it('takes br before gzip, skips what the client refuses with q=0, and sends the icon as it is', () => {
+    expect(encodingFor(script, 'gzip, deflate, br, zstd')).to.equal('br');
+    expect(encodingFor(script, 'gzip')).to.equal('gzip');
+    expect(encodingFor(script, 'br;q=0, gzip;q=0.5')).to.equal('gzip');
+    expect(encodingFor(script, 'identity')).to.equal(undefined);
+    expect(encodingFor(script, '')).to.equal(undefined);
+    expect(encodingFor(docsAssets().icon, 'br')).to.equal(undefined);
+  });
+
+  it('names assets by a hash of what they hold', () => {
+    expect(script.name).to.match(/^swagger-ui-bundle\.[0-9a-f]{12}\.js$/);
+    expect(docsAssets().byName.get(script.name)).to.equal(script);
   });
 });
