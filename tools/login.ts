@@ -41,7 +41,8 @@ const authorizationUrl = oidc.buildAuthorizationUrl(client, {
   state,
   scope: 'api:read api:write',
 });
-console.log(`Open this address in your browser and sign in:\n\n  ${authorizationUrl.toString()}\n`);
+// On stderr: stdout is only the shell lines, so that `eval "$(npm run -s login)"` sets TOKEN.
+console.error(`Open this address in your browser and sign in:\n\n  ${authorizationUrl.toString()}\n`);
 
 try {
   const returned = await callback;

@@ -266,6 +266,11 @@ function managementApp(
       return { ...services, ...repositories, tokenService: tokens.scopeFor(repositories) };
     },
     openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
+    site: {
+      links: [{ rel: 'tokenService', href: config.oauth.issuer, title: 'Token service (OAuth 2.0): developers sign in there' }],
+      // The console (issue 31) is not built yet: named on the page for people, not linked, and absent from the JSON.
+      notes: ['A web console (/console) is coming.'],
+    },
     trustedProxies: config.trustedProxies,
     deadlineMs: config.postgres.requestDeadlineMs,
   });

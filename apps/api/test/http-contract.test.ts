@@ -95,6 +95,9 @@ describe('HTTP contract', function () {
     expect(body.openapi).to.equal('3.1.0');
     expect(body.info.version).to.equal('0.1.0-abc1234');
     expect(body.paths).to.have.all.keys(
+      '/',
+      '/docs',
+      '/docs/assets/{file}',
       '/healthz',
       '/readyz',
       '/workspaces',

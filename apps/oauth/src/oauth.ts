@@ -81,6 +81,12 @@ function tokenServiceApp(config: OAuthConfig, { services, keys, orm, logger }: {
     validateResponses: config.validateResponses,
     openScope: () => requestScope(services, orm),
     openapi: tokenServiceApiInfo({ buildHash: config.buildHash, issuer: config.oauth.issuer }),
+    site: {
+      links: [
+        { rel: 'metadata', href: `${config.oauth.issuer.replace(/\/+$/, '')}/.well-known/oauth-authorization-server`, title: 'Authorization server metadata (RFC 8414)' },
+        { rel: 'api', href: config.api.publicBaseUrl, title: 'The management API, whose tokens this service issues' },
+      ],
+    },
     trustedProxies: config.trustedProxies,
     deadlineMs: config.postgres.requestDeadlineMs,
   });

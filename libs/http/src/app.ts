@@ -4,6 +4,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import compress from 'koa-compress';
 import type { Logger } from 'pino';
 import { NotFoundError } from '@platform/domain';
+import { docsRoutes, type SiteIndex } from './docs.routes.js';
 import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
 import { operationHandler, type OperationOptions } from './operation.js';
 import { answerError, requestContext } from './request-context.js';
@@ -13,6 +14,8 @@ export interface HttpAppOptions<TScope> extends OperationOptions<TScope> {
   routes: readonly Route<TScope>[];
   logger: Logger;
   openapi: OpenApiInfo;
+  /** With it, the app also serves `GET /` (this index), `GET /docs` and the docs page's assets, in its OpenAPI document too. */
+  site?: SiteIndex;
   /** The largest JSON body accepted. */
   jsonLimit?: string;
   /** How long a request's waits on PostgreSQL may last in all, from its arrival (DB_REQUEST_DEADLINE_MS); none when absent. */
@@ -62,7 +65,8 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
-  const openapi = buildOpenApiDocument(options.routes, options.openapi);
+  const routes: readonly Route<TScope>[] = options.site ? [...options.routes, ...(docsRoutes(options.openapi, options.site) as Route<TScope>[])] : options.routes;
+  const openapi = buildOpenApiDocument(routes, options.openapi);
   const parseForm = koaBody({
     json: false,
     urlencoded: true,
@@ -90,7 +94,7 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   router.get('/openapi.json', function serveOpenApi(ctx) {
     ctx.body = openapi;
   });
-  for (const route of options.routes) {
+  for (const route of routes) {
     const koaPath = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
     router.register(koaPath, [route.method], operationHandler(route, options, route.form ? parseForm : parseJson), { name: route.operationId });
   }

@@ -10,3 +10,4 @@ export { serve, type Serving } from './serve.js';
 export { startAdminServer, type AdminServer, type AdminServerOptions } from './admin-server.js';
 export { escapeHtml, htmlDocument } from './html.js';
 export { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer } from './paging.js';
+export { docsRoutes, prefersHtml, docsContentSecurityPolicy, type IndexLink, type SiteIndex } from './docs.routes.js';

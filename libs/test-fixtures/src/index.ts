@@ -4,3 +4,4 @@ export * from './api.fixtures.js';
 export * from './sign-in.fixtures.js';
 export * from './openid-provider.js';
 export * from './browser.js';
+export * from './docs.fixtures.js';
