@@ -94,6 +94,16 @@ describe('password reset', () => {
     expect(p.data.sessions.some((session) => session.revoked)).to.equal(false);
   });
 
+  it("keeps the session the reset was made from, and ends the user's others", async () => {
+    const { p, ada, request } = await withAda();
+    const other = await p.deps.dataPlane.open(p.main).sessions.create(ada.user.id, 60);
+    await requestPasswordReset(p.deps, request);
+    await p.settle();
+    await resetPassword(p.deps, { databaseId: p.main.id, token: p.tokens.rows[0].token, password: 'new password', keepSessionId: ada.caller.sessionId });
+    expect(p.data.isLive(ada.caller.sessionId, ada.user.id)).to.equal(true);
+    expect(p.data.isLive(other.id, ada.user.id)).to.equal(false);
+  });
+
   it('refuses a token of another database', async () => {
     const { p, request } = await withAda();
     await requestPasswordReset(p.deps, request);

@@ -45,12 +45,13 @@ export async function requestPasswordReset(deps: AccountTokenDeps, request: Pass
  * `invalid_password`, the token left usable); a token that was used, expired, revoked or is not a
  * password reset token (of an account, when `email` is given, of that address) is 400
  * `invalid_one_time_token`. On success every session of the user ends (whoever knew the old
- * password is signed out), and so do the user's other reset links. Answers the user's id; the
- * caller may sign them in.
+ * password is signed out) but `keepSessionId`, the session the reset was made from if it is the
+ * user's own, and so do the user's other reset links. Answers the user's id; the caller may sign
+ * them in.
  */
 export async function resetPassword(
   deps: AccountTokenDeps,
-  input: { databaseId: string; token: string; password: string; email?: string },
+  input: { databaseId: string; token: string; password: string; email?: string; keepSessionId?: string },
 ): Promise<{ userId: string }> {
   assertPassword(input.password);
   const { account } = await requireTokenDatabase(deps, input.databaseId);
@@ -60,7 +61,7 @@ export async function resetPassword(
   const record = await account.tokens.consume(input.token, expect);
   if (!record?.userId) throw invalidToken();
   if (!(await account.secrets.setPassword(record.userId, passwordHash))) throw invalidToken();
-  await account.secrets.endSessions(record.userId);
+  await account.secrets.endSessions(record.userId, input.keepSessionId);
   await account.tokens.revokeAll('password_reset', { userId: record.userId });
   return { userId: record.userId };
 }
