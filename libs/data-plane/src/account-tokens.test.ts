@@ -98,4 +98,21 @@ describe('password reset, email verification and invites on PostgreSQL, by real 
     expect(await repos.users.tenantIds(accepted.user.id)).to.deep.equal([tenant.id]);
     expect(accepted.user.emailVerified).to.be.instanceOf(Date);
   });
+
+  it('invite: accepted without a password, as the family SDK does, the invitee joins verified, with none yet', async function () {
+    const { record, repos, url, deps } = await platform();
+    const tenant = await repos.tenants.create({ name: 'Beta' });
+    const owner = await repos.users.create({ email: 'owner.beta@example.test', passwordHash: 'x' }, tenant.id);
+    const session = await repos.sessions.create(owner.id, 600);
+    await createInvite(deps, { userId: owner.id, sessionId: session.id }, {
+      databaseId: record.id, tenantId: tenant.id, email: 'quiet.invitee@example.test', clientAddress: '192.0.2.1', linkBase: 'https://app.example.test/join',
+    });
+    const link = linkIn(await mailServer.waitForMailTo('quiet.invitee@example.test'));
+    const accepted = await acceptInvite(deps, {
+      databaseId: record.id, tenantId: tenant.id, token: link.searchParams.get('token')!, email: link.searchParams.get('identifier')!,
+    });
+    expect(accepted).to.deep.include({ created: true, tenantId: tenant.id });
+    expect(await repos.users.tenantIds(accepted.user.id)).to.deep.equal([tenant.id]);
+    expect(await query(url, 'select count(*)::int as n from auth.credentials where user_id = $1', [accepted.user.id])).to.deep.equal([{ n: 0 }]);
+  });
 });

@@ -125,4 +125,18 @@ describe('PgOneTimeTokenStore and PgAccountSecrets', function () {
     expect(await repos.sessions.isLive(bobs.id, bob.id)).to.equal(true);
     expect(await account.secrets.endSessions(ada.id)).to.equal(1);
   });
+
+  it('creates an invited user without a password, verified and a member, or nothing', async function () {
+    const user = await account.secrets.createInvitedUser({ email: 'Lin@Example.test', name: 'Lin' }, tenant.id);
+    expect(user).to.deep.include({ email: 'Lin@Example.test', name: 'Lin' });
+    expect(user.emailVerified).to.be.instanceOf(Date);
+    expect(await repos.users.tenantIds(user.id)).to.deep.equal([tenant.id]);
+    expect(await query(url, 'select count(*)::int as n from auth.credentials where user_id = $1', [user.id])).to.deep.equal([{ n: 0 }]);
+    const taken = await account.secrets.createInvitedUser({ email: 'lin@example.test', name: null }, tenant.id).catch((error: unknown) => error);
+    expect(taken).to.include({ code: 'email_taken' });
+    await repos.tenants.delete(tenant.id);
+    const gone = await account.secrets.createInvitedUser({ email: 'max@example.test', name: null }, tenant.id).catch((error: unknown) => error);
+    expect(gone).to.include({ code: 'tenant_not_found' });
+    expect(await repos.users.findByEmail('max@example.test')).to.equal(null);
+  });
 });

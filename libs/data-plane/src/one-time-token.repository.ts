@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  isUuid, type AccountSecrets, type OneTimeTokenPurpose, type OneTimeTokenRecord, type OneTimeTokenStore, type TokenBinding, type TokenExpectation,
+  ConflictError, isUuid, NotFoundError, type AccountSecrets, type User, type OneTimeTokenPurpose, type OneTimeTokenRecord, type OneTimeTokenStore, type TokenBinding, type TokenExpectation,
 } from '@platform/domain';
-import type { Queryable } from './queryable.js';
+import { inTransaction, isUniqueViolation, type Queryable } from './queryable.js';
+import { USER_COLUMNS, toUser, type UserRow } from './rows.js';
 
 /** The digest a token is stored and found by: the database never holds a usable token. */
 function digestOf(token: string): string {
@@ -140,6 +141,28 @@ export class PgAccountSecrets implements AccountSecrets {
       [userId, email],
     );
     return (rowCount ?? 0) > 0;
+  }
+
+  async createInvitedUser(input: { email: string; name: string | null }, tenantId: string): Promise<User> {
+    try {
+      return await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<UserRow>(
+          `insert into users.users as u (email, name, email_verified) values ($1, $2, pg_catalog.now()) returning ${USER_COLUMNS}`,
+          [input.email, input.name],
+        );
+        const linked = await client.query(
+          `insert into users.tenant_users (tenant_id, user_id) select id, $2 from public.tenants where id = $1 and deleted is null`,
+          [tenantId, rows[0].id],
+        );
+        if (linked.rowCount === 0) throw new NotFoundError('tenant_not_found', `Tenant '${tenantId}' not found`);
+        return toUser(rows[0]);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'users_email_live')) {
+        throw new ConflictError('email_taken', 'A user with this email already exists in this database', { cause: error });
+      }
+      throw error;
+    }
   }
 
   async endSessions(userId: string, keepSessionId?: string): Promise<number> {

@@ -116,6 +116,12 @@ export class FakeAccountTokens implements AccountTokenPlane {
           if (row) row.user = { ...row.user, emailVerified: row.user.emailVerified ?? new Date('2026-01-01T00:00:00Z') };
           return row !== undefined;
         },
+        createInvitedUser: async (input, tenantId) => {
+          const user = await data.repositories.users.create({ email: input.email, name: input.name, passwordHash: '' }, tenantId);
+          const row = data.users.find((candidate) => candidate.user.id === user.id)!;
+          row.user = { ...row.user, emailVerified: new Date('2026-01-01T00:00:00Z') };
+          return row.user;
+        },
         endSessions: async (userId, keepSessionId) => {
           const ending = data.sessions.filter((session) => session.userId === userId && !session.revoked && session.id !== keepSessionId);
           for (const session of ending) session.revoked = true;

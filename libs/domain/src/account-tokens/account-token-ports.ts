@@ -1,4 +1,4 @@
-import type { Database } from '../model.js';
+import type { Database, User } from '../model.js';
 
 /**
  * One-time tokens: a random secret mailed as part of a link, that proves whoever presents it read
@@ -68,6 +68,12 @@ export interface AccountSecrets {
   setPassword(userId: string, passwordHash: string): Promise<boolean>;
   /** Marks the user's email verified, if it is still `email` (case-insensitive); false otherwise. */
   markEmailVerified(userId: string, email: string): Promise<boolean>;
+  /**
+   * Creates a user without a password, their address verified, as a member of the live tenant, at
+   * once (an accepted invite: they set a password by reset, or sign in another way).
+   * ConflictError `email_taken`; NotFoundError `tenant_not_found`.
+   */
+  createInvitedUser(input: { email: string; name: string | null }, tenantId: string): Promise<User>;
   /** Ends every live session of the user but `keepSessionId`; answers how many ended. */
   endSessions(userId: string, keepSessionId?: string): Promise<number>;
 }

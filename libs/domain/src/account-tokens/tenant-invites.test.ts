@@ -30,7 +30,7 @@ describe('tenant invites', () => {
     expect(await listInvites(p.deps, as(ada), { databaseId: p.main.id, tenantId: home.id })).to.deep.equal([created]);
 
     const token = p.mailer.tokenSentTo('Grace@Example.com');
-    expect(await failure(acceptInvite(p.deps, { databaseId: p.main.id, token }))).to.deep.include({ code: 'password_required' });
+    expect(await failure(acceptInvite(p.deps, { databaseId: p.main.id, token, password: 'short' }))).to.deep.include({ code: 'invalid_password' });
     const accepted = await acceptInvite(p.deps, { databaseId: p.main.id, token, tenantId: home.id, password: 'grace password', name: ' Grace ' });
     expect(accepted).to.deep.include({ created: true, tenantId: home.id });
     expect(accepted.user).to.deep.include({ email: 'grace@example.com', name: 'Grace' });
@@ -38,6 +38,16 @@ describe('tenant invites', () => {
     expect(p.data.isMember(accepted.user.id, home.id)).to.equal(true);
     expect(await failure(acceptInvite(p.deps, { databaseId: p.main.id, token, password: 'grace password' }))).to.deep.include({ code: 'invalid_one_time_token' });
     expect(await listInvites(p.deps, as(ada), { databaseId: p.main.id, tenantId: home.id })).to.deep.equal([]);
+  });
+
+  it('signs a new user up without a password when none is given, as the family SDK accepts', async () => {
+    const { p, home, invite } = await withTenant();
+    await invite('lin@example.com');
+    const accepted = await acceptInvite(p.deps, { databaseId: p.main.id, token: p.mailer.tokenSentTo('lin@example.com'), email: 'lin@example.com', tenantId: home.id });
+    expect(accepted).to.deep.include({ created: true, tenantId: home.id });
+    expect(accepted.user.emailVerified).to.be.instanceOf(Date);
+    expect(p.data.users.find((row) => row.user.id === accepted.user.id)!.passwordHash).to.equal('');
+    expect(p.data.isMember(accepted.user.id, home.id)).to.equal(true);
   });
 
   it('links an existing account, proven by the token, without its password', async () => {

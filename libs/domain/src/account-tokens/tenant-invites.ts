@@ -1,5 +1,5 @@
 import { assertEmail, assertPassword, cleanPersonName } from '../account-rules.js';
-import { ConflictError, NotFoundError, RateLimitedError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, RateLimitedError } from '../errors.js';
 import type { User } from '../model.js';
 import { requireMembership, tenantNotFound, type SignedInUser } from '../use-cases/membership.js';
 import { inviteMail } from './account-mails.js';
@@ -98,18 +98,20 @@ export interface AcceptInviteInput {
   tenantId?: string;
   /** When given, the invite must be to this address. */
   email?: string;
-  /** Required when the address has no account yet: the new account's password. */
+  /** For an address without an account: the new account's password; without one, it has none yet. */
   password?: string;
   name?: string;
 }
 
 /**
  * Accepts an invite with the token of its mail. The address's existing account is added to the
- * tenant; an address without one gets a new account with `password` (400 `password_required`
- * without it, the invite left pending). Either way the address counts as verified: the token
- * proves its inbox. A token used, expired, revoked, not an invite, for another tenant or address,
- * or to a tenant deleted since, is 400 `invalid_one_time_token`. Answers the user, whether the
- * account is new, and the tenant; the caller may sign them in.
+ * tenant; an address without one gets a new account, with `password` when given (400
+ * `invalid_password` when it breaks the rules, the invite left pending), else with no password
+ * (the API family's SDK sends none: the invitee sets one through a reset, or signs in another
+ * way). Either way the address counts as verified: the token proves its inbox. A token used,
+ * expired, revoked, not an invite, for another tenant or address, or to a tenant deleted since, is
+ * 400 `invalid_one_time_token`. Answers the user, whether the account is new, and the tenant; the
+ * caller may sign them in.
  */
 export async function acceptInvite(deps: AccountTokenDeps, input: AcceptInviteInput): Promise<{ user: User; created: boolean; tenantId: string }> {
   const access = await requireTokenDatabase(deps, input.databaseId);
@@ -122,36 +124,38 @@ export async function acceptInvite(deps: AccountTokenDeps, input: AcceptInviteIn
   if (!invite?.tenantId || !(await access.data.tenants.find(invite.tenantId))) throw invalidToken();
   const existing = await access.data.users.findByEmail(invite.email);
   let passwordHash: string | null = null;
-  if (!existing) {
-    if (input.password === undefined) throw new ValidationError('password_required', 'This address has no account yet: choose a password to create one');
+  if (!existing && input.password !== undefined) {
     assertPassword(input.password);
     passwordHash = await deps.hasher.hash(input.password);
   }
   const name = cleanPersonName(input.name);
   if (!(await access.account.tokens.consume(input.token, expect))) throw invalidToken();
-  const { user, created } = await joinTenant(access, invite.email, invite.tenantId, existing, passwordHash, name);
+  const { user, created } = await joinTenant(access, { email: invite.email, name, passwordHash }, invite.tenantId, existing);
   await access.account.secrets.markEmailVerified(user.id, invite.email);
   return { user: (await access.data.users.find(user.id)) ?? user, created, tenantId: invite.tenantId };
 }
 
 async function joinTenant(
   access: TokenDatabase,
-  email: string,
+  account: { email: string; name: string | null; passwordHash: string | null },
   tenantId: string,
   existing: User | null,
-  passwordHash: string | null,
-  name: string | null,
 ): Promise<{ user: User; created: boolean }> {
-  if (!existing && passwordHash !== null) {
+  if (!existing) {
     try {
-      return { user: await access.data.users.create({ email, passwordHash, name }, tenantId), created: true };
+      const { email, name, passwordHash } = account;
+      const user =
+        passwordHash === null
+          ? await access.account.secrets.createInvitedUser({ email, name }, tenantId)
+          : await access.data.users.create({ email, passwordHash, name }, tenantId);
+      return { user, created: true };
     } catch (error) {
       // Signed up a moment ago by other means: the token proves the inbox, so that account joins.
       if (!(error instanceof ConflictError)) throw error;
-      existing = await access.data.users.findByEmail(email);
+      existing = await access.data.users.findByEmail(account.email);
       if (!existing) throw error;
     }
   }
-  await access.data.users.link(tenantId, existing!.id);
-  return { user: existing!, created: false };
+  await access.data.users.link(tenantId, existing.id);
+  return { user: existing, created: false };
 }
