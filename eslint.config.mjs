@@ -25,6 +25,8 @@ export default tseslint.config(
             // Adapters implement the domain's ports; none of them knows HTTP.
             { sourceTag: 'type:data-plane', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose'] },
             { sourceTag: 'type:persistence', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body'] },
+            // Email: SMTP out (nodemailer) and the catcher that takes it in on this machine.
+            { sourceTag: 'type:mail', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'jose', 'pg'] },
             { sourceTag: 'type:auth', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
             { sourceTag: 'type:provisioner', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:data-plane', 'type:infra'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*'] },
             // The PostgreSQL gateway: the wire protocol over the domain's ports, no HTTP and no ORM.
@@ -33,9 +35,9 @@ export default tseslint.config(
             { sourceTag: 'type:http', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: ['@mikro-orm/*', 'pg', 'jose'] },
             // Route libraries (the management API, the token service): routes over the framework, no Koa of their own.
             { sourceTag: 'type:routes', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:http'], bannedExternalImports: ['koa', '@koa/*', 'koa-body', '@mikro-orm/*', 'pg', 'jose'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:mail', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:mail', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:infra', 'type:data-plane', 'type:persistence', 'type:auth', 'type:mail', 'type:provisioner', 'type:http', 'type:routes', 'type:gateway', 'type:testing'] },
           ],
         },
       ],

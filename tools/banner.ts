@@ -18,6 +18,8 @@ export interface BannerFacts {
   existingDatabases?: readonly string[];
   /** The major version of the PostgreSQL server databases are created on. */
   serverMajor: number;
+  /** The development mail catcher, when SMTP_URL is unset: where it listens and the folder it writes. */
+  mailCatcher?: { url: string; dir: string } | null;
 }
 
 /** `app`, or the first of `app_2`, `app_3`... that no database of the workspace has. */
@@ -32,7 +34,7 @@ function shellWord(path: string): string {
   return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
-export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert, existingDatabases = [], serverMajor }: BannerFacts): string {
+export function banner({ config, where, token, credentials, credentialsPath, gateway, httpsCaCert, existingDatabases = [], serverMajor, mailCatcher }: BannerFacts): string {
   const { client, developer } = credentials;
   const base = config.api.publicBaseUrl;
   // Under PLATFORM_HTTPS every command carries the CA, so each one works as printed.
@@ -72,7 +74,7 @@ The platform is up.
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   PostgreSQL gateway          ${config.gateway.publicUrl}   Admin: ${gateway.adminUrl}/healthz, /readyz, /metrics
   Control plane               ${where}
-${trust}
+${mailCatcher ? `  Mail (development catcher)  ${mailCatcher.url}   \`npm run mail\` prints the latest (${mailCatcher.dir})\n` : ''}${trust}
 A first token, from the token service's client_credentials grant for workspace '${DEFAULT_WORKSPACE.slug}'
 (client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):
 

@@ -14,6 +14,7 @@ import { serverCanReach, type EmbeddedPostgresHandle } from '@platform/postgres-
 import { AppProcesses } from './app-processes.js';
 import { provideBackups } from './backup-setup.js';
 import { banner } from './banner.js';
+import { provideMailCatcher } from './dev-mail.js';
 import { DEFAULT_WORKSPACE, loadConfigOrExit, prepareControlPlane, provideControlPlane, requestClientToken, trustCertificateAuthority } from './bootstrap.js';
 import { gatewayAdminUrl, provideAppsHttps, provideGatewayTls } from './gateway-setup.js';
 import { LOG_FORMATS, prettyLogLine, type LogFormat } from './log-lines.js';
@@ -158,7 +159,9 @@ async function startPlatform(): Promise<void> {
     console.log('Without pg_dump and pg_restore of the servers’ major, compute instances will fail (README, "Dedicated compute").');
   }
   // Compute instances' servers archive into the embedded cluster's repository (README, "Backups").
-  const apiEnv = { COMPUTE_DIR: join(dirname(settings.dir), 'compute'), ...(backups ? { BACKUP_DIR: backups.repoDir } : {}), ...env };
+  // Without SMTP_URL, the API's mail goes to a catcher on loopback (README "Email").
+  const mail = await provideMailCatcher(env);
+  const apiEnv = { COMPUTE_DIR: join(dirname(settings.dir), 'compute'), ...(backups ? { BACKUP_DIR: backups.repoDir } : {}), ...mail.env };
   const oauth = apps.start('apps/oauth', 'apps/oauth/src/main.ts', env);
   const api = apps.start('apps/api', 'apps/api/src/main.ts', apiEnv);
   const gateway = apps.start('apps/gateway', 'apps/gateway/src/main.ts', env);
@@ -189,7 +192,7 @@ async function startPlatform(): Promise<void> {
   const existingDatabases = await existingDatabaseNames(config.api.publicBaseUrl, token.access_token);
   const major = await serverMajor(config.clusterUrls[config.regions[0]]);
   const gatewayFacts = { adminUrl, caCert: tls.caCert, madeAuthority: tls.madeAuthority };
-  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: gatewayFacts, httpsCaCert: served.caCert, existingDatabases, serverMajor: major }));
+  console.log(banner({ config, where, token, credentials, credentialsPath, gateway: gatewayFacts, httpsCaCert: served.caCert, existingDatabases, serverMajor: major, mailCatcher: mail.catcher && { url: mail.catcher.url, dir: mail.dir } }));
 }
 
 try {

@@ -36,6 +36,12 @@ describe('the start banner', function () {
     expect(text).not.to.include('earlier start');
   });
 
+  it('names the development mail catcher when the platform runs one', function () {
+    const text = banner(facts({ mailCatcher: { url: 'smtp://127.0.0.1:4104', dir: '/srv/platform/.data/mail' } }));
+    expect(text).to.include('  Mail (development catcher)  smtp://127.0.0.1:4104   `npm run mail` prints the latest (/srv/platform/.data/mail)\n');
+    expect(banner(facts())).not.to.include('Mail (development catcher)');
+  });
+
   it('puts the CA into every curl command under PLATFORM_HTTPS, so each works as printed', function () {
     const https = { PUBLIC_BASE_URL: 'https://127.0.0.1:4101', OAUTH_ISSUER: 'https://127.0.0.1:4102' };
     const text = banner(facts({ httpsCaCert: CA }, https));

@@ -1,6 +1,7 @@
 import {
   ConfigError,
   loadBackupConfig,
+  loadMailSettings,
   loadPlatformConfig,
   loadSignInSettings,
   loadTokenEndpointSettings,
@@ -11,6 +12,7 @@ import {
   readOptionalString,
   type BackupConfig,
   type Env,
+  type MailSettings,
   type PlatformConfig,
   type SignInSettings,
   type TokenEndpointSettings,
@@ -65,6 +67,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   diskFreeWarningPercent: number;
   /** Base backups of the clusters whose backups are configured on this machine, and every server's archiving (README, "Backups"). */
   backups: BackupConfig;
+  /** Where password reset, verification and invite mail goes (SMTP_URL, MAIL_FROM; README "Email"). */
+  mail: MailSettings;
 }
 
 /** Dedicated compute (README "Dedicated compute"). */
@@ -125,6 +129,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     ssoAllowLoopbackHttp: readEnum(env, 'SSO_ALLOW_LOOPBACK_HTTP', 'false', ['true', 'false']) === 'true',
     diskFreeWarningPercent: readInteger(env, 'DISK_FREE_WARNING_PERCENT', 10, { min: 0, max: 100 }),
     backups: loadBackupConfig(env),
+    mail: loadMailSettings(env),
     compute: {
       types: readComputeTypes(env),
       dir: resolve(readOptionalString(env, 'COMPUTE_DIR') ?? '.data/compute'),

@@ -51,4 +51,14 @@ describe('configuration at start-up', function () {
       expect(stderr).to.include(message);
     }
   });
+
+  it('apps/api refuses an SMTP_URL it cannot send through, naming it', function () {
+    const { status, stderr } = runToExit('apps/api/src/main.ts', {
+      DATABASE_URL: 'postgres://127.0.0.1:1/x',
+      SIGNING_KEY_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+      SMTP_URL: 'https://mail.example.com',
+    });
+    expect(status).to.equal(78);
+    expect(stderr).to.include('SMTP_URL: must use smtp: or smtps:, got https:');
+  });
 });

@@ -40,7 +40,7 @@ describe('how the API reaches a database', function () {
     const tenant = await createTenant(p, owner.token, owner.D, { name: 'After the upgrade' });
     expect((await p.request('GET', `${owner.D}/tenants/${tenant.id}`, { token: owner.token })).status).to.equal(200);
     const steps = await query<{ version: number }>(databaseUrl(p.postgres.adminUrl, physicalName), 'select version from platform.schema_steps order by 1');
-    expect(steps.map((row) => row.version)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect(steps.map((row) => row.version)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
     const role = await query(p.postgres.adminUrl, 'select rolcanlogin, rolsuper, rolbypassrls from pg_roles where rolname = $1', [service]);
     expect(role).to.deep.equal([{ rolcanlogin: true, rolsuper: false, rolbypassrls: true }]);
   });

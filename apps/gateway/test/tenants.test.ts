@@ -235,7 +235,7 @@ describe('gateway: tenant isolation through the gateway', function () {
   });
 
   it('lets no credential read the auth or platform schemas (42501), not even through the admin role', async function () {
-    const tables = ['auth.credentials', 'auth.sessions', 'platform.credential_tenants', 'platform.schema_steps'];
+    const tables = ['auth.credentials', 'auth.sessions', 'auth.one_time_tokens', 'platform.credential_tenants', 'platform.schema_steps'];
     const scoped = await connectVerified(p, scopedA);
     const owner = await connectVerified(p, unscoped, { options: `-c platform.tenant_id=${tenants.a}` });
     const admin = await connectVerified(p, unscoped);

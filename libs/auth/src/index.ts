@@ -26,6 +26,7 @@ export {
 } from './tokens.js';
 export { ScryptPasswordHasher } from './password-hasher.js';
 export { addressKey, passwordSignIn, SignInThrottle } from './sign-in-throttle.js';
+export { MailSendThrottle } from './mail-throttle.js';
 export { Sha256ClientSecrets } from './client-secrets.js';
 export { parseKeyRing, readSecretBox, requireSecretBox, SecretBox, type SecretKey } from './secret-box.js';
 export { refusedAddress } from './sso/outbound-address.js';

@@ -3,6 +3,7 @@ import { SERVICE_ROLE_STEP, SERVICE_ROLE_SUFFIX } from './service-role.js';
 import { SCHEMAS_AND_EXTENSIONS_STEP } from './schemas-extensions-step.js';
 import { TENANT_CONTEXT_STEP } from './tenant-context-step.js';
 import { RESTORE_ISOLATION_STEP } from './restore-isolation-step.js';
+import { ONE_TIME_TOKENS_STEP } from './one-time-tokens-step.js';
 import { READ_ONLY_SHARED_TABLES_STEP, TRUNCATE_GUARD_STEP } from './write-guard-steps.js';
 import { TENANT_APP_ROLE, TENANT_CONTEXT_SETTING, TENANT_POLICY, UNTOUCHED_SCHEMAS } from './tenant-context.js';
 
@@ -328,6 +329,12 @@ export const BUILT_IN_SCHEMA_STEPS: readonly { version: number; sql: string }[] 
     // failing it (restore-isolation-step.ts).
     version: 14,
     sql: RESTORE_ISOLATION_STEP,
+  },
+  {
+    // Step 15: one-time tokens for password reset, email verification and tenant invites, kept
+    // hashed beside the users they act on (one-time-tokens-step.ts says why here).
+    version: 15,
+    sql: ONE_TIME_TOKENS_STEP,
   },
 ];
 

@@ -209,7 +209,7 @@ describe('credential roles (built-in schema step 4)', function () {
   it('keeps every credential out of auth and platform, and out of every other database', async function () {
     for (const credential of [await newCredential(null), await newCredential(tenants.b)]) {
       const session = await login(credential);
-      for (const [table, schema] of [['auth.credentials', 'auth'], ['auth.sessions', 'auth'], ['platform.credential_tenants', 'platform']]) {
+      for (const [table, schema] of [['auth.credentials', 'auth'], ['auth.sessions', 'auth'], ['auth.one_time_tokens', 'auth'], ['platform.credential_tenants', 'platform']]) {
         await expectRefused(session, `select * from ${table}`, `permission denied for schema ${schema}`);
       }
       await expectRefused(session, `select platform.current_tenant_id()`, 'permission denied for schema platform');

@@ -92,7 +92,7 @@ describe('PgDataPlane', function () {
     const user = await database.repos.users.createWithIdentity({ email: 'a@corp.test', emailVerified: new Date() }, identity, tenant.id);
     expect(await database.repos.users.findByIdentity(identity)).to.deep.equal(user);
     const steps = await withClient(plane.server.urlFor(database.name), (admin) => firstColumn<number>(admin, 'select version from platform.schema_steps order by 1'));
-    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect(steps).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
   });
 
   it('brings a database built before step 8 up to date when a member page misses its column, keeping the users’ order', async function () {

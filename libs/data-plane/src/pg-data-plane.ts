@@ -1,12 +1,13 @@
-import type { DataPlane, DataPlaneRepositories, Database } from '@platform/domain';
+import type { AccountTokenPlane, AccountTokenRepositories, DataPlane, DataPlaneRepositories, Database } from '@platform/domain';
 import type { ConnectionBudget } from './connection-budget.js';
-import { queryableOf } from './queryable.js';
+import { PgAccountSecrets, PgOneTimeTokenStore } from './one-time-token.repository.js';
+import { queryableOf, type Queryable } from './queryable.js';
 import { PgSessionRepository } from './session.repository.js';
 import { PgTenantRepository } from './tenant.repository.js';
 import { PgUserRepository } from './user.repository.js';
 
 /** The built-in tables of each platform database, over the cluster's connection budget. */
-export class PgDataPlane implements DataPlane {
+export class PgDataPlane implements DataPlane, AccountTokenPlane {
   private readonly repairs = new Map<string, Promise<void>>();
 
   constructor(
@@ -21,13 +22,22 @@ export class PgDataPlane implements DataPlane {
   ) {}
 
   open(database: Database): DataPlaneRepositories {
-    const url = this.urlFor(database);
-    const pool = queryableOf(this.connections.queryable(url), this.repairLogin ? () => this.repair(database) : undefined);
+    const pool = this.poolOf(database);
     return {
       tenants: new PgTenantRepository(pool),
       users: new PgUserRepository(pool),
       sessions: new PgSessionRepository(pool),
     };
+  }
+
+  /** The one-time tokens of password reset, email verification and invites, and what they change. */
+  openAccountTokens(database: Database): AccountTokenRepositories {
+    const pool = this.poolOf(database);
+    return { tokens: new PgOneTimeTokenStore(pool), secrets: new PgAccountSecrets(pool) };
+  }
+
+  private poolOf(database: Database): Queryable {
+    return queryableOf(this.connections.queryable(this.urlFor(database)), this.repairLogin ? () => this.repair(database) : undefined);
   }
 
   private repair(database: Database): Promise<void> {

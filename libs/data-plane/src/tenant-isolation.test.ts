@@ -236,7 +236,7 @@ describe('tenant isolation (built-in schema steps 2 to 4)', function () {
 
   it('gives the role no access to auth and platform, and what it needs of users and tenants', async function () {
     const { name, pool } = await provisioned();
-    for (const table of ['auth.credentials', 'auth.sessions', 'platform.schema_steps']) {
+    for (const table of ['auth.credentials', 'auth.sessions', 'auth.one_time_tokens', 'platform.schema_steps']) {
       const denied = await rejection(asTenant(pool, null, (client) => client.query(`select * from ${table}`)));
       expect(denied.code, `${table}: ${denied.message}`).to.equal('42501');
       expect(denied.message).to.match(/permission denied/);
@@ -332,7 +332,7 @@ describe('tenant isolation (built-in schema steps 2 to 4)', function () {
   });
 
   it('installs twice without change, and into several databases at once', async function () {
-    expect(ALL_STEPS).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect(ALL_STEPS).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
     const { name, pool } = await provisioned();
     await install(name);
     expect(await values<number>(pool, 'select version from platform.schema_steps order by 1')).to.deep.equal(ALL_STEPS);

@@ -164,3 +164,21 @@ export {
   PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, byCreated, firstPage, invalidCursor, keyedPageOf, pageByKey, pageOf,
 } from './paging.js';
 export type { Page, PageKey, PageRequest } from './paging.js';
+
+// Mail, and the one-time tokens it carries: password reset, email verification, tenant invites.
+export type { Detach, MailMessage, Mailer } from './mail.js';
+export { DEFAULT_MAIL_POLICY, mailWait } from './mail-throttling.js';
+export type { MailPolicy, MailSubject, MailThrottle } from './mail-throttling.js';
+export { ONE_TIME_TOKEN_PURPOSES } from './account-tokens/account-token-ports.js';
+export type {
+  AccountSecrets, AccountTokenPlane, AccountTokenRepositories, OneTimeTokenPurpose, OneTimeTokenRecord, OneTimeTokenStore,
+  TokenBinding, TokenExpectation,
+} from './account-tokens/account-token-ports.js';
+export { DEFAULT_TOKEN_LIFETIMES } from './account-tokens/account-token-deps.js';
+export type { AccountTokenDeps, OneTimeTokenLifetimes } from './account-tokens/account-token-deps.js';
+export { requestPasswordReset, resetPassword } from './account-tokens/password-reset.js';
+export type { PasswordResetRequest } from './account-tokens/password-reset.js';
+export { requestEmailVerification, verifyEmail } from './account-tokens/email-verification.js';
+export type { SignedInUser } from './use-cases/membership.js';
+export { INVITES_PER_TENANT, acceptInvite, createInvite, listInvites, revokeInvite } from './account-tokens/tenant-invites.js';
+export type { AcceptInviteInput, TenantInvite } from './account-tokens/tenant-invites.js';

@@ -38,7 +38,7 @@ export interface AttemptCounts {
 }
 
 /** The wait after `excess + 1` failures past a limit: first, doubled `excess` times, capped. */
-export function delaySeconds(policy: SignInPolicy, excess: number): number {
+export function delaySeconds(policy: Pick<SignInPolicy, 'firstDelaySeconds' | 'maxDelaySeconds'>, excess: number): number {
   // 2^31 overflows nothing in a double, and every cap fits well below it.
   return Math.min(policy.maxDelaySeconds, policy.firstDelaySeconds * 2 ** Math.min(excess, 31));
 }
