@@ -12,6 +12,7 @@ import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
+import { openMailServices } from './mail-services.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
 import { tokenEndpoint, type ApiScope } from './token-endpoint.js';
 
@@ -57,6 +58,9 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     closers.push('token endpoint', () => tokens.stop());
     const backups = openBackups(opening, clusters.computeDriver);
     const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups });
+    // Mail and one-time tokens of the family surface: reset, verification and invite links.
+    const mail = openMailServices(config, new SqlSignInFailureStore(orm), logger, closers);
+    services.accountMail = { accountTokens: services.dataPlane as PgDataPlane, mailer: mail.mailer, mailThrottle: mail.mailThrottle, detach: mail.detach };
     const sampling = openInsightsSampling(opening, clusters.directory);
     const app = managementApp(opening, { services, tokens, tokenVerifier });
     const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
