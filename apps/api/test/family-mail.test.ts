@@ -75,7 +75,7 @@ describe('the API family’s SDK: invites, password reset and email verification
     expect(((await inAcme((scoped) => scoped.tenants.invites())) as { id: string }[]).map((pending) => pending.id)).to.deep.equal([invite.id]);
     const carolLink = linkIn(await mail.waitForMailTo(carol), `${APP_ORIGIN}/api/tenants/${acme}/invite`);
     expect(carolLink.searchParams.get('callbackUrl')).to.equal(`${APP_ORIGIN}/welcome`);
-    const clicked = await sdk().handlers.GET(new Request(carolLink));
+    const clicked = (await sdk().handlers.GET(new Request(carolLink))) as Response;
     expect(clicked.status, await clicked.clone().text()).to.equal(302);
     expect(clicked.headers.get('location')).to.equal(`${APP_ORIGIN}/welcome`);
     const carolSession = cookieOf(clicked, 'nile.session-token');
@@ -124,14 +124,14 @@ describe('the API family’s SDK: invites, password reset and email verification
     const link = linkIn(await mail.waitForMailTo(bob.email), `${APP_ORIGIN}/api/auth/reset-password`);
 
     // The browser opens the link on the app's SDK route: the token becomes the nile.reset cookie.
-    const opened = await app.handlers.GET(new Request(link));
+    const opened = (await app.handlers.GET(new Request(link))) as Response;
     expect(opened.status, await opened.clone().text()).to.equal(302);
     expect(opened.headers.get('location')).to.equal(`${APP_ORIGIN}/reset`);
     const resetCookie = cookieOf(opened, 'nile.reset');
     // The reset page's form, with the browser's cookie, through the same SDK route.
-    const reset = await app.handlers.PUT(
+    const reset = (await app.handlers.PUT(
       new Request(`${APP_ORIGIN}/api/auth/reset-password`, { method: 'PUT', headers: { cookie: resetCookie, 'content-type': 'application/json' }, body: JSON.stringify({ email: bob.email, password: NEW_PASSWORD }) }),
-    );
+    )) as Response;
     expect(reset.status, await reset.clone().text()).to.equal(302);
     expect(cookieOf(reset, 'nile.session-token')).to.match(/^nile\.session-token=.+/);
 
