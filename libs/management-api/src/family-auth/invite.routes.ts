@@ -73,7 +73,7 @@ export const familyInviteRoutes = [
     body: InviteRequest,
     formOrJson: true,
     success: { status: 201, description: 'Invited and mailed', schema: InviteSchema },
-    errors: [401, 403, 404, 409, 429, 502],
+    errors: [401, 403, 404, 409, 429, 502, 503],
     handler: async ({ params, body, header, scope, clientAddress }) => {
       assertCsrfDoubleSubmit(scope.familyAuth, cookiesOf(scope, header), header, body.csrfToken);
       const { caller } = await signedIn(scope, params.database, header);

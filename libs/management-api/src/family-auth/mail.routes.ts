@@ -191,7 +191,7 @@ export const familyMailRoutes = [
     body: VerifyRequest,
     formOrJson: true,
     success: { status: 200, description: 'Mailed (or verified already)', schema: SentSchema },
-    errors: [401, 403, 404, 429, 502],
+    errors: [401, 403, 404, 429, 502, 503],
     handler: async ({ params, body, header, scope, clientAddress }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
