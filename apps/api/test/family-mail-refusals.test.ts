@@ -7,7 +7,8 @@ import { physicalNameOf, platform, type TestPlatform } from './support/platform.
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
 
 const APP_ORIGIN = 'http://app.test';
-const SDK_HEADERS = { 'nile-origin': APP_ORIGIN, 'nile-secure-cookies': 'false' };
+/** The client address rides in X-Forwarded-For (the loopback is a trusted proxy here): this file's mail budget is its own. */
+const SDK_HEADERS = { 'nile-origin': APP_ORIGIN, 'nile-secure-cookies': 'false', 'x-forwarded-for': '192.0.2.10' };
 const NEW_PASSWORD = 'a brand new passphrase';
 
 type Request = ReturnType<typeof httpClient>;
@@ -39,7 +40,7 @@ describe('the API family’s mail routes over HTTP: tokens refused, tenants apar
   before(async function () {
     p = await platform();
     mail = await startTestMailServer();
-    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, SELF_SIGN_UP: 'true', SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
+    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, SELF_SIGN_UP: 'true', TRUSTED_PROXIES: '127.0.0.1,::1', SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
     request = httpClient(api.url);
     owner = await developerWithReadyDatabase(p);
     base = `/v2/databases/${owner.database.id}`;
@@ -167,6 +168,15 @@ describe('the API family’s mail routes over HTTP: tokens refused, tenants apar
     expect(accepted.status, accepted.text).to.equal(200);
     expect(accepted.body).to.include({ email: invitee }).and.to.have.property('tenants').deep.equal([b]);
     expectApiError(await call('PUT', `/tenants/${b}/invite`, null, { json: { identifier: invitee, token } }), 400, 'invalid_one_time_token');
+  });
+
+  it('throttles forgot-password per address asked about, account or not: 429 with Retry-After', async function () {
+    const email = uniqueEmail('nobody');
+    const ask = () => call('POST', '/auth/reset-password', null, { json: { email }, headers: { 'x-forwarded-for': '192.0.2.11' } });
+    for (let i = 0; i < 3; i += 1) expect((await ask()).status).to.equal(200);
+    const throttled = await ask();
+    expectApiError(throttled, 429, 'too_many_attempts');
+    expect(Number(throttled.headers.get('retry-after'))).to.be.greaterThan(0);
   });
 
   it('MFA answers not enabled', async function () {
