@@ -211,17 +211,21 @@ export const familyMailRoutes = [
     description:
       'The token proves the inbox; no session is needed, but when the request carries one the token must be that user’s. ' +
       'A used, expired or revoked token, one for another address or account, or an address changed since, is 400 ' +
-      'invalid_one_time_token and changes nothing. `Location` is the callback when it is on an allowed origin.',
+      'invalid_one_time_token and changes nothing. `Location` is the callback when it is on an allowed origin; a browser ' +
+        '(Accept: text/html) is sent there with 303.',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
     query: LinkQuery,
     success: { status: 200, description: 'Verified', schema: UrlSchema, headers: { Location: 'The callback, when allowed' } },
     errors: [400, 401, 404],
+    responses: [{ status: 303, description: 'Verified, for a browser that followed the link (it asks for HTML): on to the callback', headers: { Location: 'The callback' } }],
     handler: async ({ params, query, header, scope }) => {
       const session = await optionalSession(scope, params.database, cookiesOf(scope, header).get('session-token'));
       await verifyEmail(tokenDeps(scope), { databaseId: params.database, token: query.token, email: query.identifier, ...(session ? { caller: session.caller } : {}) });
       const next = allowedCallbackUrl(scope.familyAuth, query.callbackUrl);
+      // The link always points here: a person who clicked it goes on to the app's page.
+      if (next && header('accept').includes('text/html')) return respond({ status: 303, headers: { Location: next, ...NO_STORE } });
       return respond(answerWithUrl(next ?? familyBaseUrl(scope, params.database), next));
     },
   }),
