@@ -12,6 +12,7 @@ import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
 import { faultInjector } from './fault-point.js';
+import { openMailServices, type MailServices } from './mail-services.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
 import { tokenEndpoint, type ApiScope } from './token-endpoint.js';
 
@@ -56,7 +57,9 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     const tokens = await tokenEndpoint(orm, config, keys, signIn, logger);
     closers.push('token endpoint', () => tokens.stop());
     const backups = openBackups(opening, clusters.computeDriver);
-    const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups });
+    // Mail of the family surface: reset, verification and invite links.
+    const mail = openMailServices(config, new SqlSignInFailureStore(orm), logger, closers);
+    const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups, mail });
     const sampling = openInsightsSampling(opening, clusters.directory);
     const app = managementApp(opening, { services, tokens, tokenVerifier });
     const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
@@ -199,11 +202,19 @@ async function managementServices(
     signIn,
     provisioners,
     backups,
-  }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof openProvisioners>; backups: BackupScheduler },
+    mail,
+  }: { clusters: Clusters; keys: KeySet; signIn: ReturnType<typeof passwordSignIn>; provisioners: ReturnType<typeof openProvisioners>; backups: BackupScheduler; mail: MailServices },
 ): Promise<ManagementServices> {
   const ssoRegistrations = new SqlSsoRegistrations(orm);
   if (config.ssoSecrets) await resealSsoSecrets(ssoRegistrations, config.ssoSecrets, logger);
   const disks = diskSpaceProbe(config, logger);
+  // Each database is reached as its own service role, never as the cluster's superuser; a database
+  // built before that role existed gets it (built-in schema step 5) at its first refused login.
+  const dataPlane = new PgDataPlane(
+    clusters.connections,
+    (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName, database.server),
+    (database) => clusters.directory.forDatabase(database).upgradeBuiltInSchema(database.physicalName),
+  );
   return {
     clusters: clusters.directory,
     // Credentials are login roles on the clusters: the same directory creates and drops them.
@@ -213,13 +224,9 @@ async function managementServices(
     copier: provisioners.copier,
     deleteRetentionSeconds: config.databaseDeleteRetentionSeconds,
     locator: new CachedDatabaseLocator(orm, { ttlMs: config.databaseCacheMs }),
-    // Each database is reached as its own service role, never as the cluster's superuser; a database
-    // built before that role existed gets it (built-in schema step 5) at its first refused login.
-    dataPlane: new PgDataPlane(
-      clusters.connections,
-      (database) => serviceUrl(config.clusterUrls[database.region], database.physicalName, database.server),
-      (database) => clusters.directory.forDatabase(database).upgradeBuiltInSchema(database.physicalName),
-    ),
+    dataPlane,
+    // One-time tokens live in each database's built-in schema, reached the same way.
+    accountMail: { accountTokens: dataPlane, ...mail },
     ...signIn,
     tokens: new JwtUserTokenIssuer(keys, { issuer: config.oauth.issuer, audience: config.api.publicApiUrl, clock: systemClock }),
     sessionTtlSeconds: config.sessionTtlSeconds,

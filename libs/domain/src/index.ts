@@ -178,6 +178,7 @@ export { DEFAULT_TOKEN_LIFETIMES } from './account-tokens/account-token-deps.js'
 export type { AccountTokenDeps, OneTimeTokenLifetimes } from './account-tokens/account-token-deps.js';
 export { requestPasswordReset, resetPassword } from './account-tokens/password-reset.js';
 export type { PasswordResetRequest } from './account-tokens/password-reset.js';
+export { assertPasswordResetToken, ownPasswordResetToken, startTokenSession } from './account-tokens/family-links.js';
 export { requestEmailVerification, verifyEmail } from './account-tokens/email-verification.js';
 export type { SignedInUser } from './use-cases/membership.js';
 export { INVITES_PER_TENANT, acceptInvite, createInvite, listInvites, revokeInvite } from './account-tokens/tenant-invites.js';

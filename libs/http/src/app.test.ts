@@ -33,6 +33,19 @@ const bigRoute = (path: string, noStore: boolean) =>
   });
 
 const routes = [
+  defineRoute<object, undefined, undefined, { name: string }>({
+    method: 'PUT',
+    path: '/either',
+    operationId: 'either',
+    summary: 'echoes a JSON or form body',
+    tags: ['test'],
+    auth: 'none',
+    body: record({ name: text({ max: 10 }) }),
+    formOrJson: true,
+    success: { status: 200, description: 'the body', schema: record({ name: text({ max: 10 }) }) },
+    errors: [],
+    handler: async ({ body }) => body,
+  }),
   bigRoute('/big', false),
   bigRoute('/big-secret', true),
   defineRoute<object>({
@@ -280,6 +293,16 @@ describe('createHttpApp', () => {
       message: 'The request body must be JSON (Content-Type: application/json)',
       statusCode: 415,
     });
+  });
+
+  it('takes a formOrJson body as JSON or as a form, checked by the same schema', async () => {
+    const put = (type: string, body: string) => fetch(`${base}/either`, { method: 'PUT', headers: { 'content-type': type }, body });
+    expect(await (await put('application/json', '{"name":"Ada"}')).json()).to.deep.equal({ name: 'Ada' });
+    expect(await (await put('application/x-www-form-urlencoded', 'name=Grace')).json()).to.deep.equal({ name: 'Grace' });
+    const unknown = await put('application/x-www-form-urlencoded', 'name=Ada&admin=1');
+    expect(unknown.status).to.equal(400);
+    expect(await unknown.json()).to.include({ errorCode: 'validation_failed' });
+    expect((await put('text/plain', 'name=Ada')).status).to.equal(415);
   });
 
   it('answers an HTML page with its media type, and a redirect without a body', async () => {

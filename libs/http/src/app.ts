@@ -86,6 +86,17 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
   });
 
+  const parseEither = koaBody({
+    json: true,
+    urlencoded: true,
+    text: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: options.jsonLimit ?? '64kb',
+    formLimit: '16kb',
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+
   app.use(requestContext(options.logger, options.deadlineMs));
   app.use(compressWhenAsked());
   app.use(answerEnvelope);
@@ -96,7 +107,7 @@ export function createHttpApp<TScope>(options: HttpAppOptions<TScope>): Koa {
   });
   for (const route of routes) {
     const koaPath = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
-    router.register(koaPath, [route.method], operationHandler(route, options, route.form ? parseForm : parseJson), { name: route.operationId });
+    router.register(koaPath, [route.method], operationHandler(route, options, route.form ? parseForm : route.formOrJson ? parseEither : parseJson), { name: route.operationId });
   }
   app.use(router.routes());
   // Not thrown: answered with an Allow header, which `answerEnvelope` keeps while it writes the APIError.

@@ -88,7 +88,15 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], info: OpenAp
         ...parameters('query', route.query && toJsonSchema(route.query)),
       ],
       ...(route.body
-        ? { requestBody: { required: !isOptional(route.body), content: { 'application/json': { schema: toJsonSchema(route.body) } } } }
+        ? {
+            requestBody: {
+              required: !isOptional(route.body),
+              content: {
+                'application/json': { schema: toJsonSchema(route.body) },
+                ...(route.formOrJson ? { 'application/x-www-form-urlencoded': { schema: toJsonSchema(route.body) } } : {}),
+              },
+            },
+          }
         : {}),
       ...(route.form ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: FORM } } } } : {}),
       responses: responsesObject(declaredResponses(route)),

@@ -165,14 +165,15 @@ async function readBody(ctx: Context, route: Route<any>, parse: Middleware): Pro
   }
   if (!route.body) return undefined;
   const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
-  if (hasBody && !ctx.is('application/json')) {
+  const asForm = route.formOrJson === true && ctx.is('application/x-www-form-urlencoded') !== false;
+  if (hasBody && !asForm && !ctx.is('application/json')) {
     throw new HttpStatusError(415, 'unsupported_content_type', 'The request body must be JSON (Content-Type: application/json)');
   }
   if (hasBody) {
     await parse(ctx, async () => {});
     assertJsonDepth(ctx.request.body);
   }
-  return check('body', route.body, hasBody ? ctx.request.body : undefined);
+  return check('body', route.body, hasBody ? (asForm ? { ...(ctx.request.body as object) } : ctx.request.body) : undefined);
 }
 
 /** How many checked values one route keeps; when full it starts again (a scan of many paths gains nothing from any). */

@@ -80,6 +80,11 @@ export interface RouteOperation<P, Q, B> {
    * endpoint, whose errors have their own shape.
    */
   form?: boolean;
+  /**
+   * The `body` may come form-encoded as well as JSON (validated by the same schema, its fields as
+   * strings): for the API family's SDK, which sends some bodies as forms.
+   */
+  formOrJson?: boolean;
   /** The answer the handler gives unless it says otherwise. */
   success: ResponseSpec;
   /** APIError statuses this operation documents; those the framework itself answers are implied. */

@@ -19,7 +19,7 @@ import { COOKIE_AUTH, DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, cookiesOf, f
 
 const csrfField = optional(text({ max: 256, description: 'The token from GET /auth/csrf' }));
 const callbackField = optional(text({ max: 2048, description: 'Where the app goes next; kept only on an allowed origin' }));
-const NO_STORE = { 'Cache-Control': 'no-store' };
+export const NO_STORE = { 'Cache-Control': 'no-store' };
 const SETS_COOKIES = { 'Set-Cookie': 'The session cookie (`nile.session-token`) and `nile.callback-url`', Location: 'Where the app goes next, when allowed' };
 
 const CsrfSchema = record({ csrfToken: text({ max: 256 }) });
@@ -45,7 +45,7 @@ const SessionSchema = record(
   },
   'The session; `{}` when signed out',
 );
-const UrlSchema = record({ url: text({ max: 2048 }) });
+export const UrlSchema = record({ url: text({ max: 2048 }) });
 
 const SignInRequest = record({ email: emailField('Email'), password: passwordField, csrfToken: csrfField, callbackUrl: callbackField, json: optional(bool()), redirect: optional(bool()) });
 const SignUpRequest = record({
@@ -62,12 +62,12 @@ const SignUpQuery = record({ tenantId: optional(uuid('Refused: a new user cannot
 const SignOutRequest = record({ csrfToken: csrfField, callbackUrl: callbackField, json: optional(bool()) });
 
 /** Where to send the app after a form: the callback if allowed, else the SDK's allowed origin. */
-function nextUrl(scope: ManagementScope, header: (name: string) => string, callbackUrl: string | undefined): string | null {
+export function nextUrl(scope: ManagementScope, header: (name: string) => string, callbackUrl: string | undefined): string | null {
   return allowedCallbackUrl(scope.familyAuth, callbackUrl) ?? allowedCallbackUrl(scope.familyAuth, header('nile-origin') || undefined);
 }
 
 /** A signed-in answer: the session cookie, the callback cookie, 2xx with Location (a 3xx would lose the cookies in fetch). */
-function signedInHeaders(cookies: FamilyCookies, result: LoginResult, next: string | null): Record<string, string | string[]> {
+export function signedInHeaders(cookies: FamilyCookies, result: LoginResult, next: string | null): Record<string, string | string[]> {
   const setCookies = [cookies.set('session-token', result.session.token, result.session.maxAge)];
   if (next) setCookies.push(cookies.set('callback-url', encodeURIComponent(next)));
   return { 'Set-Cookie': setCookies, ...NO_STORE, ...(next ? { Location: next } : {}) };

@@ -1,4 +1,4 @@
-import { requireFamilySession, type FamilySession } from '@platform/domain';
+import { requireFamilySession, type AccountTokenDeps, type FamilySession } from '@platform/domain';
 import { record, uuid } from '@platform/http';
 import type { ManagementScope } from '../management-scope.js';
 import { FamilyCookies } from './family-cookies.js';
@@ -40,4 +40,10 @@ export function cookiesOf(scope: ManagementScope, header: (name: string) => stri
 /** The signed-in user of a request, as a user principal (401 invalid_session without a live session). */
 export async function signedIn(scope: ManagementScope, databaseId: string, header: (name: string) => string): Promise<FamilySession> {
   return requireFamilySession(scope, databaseId, cookiesOf(scope, header).get('session-token'));
+}
+
+/** The use cases' dependencies for mail and one-time tokens (wired by apps/api, openMailServices). */
+export function tokenDeps(scope: ManagementScope): AccountTokenDeps {
+  if (!scope.accountMail) throw new Error('mail services are not wired into this API');
+  return { locator: scope.locator, dataPlane: scope.dataPlane, hasher: scope.hasher, ...scope.accountMail };
 }
