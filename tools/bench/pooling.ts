@@ -16,7 +16,7 @@
 // most). A run that fails (refused connections, errors) is reported as such and the bench goes on.
 // TPC-B-like with -M prepared is not run through a transaction pool: pgbench deadlocks there
 // (POOLED_PREPARE_STALL). --quick: 50 and 500 clients, 5 s runs (about 5 minutes on 2 cores); the
-// full run about 20.
+// full run about 15 (both on a busy machine).
 // Setup: an embedded PostgreSQL of its own with max_connections above the most clients (the bench's
 // server settings), a control plane, apps/api as a process to provision a database and an unscoped
 // credential (stopped before measuring; the credential's and the database's connection limits are
