@@ -63,17 +63,18 @@ export async function packageIndex(suite) {
 /**
  * Unpacks `wanted` and everything it depends on (but `notNeeded`) from `index` into `dir/root`,
  * after emptying `dir`. A virtual package (provided by another) is left out: the caller's check of
- * the result finds a gap. Answers the folder, the packages, the C library's loader and the
- * folders of shared libraries.
+ * the result finds a gap. A package in `alone` is unpacked without following its dependencies
+ * (a server package taken for one client program in it, whose libraries the others bring).
+ * Answers the folder, the packages, the C library's loader and the folders of shared libraries.
  */
-export async function unpackWithDependencies(index, wanted, notNeeded, dir) {
+export async function unpackWithDependencies(index, wanted, notNeeded, dir, alone = new Set()) {
   const chosen = new Set();
   const queue = [...wanted];
   while (queue.length > 0) {
     const name = queue.pop();
     if (chosen.has(name) || notNeeded.has(name) || !index.has(name)) continue;
     chosen.add(name);
-    queue.push(...index.get(name).depends);
+    if (!alone.has(name)) queue.push(...index.get(name).depends);
   }
   const missing = wanted.filter((name) => !chosen.has(name));
   if (missing.length > 0) throw new Error(`the suite has no ${missing.join(', ')}`);

@@ -53,9 +53,9 @@ function connectionArgs(target: Target): string[] {
   return ['-h', target.host, '-p', String(target.port), '-U', target.user];
 }
 
-/** Runs pgbench to its end (killed `graceSeconds` after it should have stopped); answers its output, or throws with it. */
-async function pgbench(target: Target, args: string[], limitSeconds: number): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn(PGBENCH, [...connectionArgs(target), ...args, target.database], { env: libpqEnv(target), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs pgbench (`program`) to its end (killed after `limitSeconds`); answers its output, or throws with it. */
+async function pgbench(target: Target, args: string[], limitSeconds: number, program = PGBENCH): Promise<{ stdout: string; stderr: string }> {
+  const child = spawn(program, [...connectionArgs(target), ...args, target.database], { env: libpqEnv(target), stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
   let stdout = '';
   let stderr = '';
@@ -70,9 +70,9 @@ async function pgbench(target: Target, args: string[], limitSeconds: number): Pr
   return { stdout, stderr };
 }
 
-/** pgbench -i: the four tables at `scale`, created by `target`'s role. */
-export async function initialisePgbench(target: Target, scale: number): Promise<void> {
-  await pgbench(target, ['-i', '-q', '-s', String(scale)], 600);
+/** pgbench -i: the four tables at `scale`, created by `target`'s role (with `program`, another pgbench than Debian 12's). */
+export async function initialisePgbench(target: Target, scale: number, program?: string): Promise<void> {
+  await pgbench(target, ['-i', '-q', '-s', String(scale)], 600, program);
 }
 
 /**
@@ -81,12 +81,12 @@ export async function initialisePgbench(target: Target, scale: number): Promise<
  */
 export async function runPgbench(
   target: Target,
-  run: { workload: Workload; clients: number; seconds: number; protocol: string; logPrefix?: string },
+  run: { workload: Workload; clients: number; seconds: number; protocol: string; logPrefix?: string; program?: string; limitSeconds?: number },
 ): Promise<PgbenchRun> {
   const args = ['-b', run.workload.script, '-c', String(run.clients), '-j', '2', '-T', String(run.seconds), '-M', run.protocol];
   if (run.logPrefix) args.push('--log', `--log-prefix=${run.logPrefix}`);
   const started = performance.now();
-  const { stdout } = await pgbench(target, args, run.seconds + 120);
+  const { stdout } = await pgbench(target, args, run.limitSeconds ?? run.seconds + 120, run.program);
   const wallSeconds = (performance.now() - started) / 1000;
   const number = (pattern: RegExp, what: string) => {
     const match = pattern.exec(stdout);

@@ -39,6 +39,14 @@ export async function startPgbouncer(settings: {
   password: string;
   poolSize: number;
   serverIdleSeconds: number;
+  /** Another pgbouncer than Debian 12's (tools/pgbouncer.mjs puts a 1.21+ one in .data/pgbouncer). */
+  program?: string;
+  /** Default session. */
+  poolMode?: 'session' | 'transaction';
+  /** Default twice the pool size. */
+  maxClientConn?: number;
+  /** More settings of the [pgbouncer] section, e.g. max_prepared_statements. */
+  extra?: Record<string, string>;
 }): Promise<RunningPgbouncer> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-pgbouncer-'));
   const port = await freePort();
@@ -58,9 +66,9 @@ export async function startPgbouncer(settings: {
       'unix_socket_dir =',
       'auth_type = scram-sha-256',
       `auth_file = ${userlist}`,
-      'pool_mode = session',
+      `pool_mode = ${settings.poolMode ?? 'session'}`,
       `default_pool_size = ${settings.poolSize}`,
-      `max_client_conn = ${settings.poolSize * 2}`,
+      `max_client_conn = ${settings.maxClientConn ?? settings.poolSize * 2}`,
       `server_idle_timeout = ${settings.serverIdleSeconds}`,
       'client_tls_sslmode = disable',
       'server_tls_sslmode = disable',
@@ -68,6 +76,7 @@ export async function startPgbouncer(settings: {
       'log_disconnections = 0',
       'log_pooler_errors = 1',
       'stats_period = 3600',
+      ...Object.entries(settings.extra ?? {}).map(([name, value]) => `${name} = ${value}`),
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -79,7 +88,7 @@ export async function startPgbouncer(settings: {
     const [uid, gid] = [id('-u'), id('-g')];
     for (const path of [dir, ini, userlist]) chownSync(path, uid, gid);
   }
-  const child: ChildProcess = spawn(PGBOUNCER, [...(asRoot ? ['-u', ACCOUNT] : []), ini], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(settings.program ?? PGBOUNCER, [...(asRoot ? ['-u', ACCOUNT] : []), ini], { stdio: ['ignore', 'ignore', 'pipe'] });
   track(child);
   let output = '';
   child.stderr!.on('data', (chunk) => (output = (output + chunk).slice(-4000)));
