@@ -1,16 +1,13 @@
 import { expect } from 'chai';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTestControlPlane, developerWithWorkspace, expectApiError, uniqueDatabaseName, type TestControlPlane } from '@platform/test-fixtures';
-import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
-import { eventually, freePort, httpClient, query, scratchDir } from '@platform/testing';
+import { developerWithWorkspace, expectApiError, uniqueDatabaseName, type TestControlPlane } from '@platform/test-fixtures';
+import type { EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { eventually, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
-import { SERVED_REGIONS, TEST_AUDIENCE, TEST_ISSUER } from './support/platform.js';
-
-const PGBACKREST = resolve(process.env.BACKUP_PGBACKREST ?? '.data/pgbackrest/bin/pgbackrest');
+import { requirePgbackrest, rowsOf as run, startBackedUpCluster } from './support/backed-up-cluster.js';
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -37,36 +34,15 @@ describe('backups of dedicated compute instances', function () {
   let request: ReturnType<typeof httpClient>;
 
   before(async function () {
-    if (!existsSync(PGBACKREST)) {
-      const why = `pgBackRest is not at ${PGBACKREST}: run node tools/pgbackrest.mjs (README, "Backups")`;
-      if (process.env.CI === 'true') throw new Error(why);
-      console.log(`      skipped: ${why}`);
-      this.skip();
-    }
-    cluster = await startEmbeddedPostgres({
-      dir: join(dir, 'pg'),
-      port: await freePort(),
-      settings: MANY_DATABASES_SETTINGS,
-      backups: { pgbackrest: PGBACKREST, repoDir, stanza: 'platform', retentionDays: 1, walQueueMaxMiB: 1024, archiveTimeoutSeconds: 60 },
-    });
-    controlPlane = await createTestControlPlane(
-      { adminUrl: cluster.url('postgres'), urlFor: (name: string) => cluster.url(name), stop: () => cluster.stop() },
-      { issuer: TEST_ISSUER, audience: TEST_AUDIENCE },
-    );
+    requirePgbackrest(this);
+    const backedUp = await startBackedUpCluster(dir, { stanza: 'platform', repoDir });
+    ({ server: cluster, controlPlane } = backedUp);
     const env = {
-      ...controlPlane.env,
-      API_PORT: '0',
-      PUBLIC_BASE_URL: TEST_AUDIENCE,
-      OAUTH_ISSUER: TEST_ISSUER,
-      PLATFORM_REGIONS: SERVED_REGIONS.join(','),
-      VALIDATE_RESPONSES: 'true',
-      PASSWORD_HASH_LOGN: '10',
+      ...backedUp.env,
       RECONCILE_INTERVAL_MS: '200',
       COMPUTE_DIR: join(dir, 'compute'),
       COMPUTE_RECONCILE_MS: '200',
-      BACKUP_PGBACKREST: PGBACKREST,
       BACKUP_DIR: repoDir,
-      BACKUP_CHECK_MS: '300',
     };
     api = await startApi(loadApiConfig(env), { logger: pino({ level: 'error' }) });
     request = httpClient(api.url);
@@ -84,17 +60,6 @@ describe('backups of dedicated compute instances', function () {
     const ready = await request('GET', '/readyz');
     expect(ready.status, ready.text).to.equal(200);
     return ready.body.backups;
-  }
-
-  async function run<R extends pg.QueryResultRow>(url: string, sql: string): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      return (await client.query<R>(sql)).rows;
-    } finally {
-      await client.end();
-    }
   }
 
   const labels = async (url: string) => (await run<{ label: string }>(url, 'select label from marks order by label')).map((row) => row.label);

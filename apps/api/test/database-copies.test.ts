@@ -1,16 +1,14 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { createTestControlPlane, developerWithWorkspace, expectApiError, startAppProcess, uniqueDatabaseName, type AppProcess, type TestControlPlane } from '@platform/test-fixtures';
-import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import type { EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { eventually, freePort, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
+import { PGBACKREST, requirePgbackrest, rowsOf as run, startBackedUpCluster } from './support/backed-up-cluster.js';
 import { SERVED_REGIONS, TEST_AUDIENCE, TEST_ISSUER } from './support/platform.js';
-
-const PGBACKREST = resolve(process.env.BACKUP_PGBACKREST ?? '.data/pgbackrest/bin/pgbackrest');
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -28,34 +26,10 @@ describe('point-in-time restores and branches', function () {
   let request: ReturnType<typeof httpClient>;
 
   before(async function () {
-    if (!existsSync(PGBACKREST)) {
-      const why = `pgBackRest is not at ${PGBACKREST}: run node tools/pgbackrest.mjs (README, "Backups")`;
-      if (process.env.CI === 'true') throw new Error(why);
-      console.log(`      skipped: ${why}`);
-      this.skip();
-    }
-    server = await startEmbeddedPostgres({
-      dir: join(dir, 'pg'),
-      port: await freePort(),
-      settings: MANY_DATABASES_SETTINGS,
-      backups: { pgbackrest: PGBACKREST, repoDir: join(dir, 'repo'), stanza: 'copies-test', retentionDays: 1, walQueueMaxMiB: 1024, archiveTimeoutSeconds: 60 },
-    });
-    const postgres = { adminUrl: server.url('postgres'), urlFor: (name: string) => server.url(name), stop: () => server.stop() };
-    controlPlane = await createTestControlPlane(postgres, { issuer: TEST_ISSUER, audience: TEST_AUDIENCE });
-    const env = {
-      ...controlPlane.env,
-      API_PORT: '0',
-      PUBLIC_BASE_URL: TEST_AUDIENCE,
-      OAUTH_ISSUER: TEST_ISSUER,
-      PLATFORM_REGIONS: SERVED_REGIONS.join(','),
-      VALIDATE_RESPONSES: 'true',
-      PASSWORD_HASH_LOGN: '10',
-      RECONCILE_INTERVAL_MS: '200',
-      COMPUTE_TYPES: '[]',
-      COMPUTE_DIR: computeDir,
-      BACKUP_PGBACKREST: PGBACKREST,
-      BACKUP_CHECK_MS: '300',
-    };
+    requirePgbackrest(this);
+    const backedUp = await startBackedUpCluster(dir, { stanza: 'copies-test', repoDir: join(dir, 'repo') });
+    ({ server, controlPlane } = backedUp);
+    const env = { ...backedUp.env, RECONCILE_INTERVAL_MS: '200', COMPUTE_TYPES: '[]', COMPUTE_DIR: computeDir };
     api = await startApi(loadApiConfig(env), { logger: pino({ level: 'error' }) });
     request = httpClient(api.url);
     // The first full backup: before it, no instant can be restored.
@@ -101,17 +75,6 @@ describe('point-in-time restores and branches', function () {
   async function physicalNameOf(id: string, api: Api = p()): Promise<string> {
     const [row] = await query<{ physical_name: string }>(api.controlPlane.url, 'select physical_name from databases where id = $1', [id]);
     return row.physical_name;
-  }
-
-  async function run<R extends pg.QueryResultRow>(url: string, sql: string): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      return (await client.query<R>(sql)).rows;
-    } finally {
-      await client.end();
-    }
   }
 
   /** A READY database with a tenant and rows t1, t2, t3 committed a moment apart; `between` is an instant after t2's commit and before t3's. */
