@@ -234,7 +234,7 @@ async function managementServices(
     membersDeleteTenants: config.membersDeleteTenants,
     membersLinkUsers: config.membersLinkUsers,
     selfSignUp: config.selfSignUp,
-    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins },
+    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins, mailedLinksToApps: config.familyAppLinks },
     sessionCookie: sessionCookieFor(config.api.publicApiUrl),
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,

@@ -30,7 +30,7 @@ describe('the API family’s SDK: invites, password reset and email verification
   before(async function () {
     p = await platform();
     mail = await startTestMailServer();
-    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, SELF_SIGN_UP: 'true', SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
+    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, FAMILY_APP_LINKS: 'true', SELF_SIGN_UP: 'true', SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
     owner = await developerWithReadyDatabase(p);
     const credential = await httpClient(api.url)('POST', `${owner.D}/credentials`, { token: owner.token });
     expect(credential.status, credential.text).to.equal(201);

@@ -13,6 +13,13 @@ export interface FamilyAuthSettings {
   csrfSecret: Uint8Array;
   /** Origins (ALLOWED_ORIGINS and the API's own) whose pages and apps may send cookie-authenticated requests. */
   allowedOrigins: readonly string[];
+  /**
+   * FAMILY_APP_LINKS: mailed links that carry a token (password reset, invites) may point at an
+   * app's URL on an allowed origin. ALLOWED_ORIGINS is one list for the whole platform: where it
+   * holds the apps of several companies, one company's app could ask for a link to another's users
+   * and receive their tokens. Off (the default), such links point at this API's own routes.
+   */
+  mailedLinksToApps: boolean;
 }
 
 export type FamilyCookie = 'session-token' | 'csrf-token' | 'callback-url' | 'reset';
@@ -138,6 +145,14 @@ export function assertSdkOrigin(settings: FamilyAuthSettings, header: (name: str
   if (!settings.allowedOrigins.includes(origin)) {
     throw csrfRefused(`The nile-origin '${origin}' is not an allowed origin: add it to ALLOWED_ORIGINS`);
   }
+}
+
+/**
+ * Where a mailed link carrying a token may point, when the app asks for its own URL: only with
+ * FAMILY_APP_LINKS on and on an allowed origin; else null (the link points at this API).
+ */
+export function mailedLinkTarget(settings: FamilyAuthSettings, url: string | undefined): string | null {
+  return settings.mailedLinksToApps ? allowedCallbackUrl(settings, url) : null;
 }
 
 /** A callback URL on an allowed origin, else null: sign-in never redirects elsewhere. */

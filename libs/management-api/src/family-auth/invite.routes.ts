@@ -4,7 +4,7 @@ import { defineManagementRoute, type ManagementScope } from '../management-scope
 import { emailField } from '../request-fields.js';
 import { CurrentUserSchema, presentCurrentUser } from '../user.presenter.js';
 import { nextUrl, signedInHeaders } from './auth.routes.js';
-import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin } from './family-cookies.js';
+import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, mailedLinkTarget } from './family-cookies.js';
 import { COOKIE_AUTH, DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, SDK_ORIGIN_CSRF, cookiesOf, familyBaseUrl, familyTenantParams, signedIn, tokenDeps } from './family-route.js';
 
 const urlField = (description: string) => optional(nullable(text({ max: 2048, description })));
@@ -13,7 +13,7 @@ const InviteRequest = record({
   identifier: emailField('The address to invite'),
   csrfToken: optional(text({ max: 256, description: 'The token from GET /auth/csrf' })),
   callbackUrl: urlField('The app’s page the invitee lands on once accepted; allowed origins only'),
-  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for the invite, which accepts it); allowed origins only'),
+  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for the invite, which accepts it); only with FAMILY_APP_LINKS=true and on an allowed origin'),
 });
 const AcceptRequest = record({
   identifier: emailField('The address the invite was mailed to (the link’s `identifier`)'),
@@ -47,10 +47,10 @@ function presentInvite(invite: TenantInvite) {
   };
 }
 
-/** The invite link's base: the app's SDK route, else its page, when on an allowed origin; else this API's PUT route. */
+/** The invite link's base: the app's SDK route, else its page, when FAMILY_APP_LINKS allows it; else this API's PUT route. */
 function inviteLinkBase(scope: ManagementScope, databaseId: string, tenantId: string, body: { redirectUrl?: string | null; callbackUrl?: string | null }): string {
   const callback = allowedCallbackUrl(scope.familyAuth, body.callbackUrl ?? undefined);
-  const app = allowedCallbackUrl(scope.familyAuth, body.redirectUrl ?? undefined) ?? callback;
+  const app = mailedLinkTarget(scope.familyAuth, body.redirectUrl ?? undefined) ?? mailedLinkTarget(scope.familyAuth, callback ?? undefined);
   const url = new URL(app ?? `${familyBaseUrl(scope, databaseId)}/tenants/${tenantId}/invite`);
   if (callback) url.searchParams.set('callbackUrl', callback);
   return url.toString();
@@ -63,8 +63,8 @@ export const familyInviteRoutes = [
     operationId: 'familyCreateInvite',
     summary: 'Invite an address to the tenant: the invitee is mailed a link',
     description:
-      `${COOKIE_AUTH} ${DOUBLE_SUBMIT_CSRF} ${INVITES} The link is \`redirectUrl\` when on an allowed origin (the app’s SDK ` +
-      'route, which turns the click into PUT /tenants/{tenantId}/invite), else `callbackUrl` when allowed (the app’s page ' +
+      `${COOKIE_AUTH} ${DOUBLE_SUBMIT_CSRF} ${INVITES} With FAMILY_APP_LINKS=true the link is \`redirectUrl\` when on an allowed origin (the ` +
+      'app’s SDK route, which turns the click into PUT /tenants/{tenantId}/invite), else `callbackUrl` when allowed (the app’s page ' +
       'calls acceptInvite), else PUT /tenants/{tenantId}/invite here; `token`, `identifier` and `callbackUrl` are added. ' +
       '409 already_member, 409 invite_quota_exceeded, 429 too_many_attempts, 502 mail_delivery_failed (the invite stays pending).',
     tags: FAMILY_TAGS,

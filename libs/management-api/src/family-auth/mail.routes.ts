@@ -15,7 +15,7 @@ import { bool, nullable, oneOf, optional, queryBoolean, record, respond, text } 
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { emailField, passwordField } from '../request-fields.js';
 import { NO_STORE, UrlSchema, nextUrl, signedInHeaders } from './auth.routes.js';
-import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin } from './family-cookies.js';
+import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, mailedLinkTarget } from './family-cookies.js';
 import { COOKIE_AUTH, DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, SDK_ORIGIN_CSRF, cookiesOf, familyBaseUrl, familyDatabaseParams, signedIn, tokenDeps } from './family-route.js';
 
 const urlField = (description: string) => optional(nullable(text({ max: 2048, description })));
@@ -31,7 +31,7 @@ const ForgotRequest = record({
   email: emailField('The account’s address'),
   password: optional(passwordField),
   callbackUrl: urlField('The app’s page that asks for the new password'),
-  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for GET /auth/reset-password); allowed origins only'),
+  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for GET /auth/reset-password); only with FAMILY_APP_LINKS=true and on an allowed origin'),
 });
 const ResetRequest = record({
   email: emailField('The account’s address, as the link named it'),
@@ -66,9 +66,9 @@ function withQuery(base: string, fields: Record<string, string>): string {
   return url.toString();
 }
 
-/** The mailed link's base: the app's URL when on an allowed origin, else this API's own route; the callback rides along. */
+/** The mailed link's base: the app's URL when FAMILY_APP_LINKS allows it, else this API's own route; the callback rides along. */
 function linkBase(scope: ManagementScope, appUrl: string | null | undefined, ownUrl: string, callback: string | null): string {
-  const base = allowedCallbackUrl(scope.familyAuth, appUrl ?? undefined) ?? ownUrl;
+  const base = mailedLinkTarget(scope.familyAuth, appUrl ?? undefined) ?? ownUrl;
   return callback ? withQuery(base, { callbackUrl: callback }) : base;
 }
 
@@ -93,7 +93,7 @@ export const familyMailRoutes = [
     operationId: 'familyForgotPassword',
     summary: 'Forgot password: mail a reset link (the SDK’s forgotPassword)',
     description:
-      `${RESET} ${SDK_ORIGIN_CSRF} The link is \`redirectUrl\` when it is on an allowed origin (the app’s SDK route, which ` +
+      `${RESET} ${SDK_ORIGIN_CSRF} The link is \`redirectUrl\` when FAMILY_APP_LINKS=true and it is on an allowed origin (the app’s SDK route, which ` +
       'passes GET on to this API), else GET /auth/reset-password here, with `token`, `identifier` and `callbackUrl` added. ' +
       'The token is never in the answer, with one exception: a signed-in user asking for their own address gets ' +
       '`{url}` with a fresh token and no mail (their session proves the account; this is the SDK’s resetPassword).',
