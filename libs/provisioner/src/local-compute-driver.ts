@@ -18,6 +18,9 @@ export interface LocalComputeOptions {
   onBackupError?: (instanceId: string, error: Error) => void;
 }
 
+/** The longest a new server's first full backup may take before the instance starts without it (the scheduler takes it later). */
+const FIRST_BACKUP_TIMEOUT_MS = 300_000;
+
 /** An instance's name in the backup repository. */
 export function instanceStanza(instanceId: string): string {
   return `compute-${instanceId}`;
@@ -100,12 +103,12 @@ export class LocalComputeDriver implements ComputeDriver {
    */
   remove(instanceId: string): Promise<void> {
     return this.serially(instanceId, async () => {
-      const adminUrl = this.adminUrl(instanceId);
+      // stop and stanza-delete --force open no session: a folder that lost its password or port
+      // file (a crash mid-removal) still has its stanza deleted, never orphaned.
+      const adminUrl = this.adminUrl(instanceId) ?? 'postgres://postgres@127.0.0.1/postgres';
       await this.stop(instanceId);
       const dir = this.folder(instanceId);
-      if (this.options.backups && adminUrl) {
-        await openClusterBackups(dir, { pgbackrest: this.options.backups.pgbackrest, url: adminUrl })?.deleteStanza();
-      }
+      if (this.options.backups) await openClusterBackups(dir, { pgbackrest: this.options.backups.pgbackrest, url: adminUrl })?.deleteStanza();
       rmSync(dir, { recursive: true, force: true });
     });
   }
@@ -166,7 +169,8 @@ export class LocalComputeDriver implements ComputeDriver {
   private async firstBackup(instanceId: string, handle: EmbeddedPostgresHandle): Promise<void> {
     if (!handle.backups) return;
     try {
-      if ((await handle.backups.list()).length === 0) await handle.backups.backup('full');
+      // Bounded: a repository that hangs must not hold the instance's start (and its claimed step).
+      if ((await handle.backups.list()).length === 0) await handle.backups.backup('full', AbortSignal.timeout(FIRST_BACKUP_TIMEOUT_MS));
     } catch (error) {
       this.options.onBackupError?.(instanceId, error as Error);
     }
