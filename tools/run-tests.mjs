@@ -49,5 +49,7 @@ if (nx.status !== 0 && mode[0] === 'run-many' && !args.some((a) => a.startsWith(
 }
 if (failures.length > 0) console.error(`failed tests:\n${failures.map((failure) => `  ${failure}`).join('\n')}`);
 if (nx.status !== 0 && failed === 0) failed = 1;
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+// On a line of its own: Nx may exit before a pipe has taken all of the last project's output
+// (seen in CI: its tail cut mid-line, this line glued to it and then missed by .ci/run).
+console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || nx.status !== 0 ? 1 : 0);
