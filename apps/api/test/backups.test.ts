@@ -1,16 +1,15 @@
 import { expect } from 'chai';
 import { chmodSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createTestControlPlane, type TestControlPlane } from '@platform/test-fixtures';
-import { MANY_DATABASES_SETTINGS, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@platform/postgres-launcher';
-import { eventually, freePort, httpClient, query, scratchDir } from '@platform/testing';
+import type { TestControlPlane } from '@platform/test-fixtures';
+import type { EmbeddedPostgresHandle } from '@platform/postgres-launcher';
+import { eventually, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
-import { SERVED_REGIONS, TEST_AUDIENCE, TEST_ISSUER } from './support/platform.js';
-
-const PGBACKREST = resolve(process.env.BACKUP_PGBACKREST ?? '.data/pgbackrest/bin/pgbackrest');
+import { requirePgbackrest, startBackedUpCluster } from './support/backed-up-cluster.js';
+import { SERVED_REGIONS } from './support/platform.js';
 
 /** Every folder of the repository writable by its owner (the server's account) or not: a full or broken backup disk. */
 function setRepositoryWritable(dir: string, writable: boolean): void {
@@ -36,32 +35,10 @@ describe('backups of the platform’s cluster (pgBackRest)', function () {
   const apis: RunningApi[] = [];
 
   before(async function () {
-    if (!existsSync(PGBACKREST)) {
-      const why = `pgBackRest is not at ${PGBACKREST}: run node tools/pgbackrest.mjs (README, "Backups")`;
-      if (process.env.CI === 'true') throw new Error(why);
-      console.log(`      skipped: ${why}`);
-      this.skip();
-    }
-    server = await startEmbeddedPostgres({
-      dir: join(dir, 'pg'),
-      port: await freePort(),
-      settings: MANY_DATABASES_SETTINGS,
-      backups: { pgbackrest: PGBACKREST, repoDir, stanza: 'api-test', retentionDays: 1, walQueueMaxMiB: 1024, archiveTimeoutSeconds: 60 },
-    });
-    const postgres = { adminUrl: server.url('postgres'), urlFor: (name: string) => server.url(name), stop: () => server.stop() };
-    controlPlane = await createTestControlPlane(postgres, { issuer: TEST_ISSUER, audience: TEST_AUDIENCE });
-    const env = {
-      ...controlPlane.env,
-      API_PORT: '0',
-      PUBLIC_BASE_URL: TEST_AUDIENCE,
-      OAUTH_ISSUER: TEST_ISSUER,
-      PLATFORM_REGIONS: SERVED_REGIONS.join(','),
-      VALIDATE_RESPONSES: 'true',
-      PASSWORD_HASH_LOGN: '10',
-      COMPUTE_TYPES: '[]',
-      BACKUP_PGBACKREST: PGBACKREST,
-      BACKUP_CHECK_MS: '300',
-    };
+    requirePgbackrest(this);
+    const backedUp = await startBackedUpCluster(dir, { stanza: 'api-test', repoDir });
+    ({ server, controlPlane } = backedUp);
+    const env = { ...backedUp.env, COMPUTE_TYPES: '[]' };
     const sink = new Writable({
       write(chunk, _encoding, done) {
         logged.push(...String(chunk).split('\n').filter(Boolean));

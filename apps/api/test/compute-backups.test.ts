@@ -7,7 +7,7 @@ import type { EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { eventually, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
-import { requirePgbackrest, rowsOf as run, startBackedUpCluster } from './support/backed-up-cluster.js';
+import { requirePgbackrest, startBackedUpCluster } from './support/backed-up-cluster.js';
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -62,7 +62,7 @@ describe('backups of dedicated compute instances', function () {
     return ready.body.backups;
   }
 
-  const labels = async (url: string) => (await run<{ label: string }>(url, 'select label from marks order by label')).map((row) => row.label);
+  const labels = async (url: string) => (await query<{ label: string }>(url, 'select label from marks order by label')).map((row) => row.label);
 
   async function waitReady(token: string, D: string) {
     return eventually(async () => {
@@ -106,8 +106,8 @@ describe('backups of dedicated compute instances', function () {
     const source = await waitReady(owner.token, D);
     const credential = await request('POST', `${D}/credentials`, { token: owner.token });
     expect(credential.status, credential.text).to.equal(201);
-    await run(await credentialUrl(source.id, credential.body), `create table marks (label text primary key)`);
-    await run(await credentialUrl(source.id, credential.body), `insert into marks values ('before the move')`);
+    await query(await credentialUrl(source.id, credential.body), `create table marks (label text primary key)`);
+    await query(await credentialUrl(source.id, credential.body), `insert into marks values ('before the move')`);
     const beforeMove = new Date();
     await sleep(300);
     const instance = await request('POST', `${D}/compute`, { token: owner.token, json: { instanceName: 'primary', instanceSize: 'small' } });
@@ -115,13 +115,13 @@ describe('backups of dedicated compute instances', function () {
     await instanceStatus(owner.token, D, instance.body.instanceId, 'READY');
     const url = await credentialUrl(source.id, credential.body);
     expect(new URL(url).port, 'served by its instance’s server').not.to.equal(new URL(cluster.url('postgres')).port);
-    await run(url, `insert into marks values ('t1')`);
+    await query(url, `insert into marks values ('t1')`);
     await sleep(300);
-    await run(url, `insert into marks values ('t2')`);
+    await query(url, `insert into marks values ('t2')`);
     await sleep(300);
-    const [{ now: between }] = await run<{ now: Date }>(url, 'select clock_timestamp() as now');
+    const [{ now: between }] = await query<{ now: Date }>(url, 'select clock_timestamp() as now');
     await sleep(300);
-    await run(url, `insert into marks values ('t3')`);
+    await query(url, `insert into marks values ('t3')`);
     return { ...owner, name, D, source, url, beforeMove, between, instanceId: instance.body.instanceId as string };
   }
 

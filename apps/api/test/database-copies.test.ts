@@ -7,7 +7,7 @@ import type { EmbeddedPostgresHandle } from '@platform/postgres-launcher';
 import { eventually, freePort, httpClient, query, scratchDir } from '@platform/testing';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
-import { PGBACKREST, requirePgbackrest, rowsOf as run, startBackedUpCluster } from './support/backed-up-cluster.js';
+import { PGBACKREST, requirePgbackrest, startBackedUpCluster } from './support/backed-up-cluster.js';
 import { SERVED_REGIONS, TEST_AUDIENCE, TEST_ISSUER } from './support/platform.js';
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -88,18 +88,18 @@ describe('point-in-time restores and branches', function () {
     const tenant = await api.request('POST', `${D}/tenants`, { token: owner.token, json: { name: 'Copied tenant' } });
     expect(tenant.status, tenant.text).to.equal(201);
     const credential = await credentialOf(owner.token, D, api);
-    await run(credential.url, `create table marks (label text primary key, at timestamptz not null default clock_timestamp())`);
-    await run(credential.url, `insert into marks (label) values ('t1')`);
+    await query(credential.url, `create table marks (label text primary key, at timestamptz not null default clock_timestamp())`);
+    await query(credential.url, `insert into marks (label) values ('t1')`);
     await sleep(300);
-    await run(credential.url, `insert into marks (label) values ('t2')`);
+    await query(credential.url, `insert into marks (label) values ('t2')`);
     await sleep(300);
-    const [{ now }] = await run<{ now: Date }>(credential.url, 'select clock_timestamp() as now');
+    const [{ now }] = await query<{ now: Date }>(credential.url, 'select clock_timestamp() as now');
     await sleep(300);
-    await run(credential.url, `insert into marks (label) values ('t3')`);
+    await query(credential.url, `insert into marks (label) values ('t3')`);
     return { ...owner, name, source, D, credential, tenant: tenant.body, between: now };
   }
 
-  const labels = async (url: string) => (await run<{ label: string }>(url, 'select label from marks order by label')).map((row) => row.label);
+  const labels = async (url: string) => (await query<{ label: string }>(url, 'select label from marks order by label')).map((row) => row.label);
 
   it('restores a database to an instant between two commits: exactly the rows committed by then, its tenants, none of its credentials', async function () {
     const src = await sourceWithThreeRows();
@@ -121,7 +121,7 @@ describe('point-in-time restores and branches', function () {
     // No credential came with it: the source's credential does not log in to it.
     const stolen = new URL(src.credential.url);
     stolen.pathname = `/${physicalName}`;
-    const refused = await run(stolen.href, 'select 1').then(
+    const refused = await query(stolen.href, 'select 1').then(
       () => null,
       (error: Error & { code?: string }) => error.code,
     );
@@ -153,14 +153,14 @@ describe('point-in-time restores and branches', function () {
     expect(created.status, created.text).to.equal(201);
     expect(created.body.source.id).to.equal(src.source.id);
     // Written while the branch is built: in the source, not in the branch.
-    await run(src.credential.url, `insert into marks (label) values ('t4')`);
+    await query(src.credential.url, `insert into marks (label) values ('t4')`);
     const branch = await waitReady(src.token, src.slug, name);
     console.log(`      branch of a small database: ${Date.now() - started} ms from the request to READY`);
     const credential = await credentialOf(src.token, `/workspaces/${src.slug}/databases/${branch.name}`);
     expect(await labels(credential.url)).to.deep.equal(['t1', 't2', 't3']);
     expect(await labels(src.credential.url)).to.deep.equal(['t1', 't2', 't3', 't4']);
     // The branch is a database like another: it is written to, and branched in turn.
-    await run(credential.url, `insert into marks (label) values ('b1')`);
+    await query(credential.url, `insert into marks (label) values ('b1')`);
     expect(await labels(credential.url)).to.deep.equal(['b1', 't1', 't2', 't3']);
   });
 
@@ -188,16 +188,16 @@ describe('point-in-time restores and branches', function () {
       'create trigger goods_trap before insert on goods for each row execute function public.trap_t()',
       'insert into goods (x) values (1)',
     ]) {
-      await run(src.credential.url, statement);
+      await query(src.credential.url, statement);
     }
     const name = uniqueDatabaseName('trapped');
     const created = await request('POST', `/workspaces/${src.slug}/databases`, { token: src.token, json: { databaseName: name, from: { database: src.name } } });
     expect(created.status, created.text).to.equal(201);
     await waitReady(src.token, src.slug, name);
     const credential = await credentialOf(src.token, `/workspaces/${src.slug}/databases/${name}`);
-    expect(await run(credential.url, 'select x, y from goods')).to.deep.equal([{ x: 1, y: 1 }]);
+    expect(await query(credential.url, 'select x, y from goods')).to.deep.equal([{ x: 1, y: 1 }]);
     // Counted since the copy was made on this cluster: restoring it evaluated the traps, as nobody powerful.
-    expect(await run(credential.url, `select seq_scan::int as scans from pg_stat_user_tables where relname = 'seen_powerful'`)).to.deep.equal([{ scans: 0 }]);
+    expect(await query(credential.url, `select seq_scan::int as scans from pg_stat_user_tables where relname = 'seen_powerful'`)).to.deep.equal([{ scans: 0 }]);
     expect(await query(server.url('postgres'), 'select rolsuper, rolcreaterole, rolbypassrls from pg_roles where rolname = $1', [src.credential.id])).to.deep.equal([
       { rolsuper: false, rolcreaterole: false, rolbypassrls: false },
     ]);
