@@ -181,7 +181,7 @@ export type { AccountTokenDeps, OneTimeTokenLifetimes } from './account-tokens/a
 export { requestPasswordReset, resetPassword } from './account-tokens/password-reset.js';
 export type { PasswordResetRequest } from './account-tokens/password-reset.js';
 export { assertPasswordResetToken, startTokenSession } from './account-tokens/family-links.js';
-export { selfSignUp } from './account-tokens/sign-up.js';
+export { SIGN_UP_POLICY, selfSignUp } from './account-tokens/sign-up.js';
 export { requestEmailVerification, verifyEmail } from './account-tokens/email-verification.js';
 export type { SignedInUser } from './use-cases/membership.js';
 export { INVITES_PER_TENANT, acceptInvite, createInvite, listInvites, previewInvite, revokeInvite } from './account-tokens/tenant-invites.js';

@@ -31,7 +31,7 @@ export const familySignUpRoutes = [
       'its first member; `tenantId` (joining an existing tenant) is 403 tenant_join_refused. 409 email_taken when the email has ' +
       'an account in the database: its owner is mailed that someone tried (the SDK reads only 2xx-with-a-session as success, so ' +
       'this answer cannot look like a new account’s; README "Apps built on the family’s SDK"). 429 too_many_attempts with ' +
-      'Retry-After past the per-address and per-client budgets (the mail throttle’s).',
+      'Retry-After past the per-address (3) and per-client (100 a day) budgets.',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
