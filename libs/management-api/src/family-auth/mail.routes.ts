@@ -199,7 +199,9 @@ export const familyMailRoutes = [
       const result = await startTokenSession(scope, params.database, userId);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       const headers = signedInHeaders(cookies, result, next);
-      headers['Set-Cookie'] = [...(headers['Set-Cookie'] as string[]), cookies.clear('reset', resetCookiePath(scope, params.database, header))];
+      // Cleared on both paths it may have been set on: the link may have been opened here, the reset made through the app.
+      const routePath = resetCookiePath(scope, params.database, () => '');
+      headers['Set-Cookie'] = [...(headers['Set-Cookie'] as string[]), cookies.clear('reset', '/'), cookies.clear('reset', routePath)];
       return respond({ body: { url: next ?? familyBaseUrl(scope, params.database) }, headers });
     },
   }),
