@@ -20,10 +20,13 @@ const mocha = new Mocha({
 });
 for (const file of files) mocha.addFile(resolve(file));
 
-const counts = { project, passed: 0, failed: 0, skipped: 0, failures: [] };
+const counts = { project, passed: 0, failed: 0, skipped: 0, failures: [], seconds: 0, files: [] };
+const started = Date.now();
 await mocha.loadFilesAsync();
 const runner = mocha.run((failures) => {
   counts.failed = Math.max(counts.failed, failures);
+  counts.seconds = Math.round((Date.now() - started) / 1000);
+  counts.files.sort((a, b) => b.seconds - a.seconds);
   mkdirSync('tmp/test-results', { recursive: true });
   writeFileSync(`tmp/test-results/${project}.json`, JSON.stringify(counts));
   process.exitCode = failures > 0 ? 1 : 0;
@@ -43,3 +46,17 @@ runner.on('fail', (test, error) => {
   counts.failures.push(`${test.fullTitle()}: ${message}`);
 });
 runner.on('pending', () => counts.skipped++);
+// How long each file took, from its first hook to its last (the suite's time is mostly a few files).
+const fileStarts = new Map();
+runner.on('suite', (suite) => {
+  if (suite.file && !fileStarts.has(suite.file)) fileStarts.set(suite.file, Date.now());
+});
+runner.on('suite end', (suite) => {
+  if (suite.file && suite.parent?.root) {
+    const seconds = Math.round((Date.now() - fileStarts.get(suite.file)) / 1000);
+    const name = suite.file.slice(process.cwd().length + 1);
+    const known = counts.files.find((entry) => entry.file === name);
+    if (known) known.seconds = seconds;
+    else counts.files.push({ file: name, seconds });
+  }
+});
