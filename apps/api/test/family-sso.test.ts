@@ -293,6 +293,10 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     expect(created.status, created.text).to.equal(201);
     expect(created.body.email).to.equal(email);
     expectApiError(await request('POST', path, { headers: { ...sdkHeaders, cookie: 'nile.session-token=made-up' }, json: { email: uniqueEmail('x'), password: TEST_PASSWORD } }), 401);
+    // The SDK's own POST /api/tenants/{id}/users handler reaches the route signed in, but posts only the session's email.
+    const viaSdk = await read(await fetch(`${APP}/api/tenants/${tenantA}/users`, { method: 'POST', headers: { cookie: jar.header(), 'content-type': 'application/json' }, body: '{}' }));
+    expectApiError(viaSdk, 400, 'validation_failed');
+    expect(viaSdk.body.message).to.include('password');
   });
 
   it('documents every answer of the two routes in /openapi.json', async function () {
