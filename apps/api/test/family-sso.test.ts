@@ -215,6 +215,36 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     expect(await pending()).to.equal(before);
   });
 
+  it('finishes a sign-in only in the browser that started it, once', async function () {
+    const { sub } = account();
+    const victim = new CookieJar();
+    victim.set('nile.tenant-id', tenantA);
+    const started = await startAtApp(victim, 'corp');
+    const back = await op.signIn(started.body.url, sub);
+    const callback = (jar: CookieJar | null) => request('GET', `${base}/auth/callback/corp${back.search}`, { headers: { ...sdkHeaders, ...(jar ? { cookie: jar.header() } : {}) } });
+    // Another browser, with a sign-in of its own under way: its cookie does not bind this state.
+    const other = new CookieJar();
+    other.set('nile.tenant-id', tenantA);
+    await startAtApp(other, 'corp');
+    const elsewhere = await callback(other);
+    expectApiError(elsewhere, 400, 'session_state_mismatch');
+    expect(elsewhere.headers.getSetCookie()).to.deep.equal([]);
+    // The state was spent by that attempt: the right browser cannot finish it either.
+    expectApiError(await callback(victim), 400, 'session_state_mismatch');
+
+    const second = new CookieJar();
+    second.set('nile.tenant-id', tenantA);
+    const again = await op.signIn((await startAtApp(second, 'corp')).body.url, sub);
+    expectApiError(await request('GET', `${base}/auth/callback/corp${again.search}`, { headers: sdkHeaders }), 400, 'session_state_missing');
+    // The provider's error instead of a code: nobody signed in.
+    const third = new CookieJar();
+    third.set('nile.tenant-id', tenantA);
+    const state = new URL((await startAtApp(third, 'corp')).body.url).searchParams.get('state')!;
+    const denied = await request('GET', `${base}/auth/callback/corp?error=access_denied&state=${state}`, { headers: { ...sdkHeaders, cookie: third.header() } });
+    expectApiError(denied, 400, 'oidc_code_missing');
+    expect(denied.headers.getSetCookie()).to.deep.equal([]);
+  });
+
   it('keeps a tenant’s provider to its tenant: another tenant’s name finds nothing, and a login cannot finish as another provider', async function () {
     const { sub } = account();
     const jar = new CookieJar();

@@ -117,6 +117,8 @@ export const familyAuthRoutes = [
       const tenantId = header('nile.tenant-id');
       if (isUuid(tenantId)) {
         for (const { provider } of await enabledTenantProviders(scope, params.database, tenantId)) {
+          // A provider named `credentials` would shadow password sign-in here; the family surface cannot reach it.
+          if (provider === 'credentials') continue;
           const name = encodeURIComponent(provider);
           providers[provider] = { id: provider, name: provider, type: 'oidc', signinUrl: `${base}/auth/signin/${name}`, callbackUrl: `${base}/auth/callback/${name}` };
         }

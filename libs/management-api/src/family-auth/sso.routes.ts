@@ -1,4 +1,4 @@
-import { finishFamilySsoLogin, isUuid, startFamilySsoLogin, ValidationError } from '@platform/domain';
+import { finishFamilySsoLogin, isUuid, NotFoundError, startFamilySsoLogin, ValidationError } from '@platform/domain';
 import { optional, queryBoolean, record, respond, text, uuid } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { NO_STORE, UrlSchema, signedInHeaders } from './auth.routes.js';
@@ -79,7 +79,7 @@ export const familySsoRoutes = [
     description:
       `${DOUBLE_SUBMIT_CSRF} The \`nile-origin\` header (the app, as the SDK sends it) must name an allowed origin too. The tenant ` +
       'is the `nile.tenant-id` header (or cookie) the SDK forwards: 400 tenant_required without a tenant id; 404 tenant_not_found, ' +
-      'unknown_oidc_provider or provider_disabled, as for the SPEC’s login. The provider must accept the app’s redirect URI ' +
+      'unknown_oidc_provider (`credentials` too: password sign-in is POST /auth/callback/credentials) or provider_disabled, as for the SPEC’s login. The provider must accept the app’s redirect URI ' +
       '`{nile-origin}/api/auth/callback/{provider}`. State, nonce and a PKCE S256 challenge are kept server-side for 10 minutes, ' +
       'usable once, bound to this browser by the `nile.sso-state` cookie. 429 when the client’s address has 100 sign-ins under way.',
     tags: FAMILY_TAGS,
@@ -98,6 +98,7 @@ export const familySsoRoutes = [
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
       assertSdkOrigin(scope.familyAuth, header);
+      if (params.provider === 'credentials') throw new NotFoundError('unknown_oidc_provider', 'Password sign-in is POST /auth/callback/credentials');
       const tenantId = namedTenant(header);
       if (!tenantId || !isUuid(tenantId)) throw new ValidationError('tenant_required', 'Name the tenant whose provider signs in: the nile.tenant-id header or cookie, a tenant id');
       const start = await startFamilySsoLogin(scope, params.database, tenantId, params.provider, {
