@@ -17,7 +17,12 @@ async function bodyOf(incoming: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function serve(nile: Server, origin: string, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+async function serve(nile: Server, origin: string, pages: Record<string, string>, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+  const page = pages[new URL(incoming.url ?? '/', origin).pathname];
+  if (page !== undefined) {
+    outgoing.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
+    return;
+  }
   const method = (incoming.method ?? 'GET') as 'GET' | 'POST' | 'PUT' | 'DELETE';
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
@@ -35,10 +40,11 @@ async function serve(nile: Server, origin: string, incoming: IncomingMessage, ou
   outgoing.end(Buffer.from(await answer.arrayBuffer()));
 }
 
-export async function startSdkApp(nile: Server, port: number): Promise<SdkApp> {
+/** `pages`: the app's own HTML pages by path (a browser's sign-in page, its landing page). */
+export async function startSdkApp(nile: Server, port: number, pages: Record<string, string> = {}): Promise<SdkApp> {
   const origin = `http://127.0.0.1:${port}`;
   const server = createServer((incoming, outgoing) => {
-    serve(nile, origin, incoming, outgoing).catch((error: unknown) => {
+    serve(nile, origin, pages, incoming, outgoing).catch((error: unknown) => {
       outgoing.statusCode = 599;
       outgoing.end(String(error));
     });
@@ -46,7 +52,11 @@ export async function startSdkApp(nile: Server, port: number): Promise<SdkApp> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     origin,
-    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
   };
 }
 
