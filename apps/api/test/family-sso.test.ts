@@ -301,7 +301,14 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     const state = setCookie(started, '__Secure-nile.sso-state')!;
     expect(state).to.match(/; Max-Age=600; Secure$/);
     const back = await op.signIn(started.body.url, sub);
-    const finished = await request('GET', `${base}/auth/callback/corp${back.search}`, { headers: { ...secure, cookie: state.split(';')[0] } });
+    // Without nile-origin, or naming another origin: 403, and the state is still there to finish.
+    for (const origin of [{ 'nile-origin': '' }, { 'nile-origin': 'http://evil.example' }]) {
+      const refused = await request('GET', `${base}/auth/callback/corp${back.search}`, { headers: { ...secure, ...origin, cookie: state.split(';')[0] } });
+      expectApiError(refused, 403, 'csrf_failed');
+      expect(refused.headers.getSetCookie()).to.deep.equal([]);
+    }
+    // A proxy that passes the browser's Referer on (the provider's page) is no refusal: the state proves the request.
+    const finished = await request('GET', `${base}/auth/callback/corp${back.search}`, { headers: { ...secure, referer: `${op.origin}/interaction/x`, cookie: state.split(';')[0] } });
     expect(finished.status, finished.text).to.equal(200);
     expect(finished.body).to.deep.equal({ url: APP });
     expect(finished.headers.get('location')).to.equal(APP);

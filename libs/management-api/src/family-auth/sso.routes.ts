@@ -1,4 +1,4 @@
-import { finishFamilySsoLogin, isUuid, NotFoundError, startFamilySsoLogin, ValidationError } from '@platform/domain';
+import { finishFamilySsoLogin, ForbiddenError, isUuid, NotFoundError, startFamilySsoLogin, ValidationError } from '@platform/domain';
 import { optional, queryBoolean, record, respond, text, uuid } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { NO_STORE, UrlSchema, signedInHeaders } from './auth.routes.js';
@@ -118,7 +118,8 @@ export const familySsoRoutes = [
     summary: 'Finish signing in with the tenant’s OIDC provider (sets the session cookie)',
     description:
       'Where the SDK forwards the provider’s answer (code, state, iss; or error), from the app’s `/api/auth/callback/{provider}`, ' +
-      'with the browser’s cookies. The `nile-origin` header must name an allowed origin and be the app the sign-in started from. ' +
+      'with the browser’s cookies. The `nile-origin` header must name an allowed origin (403 csrf_failed) and be the app the sign-in ' +
+      'started from; a browser Origin or Referer is not checked here (the provider sends the browser back cross-site), the state is. ' +
       'Answers 200 with Location (the SDK makes it the browser’s redirect; a 3xx here would be followed by its fetch and the cookie ' +
       'lost) to the sign-in’s callbackUrl or the app, setting `nile.session-token`: the session the platform revokes and expires. ' +
       'The user is found by their account at the provider, never by email alone, as in the SPEC’s callback. Refusals, with ' +
@@ -137,8 +138,12 @@ export const familySsoRoutes = [
     },
     errors: [400, 401, 403, 404, 409, 502, 503],
     handler: async ({ params, header, queryString, scope }) => {
-      assertSdkOrigin(scope.familyAuth, header);
+      // Not the browser's Origin or Referer: this is the provider sending the browser back, cross-site by nature;
+      // the state, once and bound to this browser, is what proves the request.
       const appOrigin = header('nile-origin');
+      if (!scope.familyAuth.allowedOrigins.includes(appOrigin)) {
+        throw new ForbiddenError('csrf_failed', 'The nile-origin header must name the allowed origin of the app the sign-in started from');
+      }
       const cookies = cookiesOf(scope, header);
       const query = sentQuery(queryString);
       const signedIn = await finishFamilySsoLogin(
