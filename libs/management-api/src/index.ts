@@ -5,6 +5,7 @@ import { credentialRoutes } from './credentials.routes.js';
 import { databaseRoutes } from './databases.routes.js';
 import { developerRoutes } from './developers.routes.js';
 import { familyAuthRoutes } from './family-auth/auth.routes.js';
+import { familySsoRoutes } from './family-auth/sso.routes.js';
 import { familyInviteRoutes } from './family-auth/invite.routes.js';
 import { familyMailRoutes } from './family-auth/mail.routes.js';
 import { familyResourceRoutes } from './family-auth/resources.routes.js';
@@ -20,4 +21,4 @@ export { sessionCookieFor, type SessionCookie } from './session-cookie.js';
 export type { FamilyAuthSettings } from './family-auth/family-cookies.js';
 
 /** The management API's route table: it validates requests and is the OpenAPI document. */
-export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...computeRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes, ...familyAuthRoutes, ...familyResourceRoutes, ...familyMailRoutes, ...familyInviteRoutes];
+export const managementRoutes = [...healthRoutes, ...developerRoutes, ...workspaceRoutes, ...clientRoutes, ...databaseRoutes, ...computeRoutes, ...credentialRoutes, ...insightRoutes, ...tenantRoutes, ...userRoutes, ...ssoRoutes, ...familyAuthRoutes, ...familySsoRoutes, ...familyResourceRoutes, ...familyMailRoutes, ...familyInviteRoutes];
