@@ -28,6 +28,7 @@ let failed = 0;
 let skipped = 0;
 const recorded = new Set();
 const failures = [];
+const timings = [];
 if (existsSync('tmp/test-results')) {
   for (const file of readdirSync('tmp/test-results')) {
     const counts = JSON.parse(readFileSync(`tmp/test-results/${file}`, 'utf8'));
@@ -36,6 +37,7 @@ if (existsSync('tmp/test-results')) {
     failed += counts.failed;
     skipped += counts.skipped;
     for (const failure of counts.failures ?? []) failures.push(`${counts.project}: ${failure}`);
+    timings.push(counts);
   }
 }
 // A project whose run crashed before recording counts is one failure, not silence.
@@ -46,6 +48,12 @@ if (nx.status !== 0 && mode[0] === 'run-many' && !args.some((a) => a.startsWith(
       failed++;
     }
   }
+}
+// Where the time went: each project's wall time and its slowest files (the suite must stay under 10 minutes).
+timings.sort((a, b) => (b.seconds ?? 0) - (a.seconds ?? 0));
+for (const { project, seconds, files } of timings) {
+  const slowest = (files ?? []).slice(0, 3).map(({ file, seconds: s }) => `${file.split('/').pop()} ${s} s`);
+  console.log(`time: ${project} ${seconds ?? '?'} s${slowest.length ? ` (${slowest.join(', ')})` : ''}`);
 }
 if (failures.length > 0) console.error(`failed tests:\n${failures.map((failure) => `  ${failure}`).join('\n')}`);
 if (nx.status !== 0 && failed === 0) failed = 1;

@@ -38,7 +38,7 @@ describe('the docs page and the index of the API', function () {
     expect(Object.keys(document.paths['/docs/assets/{file}'].get.responses[200].content)).to.deep.equal(['text/javascript', 'text/css', 'image/png']);
     expect(document.paths['/docs'].get.security).to.deep.equal([]);
     expect(document.components.securitySchemes.sessionCookieAuth).to.include({ type: 'apiKey', in: 'cookie', name: 'auth.session-token' });
-    expect(document.paths['/v2/databases/{database}/tenants/{tenantId}/users'].post.security).to.deep.equal([{ sessionCookieAuth: [] }]);
+    expect(document.paths['/v2/databases/{database}/tenants/{tenantId}/users'].post.security).to.deep.equal([{ sessionCookieAuth: [] }, { familySessionCookie: [] }]);
     expect(document.paths['/workspaces'].get.security).to.deep.equal([{ jwtBearerAuth: [] }]);
   });
 });

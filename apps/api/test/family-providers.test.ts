@@ -5,7 +5,7 @@ import { onApi, registerProvider, startSsoPlatform, type SsoPlatform } from './s
 
 /**
  * GET /v2/databases/{id}/auth/providers: credentials, and the enabled OIDC providers of the tenant
- * the SDK names (`nile.tenant-id` header), whose sign-in is the SSO flow of the SPEC's routes.
+ * the SDK names (`nile.tenant-id` header), whose sign-in is the SSO flow on the family surface.
  */
 describe('the API family’s /auth/providers and the tenant’s single sign-on', function () {
   this.timeout(60_000);
@@ -49,14 +49,14 @@ describe('the API family’s /auth/providers and the tenant’s single sign-on',
         id: 'corp',
         name: 'corp',
         type: 'oidc',
-        signinUrl: `${TEST_AUDIENCE}${T}/auth/oidc/providers/corp/login`,
-        callbackUrl: `${TEST_AUDIENCE}${T}/auth/oidc/callback`,
+        signinUrl: `${TEST_AUDIENCE}${base}/auth/signin/corp`,
+        callbackUrl: `${TEST_AUDIENCE}${base}/auth/callback/corp`,
       },
     });
-    // Its signinUrl starts the SSO flow: a redirect to the provider.
-    const login = await fetch(onApi(sso.api, forTenant.body.corp.signinUrl), { redirect: 'manual' });
-    expect(login.status).to.equal(302);
-    expect(new URL(login.headers.get('location')!).origin).to.equal(new URL(sso.op.configUrl).origin);
+    // Its signinUrl is the family's sign-in form (family-sso.test.ts): without the CSRF double submit, 403.
+    const signin = await fetch(onApi(sso.api, forTenant.body.corp.signinUrl), { method: 'POST', headers: { 'nile.tenant-id': tenant.id, 'content-type': 'application/json' }, body: '{}' });
+    expect(signin.status).to.equal(403);
+    expect(await signin.json()).to.include({ errorCode: 'csrf_failed' });
 
     // A tenant id that is no tenant, or not an id: credentials only.
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {

@@ -135,6 +135,8 @@ describe('HTTP contract', function () {
       '/v2/databases/{database}/auth/providers',
       '/v2/databases/{database}/auth/session',
       '/v2/databases/{database}/auth/callback/credentials',
+      '/v2/databases/{database}/auth/signin/{provider}',
+      '/v2/databases/{database}/auth/callback/{provider}',
       '/v2/databases/{database}/auth/signout',
       '/v2/databases/{database}/signup',
       '/v2/databases/{database}/me',

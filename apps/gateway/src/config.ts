@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
 import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
@@ -25,6 +26,11 @@ export interface GatewayConfig extends PlatformConfig {
   maxLoginsPerUserAddress: number;
   /** How long a client has from the server-first-message to its final message (the step that holds a backend). */
   scramStepTimeoutMs: number;
+  /**
+   * Processes serving PostgreSQL clients on the same port (GATEWAY_WORKERS, default the machine's
+   * cores). With more than one, this process only supervises them and answers the admin listener.
+   */
+  workers: number;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -72,5 +78,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     maxLoginsPerUser,
     maxLoginsPerUserAddress,
     scramStepTimeoutMs: readInteger(env, 'GATEWAY_SCRAM_STEP_TIMEOUT_MS', DEFAULT_SCRAM_STEP_TIMEOUT_MS, { min: 100, max: 600_000 }),
+    workers: readInteger(env, 'GATEWAY_WORKERS', availableParallelism(), { min: 1, max: 64 }),
   };
 }

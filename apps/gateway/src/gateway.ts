@@ -6,19 +6,20 @@ import { ControlPlaneCancelRelay, ControlPlaneConnectionRoutes, type MikroORM, o
 import { InsightsWriter, metricsText, PostgresGateway, regionBackend } from '@platform/postgres-gateway';
 import { startWithClosers } from '@platform/process';
 import type { GatewayConfig } from './config.js';
+import { answerSupervisor, tellSupervisorStarted } from './workers.js';
 
 export interface RunningGateway {
   /** Where PostgreSQL clients connect. */
   host: string;
   port: number;
-  /** Health (`/healthz`) and query counters (`/metrics`, Prometheus text). */
-  adminUrl: string;
+  /** Health (`/healthz`) and query counters (`/metrics`, Prometheus text); a worker's supervisor answers them instead (null). */
+  adminUrl: string | null;
   gateway: PostgresGateway;
   close(): Promise<void>;
 }
 
 /** Opens the control plane (for routes), listens for PostgreSQL clients and for health and metrics. */
-export async function startGateway(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<RunningGateway> {
+export async function startGateway(config: GatewayConfig, options: { logger?: Logger; worker?: boolean } = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
   return startWithClosers(logger, async (closers) => {
     closers.push('log', () => logger.info('gateway stopped'));
@@ -40,7 +41,14 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     }
     const listening = await gateway.listen();
     closers.push('gateway', () => gateway.close());
-    const admin = await startAdminServer({ host: config.adminHost, port: config.adminPort, token: config.adminToken, realm: 'gateway admin', isReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs), metrics: () => metricsText(gateway) });
+    const isReady = () => pingControlPlane(orm, config.postgres.readinessTimeoutMs);
+    if (options.worker) {
+      answerSupervisor({ metrics: () => metricsText(gateway), ready: isReady });
+      tellSupervisorStarted(listening.host, listening.port);
+      logger.debug({ host: listening.host, port: listening.port }, 'gateway worker listening');
+      return { host: listening.host, port: listening.port, adminUrl: null, gateway, close: () => closers.close() };
+    }
+    const admin = await startAdminServer({ host: config.adminHost, port: config.adminPort, token: config.adminToken, realm: 'gateway admin', isReady, metrics: () => metricsText(gateway) });
     closers.push('admin', () => admin.close());
     logger.info({ host: listening.host, port: listening.port, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl: admin.url }, 'gateway listening');
     return { host: listening.host, port: listening.port, adminUrl: admin.url, gateway, close: () => closers.close() };

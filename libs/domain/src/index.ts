@@ -137,6 +137,8 @@ export {
 export type { SsoRegistrationInput } from './sso/registrations.js';
 export { finishSsoLogin, ssoLocations, startSsoLogin } from './sso/sso-sign-in.js';
 export type { SsoLocation, SsoSignInDeps } from './sso/sso-sign-in.js';
+export { finishFamilySsoLogin, startFamilySsoLogin } from './sso/family-sso.js';
+export type { SsoCallback } from './sso/sso-sign-in.js';
 
 // Compute instances: types, their lifecycle, the step a reconciler takes next, and their cancel slots.
 export {

@@ -13,7 +13,7 @@ export interface AdminServerOptions {
   /** Whether what the service needs answers (`/readyz`). */
   isReady: () => Promise<boolean>;
   /** Prometheus text exposition (`/metrics`). */
-  metrics: () => string;
+  metrics: () => string | Promise<string>;
 }
 
 export interface AdminServer {
@@ -86,7 +86,12 @@ async function answerAdmin(url: string, authorized: boolean, options: AdminServe
         { 'WWW-Authenticate': `Bearer realm="${options.realm}"` },
       );
     }
-    return { status: 200, type: 'text/plain; version=0.0.4', body: options.metrics() };
+    try {
+      return { status: 200, type: 'text/plain; version=0.0.4', body: await options.metrics() };
+    } catch (error) {
+      // A gateway's workers answer for their own counters: a sum without one of them would be wrong, not partial.
+      return apiError({ errorCode: 'metrics_unavailable', message: `The metrics could not be gathered: ${(error as Error).message}`, statusCode: 503 });
+    }
   }
   return apiError({ errorCode: 'not_found', message: `No such path: ${path}`, statusCode: 404 });
 }

@@ -60,6 +60,7 @@ function responsesObject(specs: readonly ResponseSpec[]): Record<string, object>
 
 /** What a route's `auth` requires, as OpenAPI security requirements. */
 function securityOf(route: Route<any>): object[] {
+  if (route.security) return route.security.map((scheme) => ({ [scheme]: [] }));
   switch (route.auth) {
     case 'none':
       return [];

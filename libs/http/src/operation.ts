@@ -114,7 +114,9 @@ async function invoke<TScope>(
 ): Promise<unknown> {
   switch (route.auth) {
     case 'none':
+      return route.handler(await read());
     case 'cookie':
+      route.beforeBody?.((name) => ctx.get(name));
       return route.handler(await read());
     case 'session': {
       const sessionToken = sessionCookie(ctx, options);
@@ -152,6 +154,7 @@ async function readRequest<TScope>(
     path: ctx.path,
     header: (name: string) => ctx.get(name),
     rawQuery: { ...ctx.query },
+    queryString: ctx.querystring,
     scope: options.openScope(),
     requestId: (ctx.state as RequestState).requestId,
   };

@@ -35,6 +35,8 @@ export interface RequestInput<TScope, P, Q, B> {
   header(name: string): string;
   /** The query string's fields as sent (a repeated field is an array), for protocol routes that validate it themselves. */
   rawQuery: Record<string, string | string[] | undefined>;
+  /** The query string exactly as sent, without its `?` ('' when none), for protocol routes that must read its order. */
+  queryString: string;
   /** Per-request dependencies (repositories over a forked EntityManager, services). */
   scope: TScope;
   requestId: string;
@@ -85,6 +87,16 @@ export interface RouteOperation<P, Q, B> {
    * strings): for the API family's SDK, which sends some bodies as forms.
    */
   formOrJson?: boolean;
+  /**
+   * The OpenAPI security schemes any one of which authenticates, where the handler accepts more
+   * than `auth` says (default: the scheme of `auth`).
+   */
+  security?: ('sessionCookieAuth' | 'familySessionCookie' | 'jwtBearerAuth')[];
+  /**
+   * Runs before the body is read (a `cookie` route's own authentication): throwing refuses the
+   * request unread, as `session` and `bearer` routes refuse an anonymous caller.
+   */
+  beforeBody?: (header: (name: string) => string) => void;
   /** The answer the handler gives unless it says otherwise. */
   success: ResponseSpec;
   /** APIError statuses this operation documents; those the framework itself answers are implied. */

@@ -17,3 +17,19 @@ export function sessionCookieHeader(cookie: SessionCookie, token: string, maxAge
   if (cookie.secure) attributes.push('Secure');
   return attributes.join('; ');
 }
+
+/** A cookie's value as a request sends it; the first of a repeated name wins. */
+export function cookieFromHeader(header: string, name: string): string | undefined {
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+/** Whether a request carries a session cookie of either surface (the SPEC's or the API family's), under any prefix. */
+export function hasSessionCookie(header: string): boolean {
+  return ['auth.session-token', '__Secure-auth.session-token', 'nile.session-token', '__Secure-nile.session-token'].some(
+    (name) => cookieFromHeader(header, name) !== undefined,
+  );
+}

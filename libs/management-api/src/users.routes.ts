@@ -11,12 +11,15 @@ import {
   signUp,
   unlinkUser,
   updateDatabaseUser,
+  UnauthenticatedError,
 } from '@platform/domain';
 import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, nullable, optional, record, uuid, type Describe, type Infer } from '@platform/http';
-import { defineManagementRoute, PAGED } from './management-scope.js';
+import { assertAllowedBrowserOrigin, assertSdkOrigin } from './family-auth/family-cookies.js';
+import { cookiesOf } from './family-auth/family-route.js';
+import { defineManagementRoute, PAGED, type ManagementScope } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
 import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
-import { sessionCookieHeader } from './session-cookie.js';
+import { cookieFromHeader, hasSessionCookie, sessionCookieHeader } from './session-cookie.js';
 import { TenantSchema, presentTenant } from './tenant.presenter.js';
 import { CurrentUserSchema, SignedInUserSchema, UserSchema, presentCurrentUser, presentSignedIn, presentUser } from './user.presenter.js';
 
@@ -37,6 +40,23 @@ const V2CreateUserRequest = record({
   familyName: optional(personNameField('Family name')),
   picture: optional(pictureUrlField),
 });
+/**
+ * The session of the v2 create-user route: the API family's `nile.session-token` (what their SDK
+ * sends) with its CSRF proof (the `nile-origin` header), or the SPEC's `auth.session-token` from an
+ * allowed origin. Both name the same sessions.
+ */
+function v2SessionToken(scope: ManagementScope, header: (name: string) => string): string {
+  const family = cookiesOf(scope, header).get('session-token');
+  if (family) {
+    assertSdkOrigin(scope.familyAuth, header);
+    return family;
+  }
+  assertAllowedBrowserOrigin(scope.familyAuth, header);
+  const token = cookieFromHeader(header('cookie'), scope.sessionCookie.name);
+  if (!token) throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
+  return token;
+}
+
 /** Documents the cookie that sign-in sets and sign-out clears. */
 const SESSION_COOKIE = { 'Set-Cookie': 'The session cookie (`auth.session-token`, `__Secure-` prefixed under https)' };
 
@@ -236,19 +256,27 @@ export const userRoutes = [
     operationId: 'createTenantUserV2',
     summary: 'Create a user in a tenant, as a signed-in member (session cookie)',
     description:
-      'Authenticated by the `auth.session-token` cookie (`__Secure-` prefixed under https) of a member of the tenant; ' +
-      '`database` is the database id. A request whose Origin or Referer is not an allowed origin is refused with 403. ' +
+      'Authenticated by the session cookie of a member of the tenant: the SPEC’s `auth.session-token` (`__Secure-` prefixed ' +
+      'under https), or the API family’s `nile.session-token` that their server SDK sends (`__Secure-` prefixed when its ' +
+      '`nile-secure-cookies` header is true or under https), which also needs the `nile-origin` header naming an allowed origin ' +
+      '(403 csrf_failed otherwise). `database` is the database id. A request whose Origin or Referer is not an allowed origin ' +
+      'is refused with 403 cross_site_request. ' +
       'Only where the platform lets members create users (TENANT_MEMBERS_CREATE_USERS=true; 409 email_taken then tells the ' +
       'member the email has an account somewhere in the database); otherwise every member is 403 developer_token_required, ' +
       'whatever the email.',
     tags: ['users'],
-    auth: 'session',
+    auth: 'cookie',
+    security: ['sessionCookieAuth', 'familySessionCookie'],
+    // An anonymous caller is refused before its body is read, as on every authenticated route.
+    beforeBody: (header) => {
+      if (!hasSessionCookie(header('cookie'))) throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
+    },
     params: record({ database: uuid('The database id'), tenantId: uuid('The tenant id') }),
     body: V2CreateUserRequest,
     success: { status: 201, description: 'Created and added to the tenant', schema: UserSchema },
     errors: [401, 403, 404, 409],
-    handler: async ({ params, body, sessionToken, scope }) => {
-      const user = await createUserWithSession(scope, sessionToken, { databaseId: params.database, tenantId: params.tenantId }, body);
+    handler: async ({ params, body, header, scope }) => {
+      const user = await createUserWithSession(scope, v2SessionToken(scope, header), { databaseId: params.database, tenantId: params.tenantId }, body);
       return respond({ status: 201, body: presentUser(user) });
     },
   }),

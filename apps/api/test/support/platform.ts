@@ -68,8 +68,9 @@ async function start(): Promise<TestPlatform> {
   const gateway = await startAppProcess('apps/gateway/src/main.ts', {
     portVariable: 'GATEWAY_ADMIN_PORT',
     // The gateway's own tests (apps/gateway/test) cover TLS; here plain connections keep the focus on the API.
-    // Counted minutes reach the control plane within 200 ms (insights tests).
-    env: { ...env, GATEWAY_ALLOW_PLAIN: 'true', GATEWAY_INSIGHTS_FLUSH_MS: '200' },
+    // Counted minutes reach the control plane within 200 ms (insights tests). One worker: workers have
+    // their own tests (apps/gateway workers.test.ts), and the suite's machine has few cores.
+    env: { ...env, GATEWAY_ALLOW_PLAIN: 'true', GATEWAY_INSIGHTS_FLUSH_MS: '200', GATEWAY_WORKERS: '1' },
   });
   const api = await startApi(loadApiConfig(env));
   return { postgres, controlPlane, api, gateway, request: httpClient(api.url), env };

@@ -86,6 +86,8 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
     GATEWAY_TLS_KEY: tls.serverKey,
     // The protocol tests hold 200 sessions of one database, past the default cap of 100 per database.
     DATABASE_MAX_CONNECTIONS: '300',
+    // One process unless a test asks for more (workers.test.ts): the caps tests count one process's slots.
+    GATEWAY_WORKERS: '1',
   };
   const gateway = await startAppProcess('apps/gateway/src/main.ts', { portVariable: 'GATEWAY_ADMIN_PORT', env: { ...env, ...gatewayEnv } });
   const api = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', env });

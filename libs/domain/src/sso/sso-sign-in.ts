@@ -110,15 +110,18 @@ export interface SsoSignedIn {
   result: LoginResult;
 }
 
-/** Takes the pending sign-in the state names, once: whatever goes wrong after, it cannot be replayed. */
-async function takeLogin(deps: SsoSignInDeps, path: TenantPath, callback: SsoCallback): Promise<PendingSsoLogin> {
+/**
+ * Takes the pending sign-in the state names, once: whatever goes wrong after, it cannot be replayed.
+ * `tenantId` null: the callback does not name the tenant (the family surface's), the login does.
+ */
+export async function takeLogin(deps: SsoSignInDeps, tenantId: string | null, callback: SsoCallback): Promise<PendingSsoLogin> {
   if (!callback.state) throw new ValidationError('session_state_missing', 'The callback has no state: start the sign-in again');
   const taken = await deps.loginStates.take(callback.state, callback.browserToken);
   if (!taken) throw new ValidationError('session_state_mismatch', 'This sign-in is unknown, already finished or expired: start it again');
   if (!callback.browserToken) {
     throw new ValidationError('session_state_missing', 'This browser holds no sign-in in progress (its cookie is missing): start the sign-in again here');
   }
-  if (!taken.sameBrowser || taken.login.tenantId !== path.tenantId) {
+  if (!taken.sameBrowser || (tenantId !== null && taken.login.tenantId !== tenantId)) {
     throw new ValidationError('session_state_mismatch', 'This sign-in was started elsewhere: start it again');
   }
   return taken.login;
@@ -203,7 +206,21 @@ async function resolveUser(access: DatabaseAccess, registration: SsoRegistration
  * the user, makes them a member where the registration provisions users, and opens a session.
  */
 export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, callback: SsoCallback): Promise<SsoSignedIn> {
-  const login = await takeLogin(deps, path, callback);
+  return completeSsoLogin(deps, path, await takeLogin(deps, path.tenantId, callback), callback);
+}
+
+/**
+ * The rest of a callback once its login is taken: `expected` (the family surface's) also requires
+ * the provider the callback URL names and the redirect URI the login was started with.
+ */
+export async function completeSsoLogin(
+  deps: SsoSignInDeps,
+  path: TenantPath,
+  login: PendingSsoLogin,
+  callback: SsoCallback,
+  expected?: { provider: string; callbackUrl: string },
+): Promise<SsoSignedIn> {
+  if (expected && login.callbackUrl !== expected.callbackUrl) throw new ValidationError('session_state_mismatch', 'This sign-in was started for another provider or app: start it again');
   if (callback.error !== undefined || !callback.code) {
     const said = callback.error === undefined ? 'no code' : `'${callback.error.slice(0, 100)}'`;
     throw new ValidationError('oidc_code_missing', `The provider answered ${said} instead of an authorization code: the sign-in did not happen`);
@@ -212,6 +229,7 @@ export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, call
   if (access.database.id !== login.databaseId) throw new ValidationError('session_state_mismatch', 'This sign-in was started for another database');
   const registration = await deps.ssoRegistrations.findById(login.registrationId);
   if (registration && registration.tenantId !== login.tenantId) throw unknownProvider(registration.provider);
+  if (registration && expected && registration.provider !== expected.provider) throw new ValidationError('session_state_mismatch', 'This sign-in was started with another provider');
   const usable = usableRegistration(registration, registration?.provider ?? 'unknown');
   const identity = await deps.relyingParty.finish({
     metadata: usable.metadata,

@@ -11,7 +11,6 @@ import {
 import { bool, dateTime, mapOf, nullable, optional, record, respond, text, uuid } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { emailField, passwordField } from '../request-fields.js';
-import { loginUrl } from '../sso.routes.js';
 import { allowedCallbackUrl, assertCsrfDoubleSubmit, csrfTokenOf, newCsrfToken, type FamilyCookies } from './family-cookies.js';
 import { COOKIE_AUTH, DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, cookiesOf, familyBaseUrl, familyDatabaseParams } from './family-route.js';
 
@@ -89,23 +88,26 @@ export const familyAuthRoutes = [
     summary: 'How users sign in: credentials, and the tenant’s enabled OIDC providers',
     description:
       'The tenant is the `nile.tenant-id` header the SDK forwards; without one, credentials only. An OIDC ' +
-      'provider’s signinUrl is the tenant’s SSO login (GET T/auth/oidc/providers/{providerName}/login).',
+      'provider’s signinUrl is POST /auth/signin/{provider} and its callbackUrl GET /auth/callback/{provider}, where the SDK ' +
+      'forwards the app’s `/api/auth/callback/{provider}` (the redirect URI the provider must accept).',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
     success: { status: 200, description: 'Providers by id', schema: mapOf(ProviderSchema) },
     errors: [404],
     handler: async ({ params, header, scope }) => {
-      const { path } = await familyDatabase(scope, params.database);
+      await familyDatabase(scope, params.database);
       const base = familyBaseUrl(scope, params.database);
       const providers: Record<string, unknown> = {
         credentials: { id: 'credentials', name: 'Credentials', type: 'credentials', signinUrl: `${base}/auth/signin/credentials`, callbackUrl: `${base}/auth/callback/credentials` },
       };
       const tenantId = header('nile.tenant-id');
       if (isUuid(tenantId)) {
-        for (const registration of await enabledTenantProviders(scope, params.database, tenantId)) {
-          const signin = loginUrl(scope, path, tenantId, registration.provider);
-          providers[registration.provider] = { id: registration.provider, name: registration.provider, type: 'oidc', signinUrl: signin, callbackUrl: signin.replace(/\/providers\/[^/]+\/login$/, '/callback') };
+        for (const { provider } of await enabledTenantProviders(scope, params.database, tenantId)) {
+          // A provider named `credentials` would shadow password sign-in here; the family surface cannot reach it.
+          if (provider === 'credentials') continue;
+          const name = encodeURIComponent(provider);
+          providers[provider] = { id: provider, name: provider, type: 'oidc', signinUrl: `${base}/auth/signin/${name}`, callbackUrl: `${base}/auth/callback/${name}` };
         }
       }
       return respond({ body: providers, headers: NO_STORE });

@@ -15,7 +15,7 @@ export interface FamilyAuthSettings {
   allowedOrigins: readonly string[];
 }
 
-export type FamilyCookie = 'session-token' | 'csrf-token' | 'callback-url' | 'reset';
+export type FamilyCookie = 'session-token' | 'csrf-token' | 'callback-url' | 'reset' | 'sso-state';
 
 /** A request's view of the family cookies: secure when the SDK says so (`nile-secure-cookies`) or the API is served over https. */
 export class FamilyCookies {

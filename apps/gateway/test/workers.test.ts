@@ -1,0 +1,172 @@
+// GATEWAY_WORKERS: one port served by several processes. Which worker holds a client's connection
+// is read from the operating system (each worker's sockets in /proc), not from the gateway's word.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import net from 'node:net';
+import type pg from 'pg';
+import { eventually, rejection } from '@platform/testing';
+import { connectVerified, runningStatement, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
+import { RawConnection, cancelRequest, simpleQuery } from './support/raw-client.js';
+
+/** The gateway's worker processes: the children of the process the test started (not tsx's esbuild service). */
+function workersOf(supervisor: number): number[] {
+  const out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(supervisor)], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([pid, command]) => Number(pid) > 0 && command !== 'esbuild')
+    .map(([pid]) => Number(pid))
+    .sort();
+}
+
+/** How many established connections to `port` each process holds. */
+function connectionsOn(port: number, pids: number[]): number[] {
+  const established = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local address "hex:PORT", state 01 = ESTABLISHED, inode in the tenth field
+      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === port && fields[3] === '01') established.add(fields[9]);
+    }
+  }
+  return pids.map((pid) => {
+    let count = 0;
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      const target = (() => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          return '';
+        }
+      })();
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && established.has(inode)) count++;
+    }
+    return count;
+  });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
+  let p: GatewayPlatform;
+  let db: TestDatabase;
+  let credential: TestCredential;
+  let workers: number[];
+
+  before(async function () {
+    this.timeout(120_000);
+    p = await startGatewayPlatform({ GATEWAY_WORKERS: '2', GATEWAY_INSIGHTS_FLUSH_MS: '200' });
+    db = await p.newDatabase();
+    credential = await db.newCredential();
+    workers = workersOf(p.gateway.child.pid!);
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await p?.stop();
+  });
+
+  it('runs two workers and hands client connections to both in turn', async function () {
+    expect(workers).to.have.length(2);
+    const clients = await Promise.all(Array.from({ length: 6 }, () => connectVerified(p, credential)));
+    try {
+      const held = connectionsOn(p.gatewayPort, workers);
+      expect(held.reduce((a, b) => a + b), `connections per worker ${held}`).to.equal(6);
+      expect(Math.min(...held), `connections per worker ${held}`).to.be.at.least(2);
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
+  it('counts each query once across workers, in /metrics and in the insights', async function () {
+    this.timeout(60_000);
+    const counted = await p.newDatabase();
+    const owner = await counted.newCredential();
+    const windowStart = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, owner)));
+    for (const client of clients) for (let i = 0; i < 5; i++) await client.query(`select ${i}`);
+    expect(Math.min(...connectionsOn(p.gatewayPort, workers)), 'both workers served the load').to.be.at.least(1);
+    const series = `gateway_queries_total{database_id="${counted.id}",tenant_id=""}`;
+    expect((await p.metrics()).get('gateway_connections')).to.equal(4);
+    await Promise.all(clients.map((client) => client.end()));
+    await eventually(async () => ((await p.metrics()).get(series) === 20 ? true : undefined), 10_000, `${series} at 20`);
+    const end = new Date(windowStart.getTime() + 3_600_000).toISOString();
+    const insights = `${counted.D}/insights/query-performance?start=${windowStart.toISOString()}&end=${end}&granularity=1h`;
+    await eventually(
+      async () => {
+        const answer = await p.api.request('GET', insights, { token: counted.token });
+        expect(answer.status, answer.text).to.equal(200);
+        const queries = Math.round(answer.body.points[0].proxyQueriesPerSecond * 3600);
+        expect(queries).to.be.at.most(20);
+        return queries === 20 ? true : undefined;
+      },
+      15_000,
+      '20 queries in the insights',
+    );
+  });
+
+  it('cancels a protocol 3.0 query whichever worker the cancel request reaches', async function () {
+    this.timeout(60_000);
+    // Round-robin hands the sessions and the cancel requests' connections to both workers alike:
+    // some of these cancels reach the worker that does not hold the session.
+    for (let round = 0; round < 4; round++) {
+      const connection = await RawConnection.openTls(p.gatewayPort, p.ca);
+      try {
+        const keyData = (await connection.login(credential.id, db.name, credential.password)).find((message) => message.type === 'K')!;
+        connection.write(simpleQuery('select pg_sleep(30)'));
+        await runningStatement(p, credential, 'select pg_sleep');
+        const started = Date.now();
+        const socket = net.connect({ host: '127.0.0.1', port: p.gatewayPort });
+        await once(socket, 'connect');
+        socket.end(cancelRequest(keyData.body.readInt32BE(0), keyData.body.subarray(4)));
+        const error = (await rejection(connection.until('Z'))) as Error & { fields: Record<string, string> };
+        expect([error.fields.C, Date.now() - started < 5_000], `round ${round}`).to.deep.equal(['57014', true]);
+      } finally {
+        connection.end();
+      }
+    }
+  });
+
+  it('replaces a worker that dies: only its clients are cut, the port keeps serving, readiness comes back', async function () {
+    this.timeout(60_000);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, credential)));
+    const [victim, survivor] = workers;
+    const onSurvivor = connectionsOn(p.gatewayPort, [survivor])[0];
+    process.kill(victim, 'SIGKILL');
+    const outcomes = await Promise.all(
+      clients.map((client: pg.Client) =>
+        client.query('select 1 as one').then(
+          () => 'answered',
+          () => 'cut',
+        ),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome === 'answered'), `${outcomes}`).to.have.length(onSurvivor);
+    expect(outcomes.filter((outcome) => outcome === 'cut')).to.have.length(4 - onSurvivor);
+    const fresh = await connectVerified(p, credential);
+    expect((await fresh.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+    await fresh.end();
+    workers = await eventually(async () => {
+      const now = workersOf(p.gateway.child.pid!);
+      return now.length === 2 && !now.includes(victim) ? now : undefined;
+    }, 20_000, 'a replacement worker');
+    await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
+    await Promise.all(clients.map((client) => client.end().catch(() => {})));
+  });
+
+  it('stops its workers when it stops', async function () {
+    this.timeout(30_000);
+    await p.gateway.stop();
+    expect(workers.filter(isRunning)).to.deep.equal([]);
+  });
+});
