@@ -97,8 +97,11 @@ describe('the API family’s auth settings per database, and the links they guar
     expect(put.body).to.deep.equal({ selfSignUp: false, appOrigins: [APP_X, 'http://localhost:3000'] });
     expect((await putSettings(x, { selfSignUp: true })).body).to.deep.equal({ selfSignUp: true, appOrigins: [APP_X, 'http://localhost:3000'] });
     expect((await putSettings(x, { appOrigins: [APP_X] })).body).to.deep.equal({ selfSignUp: true, appOrigins: [APP_X] });
-    // Y's settings are Y's own.
+    // Y's settings are Y's own; two changes of different fields at once both hold; null follows the platform again.
     expect((await settingsOf(y)).body).to.deep.equal({ selfSignUp: false, appOrigins: [] });
+    await Promise.all([putSettings(y, { selfSignUp: true }), putSettings(y, { appOrigins: [APP_Y] })]);
+    expect((await settingsOf(y)).body).to.deep.equal({ selfSignUp: true, appOrigins: [APP_Y] });
+    expect((await putSettings(y, { selfSignUp: null, appOrigins: [] })).body).to.deep.equal({ selfSignUp: false, appOrigins: [] });
   });
 
   it('sign-up follows the database’s setting; a taken address is 409 and its owner is mailed; throttled per address and per client', async function () {

@@ -19,7 +19,10 @@ describe('database auth settings', () => {
 
   it('follows the platform default until the database sets its own', async () => {
     const stored = new Map<string, StoredAuthSettings>();
-    const authSettings = { find: async (id: string) => stored.get(id) ?? null, save: async (id: string, settings: StoredAuthSettings) => void stored.set(id, settings) };
+    const authSettings = {
+      find: async (id: string) => stored.get(id) ?? null,
+      update: async (id: string, patch: Partial<StoredAuthSettings>) => void stored.set(id, { selfSignUp: null, appOrigins: [], ...stored.get(id), ...patch }),
+    };
     expect(await databaseAuthSettings({}, 'a')).to.deep.equal({ selfSignUp: false, appOrigins: [] });
     expect(await databaseAuthSettings({ selfSignUp: true, authSettings }, 'a')).to.deep.equal({ selfSignUp: true, appOrigins: [] });
     stored.set('a', { selfSignUp: null, appOrigins: ['https://app.example.com'] });

@@ -27,7 +27,8 @@ export interface StoredAuthSettings {
 /** The stored settings of each database (the control plane's database_auth_settings). */
 export interface AuthSettingsStore {
   find(databaseId: string): Promise<StoredAuthSettings | null>;
-  save(databaseId: string, settings: StoredAuthSettings): Promise<void>;
+  /** Sets the fields given and keeps the others, in one step: concurrent changes of different fields both hold. */
+  update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<void>;
 }
 
 export interface AuthSettingsDeps {
@@ -96,10 +97,9 @@ export async function updateAuthSettings(
   }
   const origins = patch.appOrigins === undefined ? undefined : [...new Set(patch.appOrigins.map(normalizeAppOrigin))];
   if (!deps.authSettings) throw new Error('auth settings are not wired into this API');
-  const current = (await deps.authSettings.find(database.id)) ?? { selfSignUp: null, appOrigins: [] };
-  await deps.authSettings.save(database.id, {
-    selfSignUp: patch.selfSignUp === undefined ? current.selfSignUp : patch.selfSignUp,
-    appOrigins: origins ?? current.appOrigins,
+  await deps.authSettings.update(database.id, {
+    ...(patch.selfSignUp !== undefined ? { selfSignUp: patch.selfSignUp } : {}),
+    ...(origins !== undefined ? { appOrigins: origins } : {}),
   });
   return databaseAuthSettings(deps, database.id);
 }

@@ -17,12 +17,18 @@ export class SqlAuthSettings implements AuthSettingsStore {
     return row ? { selfSignUp: row.self_sign_up, appOrigins: row.app_origins } : null;
   }
 
-  async save(databaseId: string, settings: StoredAuthSettings): Promise<void> {
+  async update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<void> {
+    const setsSignUp = patch.selfSignUp !== undefined;
+    const setsOrigins = patch.appOrigins !== undefined;
     await this.execute(
-      `insert into database_auth_settings (database_id, self_sign_up, app_origins, updated) values (?, ?, array(select jsonb_array_elements_text(?::jsonb)), now())
-       on conflict (database_id) do update set self_sign_up = excluded.self_sign_up, app_origins = excluded.app_origins, updated = excluded.updated`,
+      `insert into database_auth_settings (database_id, self_sign_up, app_origins, updated)
+       values (?, ?::boolean, array(select jsonb_array_elements_text(?::jsonb)), now())
+       on conflict (database_id) do update set
+         self_sign_up = case when ? then excluded.self_sign_up else database_auth_settings.self_sign_up end,
+         app_origins = case when ? then excluded.app_origins else database_auth_settings.app_origins end,
+         updated = excluded.updated`,
       // The origins travel as one JSON array: a driver would spread a bound list.
-      [databaseId, settings.selfSignUp, JSON.stringify(settings.appOrigins)],
+      [databaseId, patch.selfSignUp ?? null, JSON.stringify(patch.appOrigins ?? []), setsSignUp, setsOrigins],
     );
   }
 }
