@@ -6,7 +6,7 @@ import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane'
 import { systemClock, type TokenVerifier } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { BACKUP_DEFAULTS, type BackupSettings } from '@platform/postgres-launcher';
 import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
@@ -234,7 +234,8 @@ async function managementServices(
     membersDeleteTenants: config.membersDeleteTenants,
     membersLinkUsers: config.membersLinkUsers,
     selfSignUp: config.selfSignUp,
-    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins, mailedLinksToApps: config.familyAppLinks },
+    authSettings: new SqlAuthSettings(orm),
+    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins },
     sessionCookie: sessionCookieFor(config.api.publicApiUrl),
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,
