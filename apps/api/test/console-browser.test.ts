@@ -166,6 +166,83 @@ describe('the console in a real browser (Chromium)', function () {
     await snapshot('insights');
   });
 
+  it('creates a tenant and a user in it, and shows the tenant’s SSO providers (none yet)', async function () {
+    await page.getByRole('tab', { name: 'Tenants' }).click();
+    await page.getByLabel('Tenant name').fill('Acme');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.getByRole('button', { name: 'Acme' }).click();
+    await page.getByLabel('User email').fill('ada@example.com');
+    await page.getByLabel('User password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('region', { name: 'Users' }).getByText('ada@example.com').waitFor();
+    await page.getByRole('region', { name: 'SSO providers' }).getByText('No SSO provider for this tenant.').waitFor();
+    await snapshot('tenants');
+  });
+
+  it('charts one tenant’s queries when that tenant is chosen', async function () {
+    await page.getByRole('tab', { name: 'Credentials' }).click();
+    await page.getByLabel('Tenant of the credential').selectOption({ label: 'Acme' });
+    await page.getByRole('button', { name: 'Create credential' }).click();
+    const acmeUrl = await page.locator('.shown-once').getByLabel('Connection string').inputValue();
+    await page.locator('.shown-once').getByRole('button', { name: 'Done' }).click();
+    await withClient(acmeUrl, async (client) => {
+      for (let i = 0; i < 30; i += 1) await client.query('select $1::int', [i]);
+    });
+    await page.getByRole('tab', { name: 'Insights' }).click();
+    await page.getByLabel('Insights tenant').selectOption({ label: 'Acme' });
+    const charts = page.locator('.charts');
+    await eventually(
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(300);
+        return (await charts.locator('.summary').innerText()).startsWith('30 queries') ? true : undefined;
+      },
+      20_000,
+      'the tenant’s 30 queries on the page',
+    );
+    expect(await charts.getAttribute('data-tenant')).to.match(/^[0-9a-f-]{36}$/);
+    await snapshot('insights-tenant');
+  });
+
+  it('puts a database on dedicated compute, resizes it and deletes the instance, its status followed live', async function () {
+    this.timeout(240_000);
+    await page.getByLabel('Database name').fill('scratch');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    const row = page.locator('tr[data-database="scratch"]');
+    await row.locator('.status', { hasText: 'READY' }).waitFor({ timeout: 60_000 });
+    await row.getByRole('button', { name: 'scratch' }).click();
+    await page.getByRole('tab', { name: 'Compute' }).click();
+    const sizes = await page.getByLabel('Instance size').locator('option').allInnerTexts();
+    expect(sizes.length, 'the catalog').to.be.at.least(2);
+    await page.getByLabel('Instance name').fill('scratch-1');
+    await page.getByLabel('Instance size').selectOption(sizes[0]);
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    const instance = page.locator('tr[data-instance="scratch-1"]');
+    await instance.locator('.status', { hasText: 'READY' }).waitFor({ timeout: 90_000 });
+    await snapshot('compute-ready');
+    await instance.getByLabel('New size').selectOption(sizes[1]);
+    await instance.getByRole('button', { name: 'Resize' }).click();
+    await eventually(async () => ((await instance.innerText()).includes(sizes[1]) && (await instance.locator('.status').innerText()) === 'READY' ? true : undefined), 90_000, 'the resize');
+    await instance.getByRole('button', { name: 'Delete' }).click();
+    await instance.locator('.status', { hasText: 'TERMINATED' }).waitFor({ timeout: 90_000 });
+  });
+
+  it('renames a database and deletes it', async function () {
+    const row = page.locator('tr[data-database="scratch"]');
+    await row.getByRole('button', { name: 'Rename' }).click();
+    await row.getByLabel('New name').fill('scratch_2');
+    await row.getByRole('button', { name: 'Save' }).click();
+    const renamed = page.locator('tr[data-database="scratch_2"]');
+    await renamed.waitFor();
+    expect(await page.locator('tr[data-database="scratch"]').count()).to.equal(0);
+    await renamed.getByRole('button', { name: 'Delete' }).click();
+    await renamed.waitFor({ state: 'detached', timeout: 15_000 });
+    const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('console.session') ?? '{}').accessToken as string);
+    const gone = await p.request('GET', `/workspaces/${slug}/databases/scratch_2`, { token });
+    expect(gone.status, gone.text).to.equal(404);
+    await snapshot('databases');
+  });
+
   it('loaded nothing from elsewhere and had nothing refused by its policy', async function () {
     const refused = consoleLines.filter((line) => /Content Security Policy|Refused to|Failed to load/i.test(line));
     expect(refused, refused.join('\n')).to.deep.equal([]);
