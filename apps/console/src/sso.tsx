@@ -15,9 +15,9 @@ export function SsoProviders({ tenantPath }: { tenantPath: string }) {
         aria-label="New SSO provider"
         onSubmit={async (event) => {
           const form = event.currentTarget;
-          const { provider, configUrl, clientId, clientSecret, emailDomains } = fieldsOf(event);
-          const domains = emailDomains ? emailDomains.split(/[\s,]+/).filter(Boolean) : undefined;
-          if (await action.run(() => api('POST', path(provider), { configUrl, clientId, clientSecret, ...(domains ? { emailDomains: domains } : {}) }))) {
+          const { provider, configUrl, clientId, clientSecret, emailDomains, redirectURI } = fieldsOf(event);
+          const domains = emailDomains.split(/[\s,]+/).filter(Boolean);
+          if (await action.run(() => api('POST', path(provider), { configUrl, clientId, clientSecret, emailDomains: domains, redirectURI }))) {
             form.reset();
             providers.reload();
           }
@@ -27,7 +27,8 @@ export function SsoProviders({ tenantPath }: { tenantPath: string }) {
         <input name="configUrl" type="url" placeholder="https://idp.example.com/.well-known/openid-configuration" aria-label="Discovery URL" required />
         <input name="clientId" placeholder="client id" aria-label="Client id" required />
         <input name="clientSecret" type="password" placeholder="client secret" aria-label="Client secret" autoComplete="off" required />
-        <input name="emailDomains" placeholder="email domains (optional, comma-separated)" aria-label="Email domains" />
+        <input name="emailDomains" placeholder="email domains, comma-separated (example.com)" aria-label="Email domains" required />
+        <input name="redirectURI" type="url" placeholder="https://app.example.com/sso (where the signed-in user’s token is posted)" aria-label="App redirect URI" required />
         <button disabled={action.busy}>Register provider</button>
       </form>
       <ErrorLine error={action.error ?? providers.error} />
@@ -40,6 +41,9 @@ export function SsoProviders({ tenantPath }: { tenantPath: string }) {
                 <code>{provider.configUrl}</code>
               </td>
               <td>{(provider.emailDomains ?? []).join(', ')}</td>
+              <td>
+                <code>{provider.redirectURI}</code>
+              </td>
               <td>{provider.enabled === false ? 'disabled' : 'enabled'}</td>
               <td class="actions">
                 <button

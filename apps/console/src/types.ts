@@ -43,6 +43,7 @@ export interface SsoProvider {
   configUrl?: string;
   clientId?: string;
   emailDomains?: string[];
+  redirectURI?: string;
   enabled?: boolean;
 }
 
