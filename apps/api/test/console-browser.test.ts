@@ -82,6 +82,10 @@ describe('the console in a real browser (Chromium)', function () {
 
   it('signs a developer in through the token service and comes back signed in', async function () {
     const developer = await signUpDeveloper(oauth!.url);
+    // An answer this tab did not ask for (a forged or replayed redirect) is refused, and taken out of the address.
+    await page.goto(`${TEST_AUDIENCE}/console?code=forged&state=forged&iss=${encodeURIComponent(TEST_ISSUER)}`);
+    expect(await page.getByRole('alert').innerText()).to.equal('This sign-in was not started here (its state does not match): sign in again.');
+    expect(page.url()).to.equal(`${TEST_AUDIENCE}/console`);
     await page.goto(`${TEST_AUDIENCE}/console`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await snapshot('signed-out');
@@ -254,6 +258,14 @@ describe('the console in a real browser (Chromium)', function () {
     const gone = await p.request('GET', `/workspaces/${slug}/databases/scratch_2`, { token });
     expect(gone.status, gone.text).to.equal(404);
     await snapshot('databases');
+  });
+
+  it('signs out: the token is gone from the tab and the page asks to sign in again', async function () {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('console.session'))).to.equal(null);
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
   });
 
   it('loaded nothing from elsewhere and had nothing refused by its policy (one failed request: the SSO refusal)', async function () {
