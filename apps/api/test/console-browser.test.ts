@@ -196,11 +196,12 @@ describe('the console in a real browser (Chromium)', function () {
     await snapshot('tenants');
   });
 
+  let acmeUrl = '';
   it('charts one tenant’s queries when that tenant is chosen', async function () {
     await page.getByRole('tab', { name: 'Credentials' }).click();
     await page.getByLabel('Tenant of the credential').selectOption({ label: 'Acme' });
     await page.getByRole('button', { name: 'Create credential' }).click();
-    const acmeUrl = await page.locator('.shown-once').getByLabel('Connection string').inputValue();
+    acmeUrl = await page.locator('.shown-once').getByLabel('Connection string').inputValue();
     await page.locator('.shown-once').getByRole('button', { name: 'Done' }).click();
     await withClient(acmeUrl, async (client) => {
       for (let i = 0; i < 30; i += 1) await client.query('select $1::int', [i]);
@@ -221,6 +222,19 @@ describe('the console in a real browser (Chromium)', function () {
     await snapshot('insights-tenant');
   });
 
+  it('deletes a credential: it is gone from the list and logs in no more', async function () {
+    await page.getByRole('tab', { name: 'Credentials' }).click();
+    const credentials = page.locator('[data-credential]');
+    await eventually(async () => ((await credentials.count()) === 2 ? true : undefined), 10_000, 'two credentials listed');
+    const acme = credentials.filter({ hasNotText: 'every tenant' });
+    const user = (await acme.getAttribute('data-credential'))!;
+    await acme.getByRole('button', { name: 'Delete' }).click();
+    await eventually(async () => ((await credentials.count()) === 1 ? true : undefined), 10_000, 'one credential left');
+    expect(await page.locator(`[data-credential="${user}"]`).count()).to.equal(0);
+    const failure = await withClient(acmeUrl, async () => 'connected').catch((error: Error) => error.message);
+    expect(failure).to.match(/password authentication failed|does not exist/);
+  });
+
   it('puts a database on dedicated compute, resizes it and deletes the instance, its status followed live', async function () {
     this.timeout(240_000);
     await page.getByLabel('Database name').fill('scratch');
@@ -229,8 +243,9 @@ describe('the console in a real browser (Chromium)', function () {
     await row.locator('.status', { hasText: 'READY' }).waitFor({ timeout: 60_000 });
     await row.getByRole('button', { name: 'scratch' }).click();
     await page.getByRole('tab', { name: 'Compute' }).click();
-    const sizes = await page.getByLabel('Instance size').locator('option').allInnerTexts();
-    expect(sizes.length, 'the catalog').to.be.at.least(2);
+    const options = page.getByLabel('Instance size', { exact: true }).locator('option');
+    await eventually(async () => ((await options.count()) >= 2 ? true : undefined), 10_000, 'two compute types to choose from');
+    const sizes = await options.allInnerTexts();
     await page.getByLabel('Instance name').fill('scratch-1');
     await page.getByLabel('Instance size').selectOption(sizes[0]);
     await page.getByRole('button', { name: 'Create instance' }).click();
@@ -258,6 +273,17 @@ describe('the console in a real browser (Chromium)', function () {
     const gone = await p.request('GET', `/workspaces/${slug}/databases/scratch_2`, { token });
     expect(gone.status, gone.text).to.equal(404);
     await snapshot('databases');
+  });
+
+  it('refreshes a token about to end with its refresh token, and goes on', async function () {
+    const before = await page.evaluate(() => JSON.parse(sessionStorage.getItem('console.session')!) as { accessToken: string; expiresAt: number });
+    await page.evaluate((session) => sessionStorage.setItem('console.session', JSON.stringify({ ...session, expiresAt: Date.now() })), before);
+    await page.locator('tr[data-database="shop"]').getByRole('button', { name: 'shop' }).click();
+    await page.getByRole('tab', { name: 'Credentials' }).click();
+    await page.locator('[data-credential]').first().waitFor();
+    const after = await page.evaluate(() => JSON.parse(sessionStorage.getItem('console.session')!) as { accessToken: string; expiresAt: number });
+    expect(after.accessToken).not.to.equal(before.accessToken);
+    expect(after.expiresAt).to.be.greaterThan(Date.now() + 60_000);
   });
 
   it('signs out: the token is gone from the tab and the page asks to sign in again', async function () {

@@ -112,11 +112,19 @@ export function signOut(): void {
   sessionStorage.removeItem(SESSION);
 }
 
+/** The refresh under way: panels asking at once share it (a refresh token is single use; a second use revokes the family). */
+let refreshing: Promise<string | null> | undefined;
+
 /** The access token, refreshed first when it ends within half a minute; null when signed out. */
 export async function accessToken(settings: Settings): Promise<string | null> {
   const session = JSON.parse(sessionStorage.getItem(SESSION) ?? 'null') as Session | null;
   if (!session) return null;
   if (session.expiresAt - Date.now() > 30_000) return session.accessToken;
+  refreshing ??= refresh(settings, session).finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+async function refresh(settings: Settings, session: Session): Promise<string | null> {
   if (!session.refreshToken) {
     signOut();
     return null;
