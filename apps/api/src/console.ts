@@ -53,7 +53,7 @@ export function consoleAssets(): Promise<ConsoleAssets> {
 }
 
 async function bundle(): Promise<ConsoleAssets> {
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
   const source = consoleSourceDir();
   const result = await build({
     entryPoints: { console: join(source, 'main.tsx'), 'console-style': join(source, 'console.css') },
@@ -69,7 +69,10 @@ async function bundle(): Promise<ConsoleAssets> {
     write: false,
     outdir: 'console-bundle',
     logLevel: 'silent',
-  });
+  }).finally(() =>
+    // The bundle is made once: esbuild's service process (about 20 MB) need not stay for the API's life.
+    stop(),
+  );
   const output = (extension: string) => {
     const file = result.outputFiles.find((candidate) => candidate.path.endsWith(extension));
     if (!file) throw new Error(`the console's bundle has no ${extension} file`);
