@@ -92,7 +92,7 @@ export const CONSOLE_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -40,7 +40,7 @@ describe('the docs page and the index of the API', function () {
     expect(page.headers.get('cache-control')).to.equal('no-cache');
     expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(page.headers.get('content-security-policy')).to.equal(
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
     expect(html).not.to.match(/<script>|<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\bon[a-z]+=/i);
     expect(html).to.include(`data-issuer="${TEST_ISSUER}" data-authorize="${TEST_ISSUER}/oauth2/authorize" data-client-id="platform-console" data-redirect-uri="${TEST_AUDIENCE}/console"`);
