@@ -98,6 +98,8 @@ describe('HTTP contract', function () {
       '/',
       '/docs',
       '/docs/assets/{file}',
+      '/console',
+      '/console/assets/{file}',
       '/healthz',
       '/readyz',
       '/workspaces',

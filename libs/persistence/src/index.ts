@@ -19,4 +19,5 @@ export { SqlInsightsRetention } from './repositories/insights-retention.js';
 export { grantPurge, insightsHousekeeping } from './repositories/housekeeping.js';
 export { SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
 export { watchedClientLookup } from './repositories/watched-client-lookup.js';
+export { ensureFirstPartyClient } from './repositories/first-party-clients.js';
 export { SqlComputeInstances, SqlComputeStore } from './repositories/compute.store.js';
