@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
+import { DEFAULT_POOL_SETTINGS, type PoolSettings, DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
 import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
@@ -25,6 +25,8 @@ export interface GatewayConfig extends PlatformConfig {
   maxLoginsPerUserAddress: number;
   /** How long a client has from the server-first-message to its final message (the step that holds a backend). */
   scramStepTimeoutMs: number;
+  /** The pooled endpoint's pools (GATEWAY_POOL_*); used only with GATEWAY_POOLED_PORT. */
+  pools: PoolSettings;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -72,5 +74,11 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     maxLoginsPerUser,
     maxLoginsPerUserAddress,
     scramStepTimeoutMs: readInteger(env, 'GATEWAY_SCRAM_STEP_TIMEOUT_MS', DEFAULT_SCRAM_STEP_TIMEOUT_MS, { min: 100, max: 600_000 }),
+    pools: {
+      size: readInteger(env, 'GATEWAY_POOL_SIZE', DEFAULT_POOL_SETTINGS.size, { min: 1, max: 10_000 }),
+      waitMs: readInteger(env, 'GATEWAY_POOL_WAIT_MS', DEFAULT_POOL_SETTINGS.waitMs, { min: 10, max: 600_000 }),
+      idleMs: readInteger(env, 'GATEWAY_POOL_IDLE_MS', DEFAULT_POOL_SETTINGS.idleMs, { min: 100, max: 86_400_000 }),
+      preparedStatements: readInteger(env, 'GATEWAY_POOL_PREPARED_STATEMENTS', DEFAULT_POOL_SETTINGS.preparedStatements, { min: 1, max: 100_000 }),
+    },
   };
 }

@@ -1,0 +1,106 @@
+// What a pooled client's session is made of, kept by the gateway since its server connections are
+// shared: the tenant named at login, the settings of its startup packet, and the plain SETs it ran
+// outside a transaction. Whenever a server connection passes to a client other than the one it last
+// served, that state is rebuilt there (after a reset of everything a session can leave behind) in one
+// pipelined simple query whose answers the client never sees.
+import { TENANT_CONTEXT_SETTING } from '@platform/domain';
+import { isTenantParameter } from './startup-options.js';
+import type { LoginRequest } from './startup.js';
+
+/**
+ * What a previous client may have left on a server connection, undone: its settings (RESET ALL,
+ * which leaves the role alone, hence RESET ROLE), open cursors (WITH HOLD ones too), LISTEN, session
+ * advisory locks, temporary tables and sequence state. Not DEALLOCATE ALL: the gateway's own
+ * prepared statements are shared by the pool's clients (SQL-level PREPARE is deallocated apart).
+ */
+export const RESET_SQL = 'RESET ALL; RESET ROLE; CLOSE ALL; UNLISTEN *; SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;';
+
+/** Startup parameters the gateway handles itself rather than as settings. */
+const NOT_SETTINGS = new Set(['user', 'database', 'options', 'replication']);
+const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$/;
+
+const quoteLiteral = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+const quoteName = (name: string): string => name.split('.').map((part) => `"${part.replace(/"/g, '""')}"`).join('.');
+
+/** `SET name = value` for one setting, names and values quoted. */
+export function setStatement(name: string, value: string): string {
+  return `SET ${quoteName(name)} = ${quoteLiteral(value)};`;
+}
+
+// The statements tracked when they are a client's whole simple query outside a transaction.
+const SET_VALUE = /^\s*set\s+(?:session\s+)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$.]*)\s*(?:=|\s+to\s+)\s*([^;]+?)\s*;?\s*$/is;
+const SET_ROLE = /^\s*set\s+(?:session\s+)?role\s+([^;]+?)\s*;?\s*$/is;
+const SET_TIME_ZONE = /^\s*set\s+(?:session\s+)?time\s+zone\s+([^;]+?)\s*;?\s*$/is;
+const RESET = /^\s*reset\s+("(?:[^"]|"")+"|all|role|[a-z_][a-z0-9_$.]*)\s*;?\s*$/is;
+
+/** What a tracked statement does to the client's settings: the setting it sets (with the statement), or resets. */
+export type TrackedChange = { set: string; statement: string } | { reset: string };
+
+/** The change a client's simple query makes, when it is one the pooled endpoint keeps per client; null otherwise. */
+export function trackedChange(sql: string): TrackedChange | null {
+  if (sql.length > 10_000 || sql.includes('\0')) return null;
+  const role = SET_ROLE.exec(sql);
+  if (role) return { set: 'role', statement: sql.trim().replace(/;?$/, ';') };
+  const zone = SET_TIME_ZONE.exec(sql);
+  if (zone) return { set: 'timezone', statement: sql.trim().replace(/;?$/, ';') };
+  const value = SET_VALUE.exec(sql);
+  if (value && !/^local$/i.test(value[1])) return { set: settingKey(value[1]), statement: sql.trim().replace(/;?$/, ';') };
+  const reset = RESET.exec(sql);
+  if (reset) return { reset: settingKey(reset[1]) };
+  return null;
+}
+
+function settingKey(name: string): string {
+  return name.startsWith('"') ? name.slice(1, -1).replace(/""/g, '"') : name.toLowerCase();
+}
+
+/** One pooled client's session state. Its identity is what a server connection's `owner` compares. */
+export class PooledClientState {
+  /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults. */
+  private readonly defaults: string[] = [];
+  /** Tracked SETs since, by setting name, in the order they came. */
+  private readonly tracked = new Map<string, string>();
+
+  constructor(login: Pick<LoginRequest, 'parameters' | 'options' | 'tenantSetting'>, tenantId: string | null) {
+    for (const [name, value] of login.parameters) {
+      if (NOT_SETTINGS.has(name) || name.startsWith('_pq_.') || isTenantParameter(name) || !SETTING_NAME.test(name)) continue;
+      this.defaults.push(setStatement(name, value));
+    }
+    for (const [name, value] of optionSettings(login.options)) this.defaults.push(setStatement(name, value));
+    if (tenantId !== null) this.defaults.push(setStatement(login.tenantSetting ?? TENANT_CONTEXT_SETTING, tenantId));
+  }
+
+  /** Applies a tracked statement the server ran without an error. */
+  apply(change: TrackedChange): void {
+    if ('set' in change) {
+      this.tracked.delete(change.set);
+      this.tracked.set(change.set, change.statement);
+    } else if (change.reset === 'all') {
+      this.tracked.clear();
+    } else {
+      this.tracked.delete(change.reset);
+    }
+  }
+
+  /** The simple query that makes a server connection this client's: the reset, then its state. */
+  handOverSql(deallocate: boolean): string {
+    return [deallocate ? 'DEALLOCATE ALL;' : '', RESET_SQL, ...this.defaults, ...this.tracked.values()].join(' ');
+  }
+}
+
+/** `-c name=value` and `--name=value` of a client's options; other options are not settings and are ignored. */
+export function optionSettings(options: readonly string[]): [string, string][] {
+  const settings: [string, string][] = [];
+  for (let i = 0; i < options.length; i++) {
+    let word = options[i];
+    if (word === '-c' && i + 1 < options.length) word = options[++i];
+    else if (word.startsWith('-c')) word = word.slice(2);
+    else if (word.startsWith('--')) word = word.slice(2);
+    else continue;
+    const at = word.indexOf('=');
+    if (at <= 0) continue;
+    const name = word.slice(0, at).replace(/-/g, '_');
+    if (SETTING_NAME.test(name)) settings.push([name, word.slice(at + 1)]);
+  }
+  return settings;
+}
