@@ -26,6 +26,7 @@ const READY = BackendType.ReadyForQuery;
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
 const MAX_CLIENT_MESSAGE = 64 << 20;
+const READY_IDLE = Buffer.from([READY, 0, 0, 0, 5, TRANSACTION_IDLE]);
 
 /** Splits `buffer` from `offset` into whole messages; answers those and where the rest starts. */
 export function frames(buffer: Buffer, limit: number): { messages: Buffer[]; rest: number } {
@@ -56,6 +57,8 @@ export class PooledSession {
   private pendingChange: TrackedChange | null = null;
   private changeFailed = false;
   private closed = false;
+  /** The gateway answered the client's last messages itself: a Sync now is answered too. */
+  private answeredAlone = false;
   private readonly statements: PreparedStatements;
 
   constructor(
@@ -97,6 +100,13 @@ export class PooledSession {
         return;
       }
       if (!this.connection) {
+        if (this.waiting.length === 0 && !this.acquiring) {
+          const answer = this.answerAlone(message);
+          if (answer) {
+            toClient.push(answer);
+            continue;
+          }
+        }
         this.waiting.push(Buffer.from(message));
         continue;
       }
@@ -105,6 +115,23 @@ export class PooledSession {
     this.flush(out, toClient);
     if (!this.connection && this.waiting.length > 0 && !this.acquiring) this.acquire();
   };
+
+  /**
+   * The gateway's answer to a message that needs no server while the client holds none: a Parse or
+   * Close (pooled-statements.ts), and the Sync after them (nothing is pending, no transaction is
+   * open). Without it a client that prepares synchronously (libpq's PQprepare) would need a server
+   * connection per Parse, outside any transaction: a pool whose connections all wait on such clients
+   * would stall.
+   */
+  private answerAlone(message: Buffer): Buffer | null {
+    if (message[0] === SYNC && this.answeredAlone) {
+      this.answeredAlone = false;
+      return READY_IDLE;
+    }
+    const answer = this.statements.answerAlone(message);
+    this.answeredAlone = answer !== null;
+    return answer;
+  }
 
   /** One client message for the server (into `out`), with the gateway's own answers due now. */
   private send(message: Buffer, out: Buffer[], toClient: Buffer[]): void {

@@ -39,7 +39,17 @@ type Expected =
 /** The pool's name of each (query text, parameter types), shared by its clients. */
 export class StatementNames {
   private readonly names = new Map<string, string>();
+  /** Statements a server has parsed without an error: a client's Parse of one is answered without a server connection. */
+  private readonly parsed = new Set<string>();
   private next = 1;
+
+  wasParsed(name: string): boolean {
+    return this.parsed.has(name);
+  }
+
+  parsedOnce(name: string): void {
+    this.parsed.add(name);
+  }
 
   nameOf(key: string): string {
     let name = this.names.get(key);
@@ -86,6 +96,30 @@ export class PreparedStatements {
   /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
   clear(): void {
     this.byName.clear();
+  }
+
+  /**
+   * The gateway's answer to a client message that needs no server connection, or null: a Parse of
+   * a statement some server of the pool already parsed (it is prepared where the Bind runs), a Close
+   * of a statement. Only when nothing is pending, so that the answer comes in its place.
+   */
+  answerAlone(message: Buffer): Buffer | null {
+    if (this.queue.length > 0) return null;
+    const type = String.fromCharCode(message[0]);
+    if (type === 'P') {
+      const name = cString(message, 5);
+      if (name.value === '') return null;
+      const query = cString(message, name.end);
+      const poolName = this.names.nameOf(`${message.subarray(query.end).toString('hex')}:${query.value}`);
+      if (!this.names.wasParsed(poolName)) return null;
+      this.byName.set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)) });
+      return PARSE_COMPLETE;
+    }
+    if (type === 'C' && message[5] === code('S')) {
+      this.byName.delete(cString(message, 6).value);
+      return CLOSE_COMPLETE;
+    }
+    return null;
   }
 
   /**
@@ -182,6 +216,7 @@ export class PreparedStatements {
     }
     if (head.kind === 'forward') toClient.push(message);
     if (head.ends.includes(type)) {
+      if (head.parsed) this.names.parsedOnce(head.parsed.name);
       this.queue.shift();
       this.answered(toClient);
     }
