@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { rejection } from '@platform/testing';
+import { eventually, rejection } from '@platform/testing';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 type PgError = Error & { code?: string; severity?: string; detail?: string };
@@ -26,7 +26,8 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
   before(async function () {
     this.timeout(120_000);
     // Pools of 2, a short queue wait so that the test of a full pool is quick.
-    p = await startGatewayPlatform({ GATEWAY_POOL_SIZE: '2', GATEWAY_POOL_WAIT_MS: '1000' }, { pooled: true });
+    // Idle server connections close after a second: a test waits for that.
+    p = await startGatewayPlatform({ GATEWAY_POOL_SIZE: '2', GATEWAY_POOL_WAIT_MS: '1000', GATEWAY_POOL_IDLE_MS: '1000' }, { pooled: true });
     db = await p.newDatabase();
     tenants = { a: await db.newTenant('Tenant A'), b: await db.newTenant('Tenant B') };
     unscoped = await db.newCredential();
@@ -53,6 +54,17 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
       expect(await serverSessions(unscoped)).to.equal(2);
     } finally {
       await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
+  it('closes idle server connections after GATEWAY_POOL_IDLE_MS, and a client logged in before gets a new one', async function () {
+    const client = await pooled(unscoped);
+    try {
+      await eventually(async () => ((await serverSessions(unscoped)) === 0 ? true : undefined), 10_000, 'the idle server connections to close');
+      expect((await client.query('select 3 as n')).rows).to.deep.equal([{ n: 3 }]);
+      expect(await serverSessions(unscoped)).to.equal(1);
+    } finally {
+      await client.end();
     }
   });
 

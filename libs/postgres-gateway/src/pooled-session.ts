@@ -8,7 +8,7 @@ import type { ConnectionContext } from './context.js';
 import { errorResponse } from './protocol.js';
 import { BackendType, TRANSACTION_IDLE } from './message-types.js';
 import type { PooledClientState, TrackedChange } from './pooled-settings.js';
-import { trackedChange } from './pooled-settings.js';
+import { changesSession, handOver, trackedChange } from './pooled-settings.js';
 import { PreparedStatements } from './pooled-statements.js';
 import type { QueryTracker } from './query-counters.js';
 import { ProtocolViolation, Refusal, SqlState } from './refusals.js';
@@ -137,9 +137,13 @@ export class PooledSession {
   private send(message: Buffer, out: Buffer[], toClient: Buffer[]): void {
     const type = message[0];
     this.tracker?.fromClient(type);
-    if (type === QUERY && this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen) {
-      this.pendingChange = trackedChange(message.toString('utf8', 5, message.length - 1));
-      this.changeFailed = false;
+    if (type === QUERY) {
+      const sql = message.toString('utf8', 5, message.length - 1);
+      if (changesSession(sql)) this.connection!.dirty = true;
+      if (this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen) {
+        this.pendingChange = trackedChange(sql);
+        this.changeFailed = false;
+      }
     }
     if (type === SYNC || type === QUERY || type === FUNCTION_CALL) this.extendedOpen = false;
     else if (EXTENDED.has(type)) this.extendedOpen = true;
@@ -171,11 +175,9 @@ export class PooledSession {
         }
         this.attach(connection);
         const out: Buffer[] = [];
-        if (connection.owner !== this.state) {
-          out.push(handOverQuery(this.state.handOverSql(connection.sqlPrepared)));
-          if (connection.sqlPrepared) connection.prepared.clear();
-          connection.sqlPrepared = false;
-          connection.owner = this.state;
+        const sql = handOver(connection, this.state);
+        if (sql !== null) {
+          out.push(handOverQuery(sql));
           this.swallowed++;
         }
         const toClient: Buffer[] = [];
@@ -200,6 +202,8 @@ export class PooledSession {
     this.serverRest = Buffer.alloc(0);
     connection.socket.on('data', this.onServerData);
     connection.socket.once('close', this.onServerClose);
+    // A connection fresh from its login comes paused (ByteReader.detach), and a 'data' listener does not resume an explicit pause.
+    connection.socket.resume();
   }
 
   private detach(clean: boolean): void {

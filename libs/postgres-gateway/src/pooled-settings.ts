@@ -54,20 +54,82 @@ function settingKey(name: string): string {
   return name.startsWith('"') ? name.slice(1, -1).replace(/""/g, '"') : name.toLowerCase();
 }
 
+/**
+ * SQL that may leave state on a server session past its transaction (beyond the SETs the gateway
+ * tracks): a SET or RESET as a statement (at the start, after a semicolon, a quote or a dollar quote,
+ * or after BEGIN, THEN, ELSE or LOOP in a block: not UPDATE's SET), set_config, advisory locks,
+ * LISTEN, cursors, PREPARE, temporary objects, DISCARD, DEALLOCATE, LOAD. A server connection that
+ * ran any is reset in full before another client has it; one that ran none only has its settings
+ * brought to the next client's. What functions do inside is not seen (README "Pooled endpoint").
+ */
+const SESSION_CHANGING = /(?:^|[;$'(]|\b(?:begin|then|else|loop|do))\s*(?:set|reset)\b|set_config|advisory|\blisten\b|\bdeclare\b|\bprepare\b|\btemp(?:orary)?\b|\bdiscard\b|\bdeallocate\b|\bload\b/i;
+
+/** Whether SQL a client sends may change its server session beyond the transaction. */
+export function changesSession(sql: string): boolean {
+  return SESSION_CHANGING.test(sql);
+}
+
+/** What a server connection carries of its clients (server-pool.ts's ServerConnection). */
+export interface HandOverTarget {
+  owner: object | null;
+  applied: ReadonlyMap<string, string>;
+  dirty: boolean;
+  sqlPrepared: boolean;
+  readonly prepared: Map<string, true>;
+}
+
+/**
+ * The simple query that makes `connection` this client's, or null when it already is: in full (the
+ * reset, then every setting) after SQL that may have changed the session, or `full`; otherwise only
+ * the settings that differ from those it carries.
+ */
+export function handOver(connection: HandOverTarget, state: PooledClientState, full = false): string | null {
+  if (connection.owner === state && !full) return null;
+  const settings = state.settings();
+  let sql: string;
+  if (full || connection.dirty || connection.sqlPrepared) {
+    sql = [connection.sqlPrepared ? 'DEALLOCATE ALL;' : '', RESET_SQL, ...settings.values()].join(' ');
+    if (connection.sqlPrepared) connection.prepared.clear();
+  } else {
+    const parts: string[] = [];
+    for (const name of connection.applied.keys()) if (!settings.has(name)) parts.push(name === 'role' ? 'RESET ROLE;' : `RESET ${quoteName(name)};`);
+    for (const [name, statement] of settings) if (connection.applied.get(name) !== statement) parts.push(statement);
+    sql = parts.join(' ');
+  }
+  connection.owner = state;
+  connection.applied = settings;
+  connection.dirty = false;
+  connection.sqlPrepared = false;
+  return sql === '' ? null : sql;
+}
+
 /** One pooled client's session state. Its identity is what a server connection's `owner` compares. */
 export class PooledClientState {
-  /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults. */
-  private readonly defaults: string[] = [];
+  /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults, by setting. */
+  private readonly defaults = new Map<string, string>();
   /** Tracked SETs since, by setting name, in the order they came. */
   private readonly tracked = new Map<string, string>();
 
   constructor(login: Pick<LoginRequest, 'parameters' | 'options' | 'tenantSetting'>, tenantId: string | null) {
     for (const [name, value] of login.parameters) {
       if (NOT_SETTINGS.has(name) || name.startsWith('_pq_.') || isTenantParameter(name) || !SETTING_NAME.test(name)) continue;
-      this.defaults.push(setStatement(name, value));
+      this.defaults.set(name.toLowerCase(), setStatement(name, value));
     }
-    for (const [name, value] of optionSettings(login.options)) this.defaults.push(setStatement(name, value));
-    if (tenantId !== null) this.defaults.push(setStatement(login.tenantSetting ?? TENANT_CONTEXT_SETTING, tenantId));
+    for (const [name, value] of optionSettings(login.options)) this.defaults.set(name.toLowerCase(), setStatement(name, value));
+    if (tenantId !== null) {
+      const setting = login.tenantSetting ?? TENANT_CONTEXT_SETTING;
+      this.defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
+    }
+  }
+
+  /** Every setting the client's session has now, by name (lower case), with the statement that sets it. */
+  settings(): Map<string, string> {
+    const settings = new Map(this.defaults);
+    for (const [name, statement] of this.tracked) {
+      settings.delete(name);
+      settings.set(name, statement);
+    }
+    return settings;
   }
 
   /** Applies a tracked statement the server ran without an error. */
@@ -82,10 +144,6 @@ export class PooledClientState {
     }
   }
 
-  /** The simple query that makes a server connection this client's: the reset, then its state. */
-  handOverSql(deallocate: boolean): string {
-    return [deallocate ? 'DEALLOCATE ALL;' : '', RESET_SQL, ...this.defaults, ...this.tracked.values()].join(' ');
-  }
 }
 
 /** `-c name=value` and `--name=value` of a client's options; other options are not settings and are ignored. */

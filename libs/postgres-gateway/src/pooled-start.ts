@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { parseBackendMessage } from './backend-parser.js';
 import type { ConnectionContext } from './context.js';
 import { BackendType } from './message-types.js';
-import { PooledClientState } from './pooled-settings.js';
+import { PooledClientState, handOver } from './pooled-settings.js';
 import { PooledSession, frames, handOverQuery } from './pooled-session.js';
 import { PROTOCOL_3_2, backendKeyData, withoutSourceFields } from './protocol.js';
 import { QueryTracker } from './query-counters.js';
@@ -86,15 +86,13 @@ export async function startPooledSession(
   const check = decision.tenantToCheck;
   let answers: Buffer[];
   try {
-    const handOver = handOverQuery(state.handOverSql(connection.sqlPrepared));
-    answers = await exchange(connection, check ? Buffer.concat([handOver, handOverQuery(liveTenantSql(check))]) : handOver, check ? 2 : 1);
+    // In full at login: the client is told its parameters as the server reports them after its settings.
+    const reset = handOverQuery(handOver(connection, state, true)!);
+    answers = await exchange(connection, check ? Buffer.concat([reset, handOverQuery(liveTenantSql(check))]) : reset, check ? 2 : 1);
   } catch (error) {
     pool.discard(connection);
     throw error;
   }
-  if (connection.sqlPrepared) connection.prepared.clear();
-  connection.sqlPrepared = false;
-  connection.owner = state;
   const statuses = new Map(pool.parameters ?? connection.parameters);
   let readies = 0;
   let live = false;

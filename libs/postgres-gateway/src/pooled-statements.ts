@@ -8,6 +8,7 @@
 // To put the gateway's own answers (and drop the server's answers to injected messages) in their
 // right places, every message sent has its entry in a queue of expected answers, in order, as the
 // server answers them: the answer that ends each, PostgreSQL's skipping to the Sync after an error.
+import { changesSession } from './pooled-settings.js';
 import type { ServerConnection } from './server-pool.js';
 
 const code = (letter: string): number => letter.charCodeAt(0);
@@ -80,7 +81,7 @@ const z = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
 /** One pooled client's statements, and the queue of answers expected from its current server connection. */
 export class PreparedStatements {
   /** The client's statement name → the pool's name, and the Parse that makes it. */
-  private readonly byName = new Map<string, { poolName: string; parse: Buffer }>();
+  private readonly byName = new Map<string, { poolName: string; parse: Buffer; changesSession: boolean }>();
   private readonly queue: Expected[] = [];
 
   constructor(
@@ -112,7 +113,7 @@ export class PreparedStatements {
       const query = cString(message, name.end);
       const poolName = this.names.nameOf(`${message.subarray(query.end).toString('hex')}:${query.value}`);
       if (!this.names.wasParsed(poolName)) return null;
-      this.byName.set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)) });
+      this.byName.set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)), changesSession: changesSession(query.value) });
       return PARSE_COMPLETE;
     }
     if (type === 'C' && message[5] === code('S')) {
@@ -132,6 +133,10 @@ export class PreparedStatements {
     if (type === 'P') {
       const name = cString(message, 5);
       if (name.value !== '') return this.parse(message, name, connection, toServer, toClient);
+      if (changesSession(cString(message, name.end).value)) connection.dirty = true;
+    } else if (type === 'F') {
+      // A function called by the protocol may do anything to the session.
+      connection.dirty = true;
     } else if (type === 'B') {
       const portal = cString(message, 5);
       const statement = cString(message, portal.end);
@@ -160,7 +165,9 @@ export class PreparedStatements {
     const rest = message.subarray(query.end);
     const poolName = this.names.nameOf(`${rest.toString('hex')}:${query.value}`);
     const parse = frame(message[0], z(poolName), message.subarray(name.end));
-    this.byName.set(name.value, { poolName, parse });
+    const changes = changesSession(query.value);
+    if (changes) connection.dirty = true;
+    this.byName.set(name.value, { poolName, parse, changesSession: changes });
     if (connection.prepared.has(poolName)) {
       this.evict(connection.touch(poolName, this.perConnection), toServer);
       return this.answer(PARSE_COMPLETE, toClient);
@@ -175,6 +182,7 @@ export class PreparedStatements {
     const known = this.byName.get(clientName);
     // Unknown to this client: a name no pool statement has, so that the server's own error answers.
     if (!known) return clientName.startsWith('_pool_') ? `${clientName} (not prepared)` : clientName;
+    if (known.changesSession) connection.dirty = true;
     if (!connection.prepared.has(known.poolName)) {
       this.evict(connection.touch(known.poolName, this.perConnection), toServer);
       toServer.push(known.parse);

@@ -41,8 +41,12 @@ export class PoolWaitExpired extends Error {}
 
 /** One server session of a pool. */
 export class ServerConnection {
-  /** The client whose session state (settings, tenant) it carries now; null: none (fresh or reset). */
+  /** The client whose session state (settings, tenant) it carries now; null: none (fresh). */
   owner: object | null = null;
+  /** The settings it carries (pooled-settings.ts), by name. */
+  applied: ReadonlyMap<string, string> = new Map();
+  /** It ran SQL that may have left more on the session than those settings: the next hand-over resets it in full. */
+  dirty = false;
   /** The gateway's names of the prepared statements it holds, oldest use first (an LRU). */
   readonly prepared = new Map<string, true>();
   /** It ran SQL-level PREPARE: the next hand-over deallocates everything. */
