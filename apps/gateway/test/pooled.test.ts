@@ -1,10 +1,24 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { once } from 'node:events';
+import net from 'node:net';
 import { eventually, rejection } from '@platform/testing';
+import { cancelRequest } from './support/raw-client.js';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 type PgError = Error & { code?: string; severity?: string; detail?: string };
+type KeyedClient = pg.Client & { processID: number; secretKey: number };
+
+/** A CancelRequest on a connection of its own (plain, as libpq sends it), to the gateway on `port`. */
+async function sendCancel(port: number, processId: number, secretKey: number): Promise<void> {
+  const key = Buffer.alloc(4);
+  key.writeInt32BE(secretKey);
+  const socket = net.connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.end(cancelRequest(processId, key));
+  await once(socket, 'close');
+}
 
 /** The pooled endpoint (GATEWAY_POOLED_PORT): logins, pools, tenants and settings per client. */
 describe('gateway: pooled endpoint (transaction pooling)', function () {
@@ -133,6 +147,25 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
       }
     } finally {
       await Promise.all(next.map((client) => client.end()));
+    }
+  });
+
+  it('passes a cancel request with a pooled client’s key to the server session running its query, and drops one while it runs none', async function () {
+    const client = (await pooled(unscoped)) as KeyedClient;
+    try {
+      const sleeping = rejection(client.query('select pg_sleep(30)')) as Promise<PgError>;
+      await eventually(async () => {
+        const rows = await p.superuserQuery('postgres', "select 1 from pg_stat_activity where usename = $1 and query like 'select pg_sleep%' and state = 'active'", [unscoped.id]);
+        return rows.length === 1 ? true : undefined;
+      }, 10_000, 'the query to run');
+      await sendCancel(p.pooledPort!, client.processID, client.secretKey);
+      const error = await sleeping;
+      expect([error.code, error.message]).to.deep.equal(['57014', 'canceling statement due to user request']);
+      // Idle: nothing to cancel, and the next query is not touched.
+      await sendCancel(p.pooledPort!, client.processID, client.secretKey);
+      expect((await client.query('select pg_sleep(0.3), 4 as n')).rows[0].n).to.equal(4);
+    } finally {
+      await client.end();
     }
   });
 

@@ -265,6 +265,11 @@ export class PooledSession {
     }
   };
 
+  /** A cancel request with the client's key: to the server session running its query now, or nowhere. */
+  async cancel(): Promise<void> {
+    if (this.connection && !this.idle) await this.pool.cancel(this.connection);
+  }
+
   /** Outside a transaction with nothing pending: the connection may go back to the pool. */
   private get idle(): boolean {
     return this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen && this.swallowed === 0;

@@ -118,11 +118,16 @@ export async function startPooledSession(
 
   const out: Buffer[] = [];
   for (const [name, value] of statuses) out.push(parameterStatus(name, value));
-  // The client has no backend of its own: the process id and key are the gateway's (a cancel request with them is dropped).
-  out.push(backendKeyData(randomInt(1, 0x7fffffff), randomBytes(login.protocolVersion >= PROTOCOL_3_2 ? 32 : 4)));
+  // The client has no backend of its own: the process id and key are the gateway's.
+  const processId = randomInt(1, 0x7fffffff);
+  const key = randomBytes(login.protocolVersion >= PROTOCOL_3_2 ? 32 : 4);
+  out.push(backendKeyData(processId, key));
   out.push(READY_IDLE);
   handshake.client.write(Buffer.concat(out));
   handshake.started();
   const cell = context.counters?.cell(decision.route.database.id, decision.tenantId) ?? null;
-  new PooledSession(handshake.client, pool, state, cell ? new QueryTracker(cell) : null, context, pools.settings.preparedStatements).start(handshake.reader.detach());
+  const session = new PooledSession(handshake.client, pool, state, cell ? new QueryTracker(cell) : null, context, pools.settings.preparedStatements);
+  // A cancel request with this key reaches the server session running the client's query then, or nothing.
+  context.sessionKeys.hold(processId, key, { cancel: () => session.cancel() }, handshake.client);
+  session.start(handshake.reader.detach());
 }

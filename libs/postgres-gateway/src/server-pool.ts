@@ -7,6 +7,7 @@ import net from 'node:net';
 import { parseBackendMessage } from './backend-parser.js';
 import type { Backend } from './backends.js';
 import { ByteReader } from './byte-reader.js';
+import { sendCancel } from './cancel-request.js';
 import { BackendType } from './message-types.js';
 import { MAX_BACKEND_HANDSHAKE_MESSAGE, PROTOCOL_3_0, TERMINATE, readBackendKeyData, saslInitialResponse, saslResponse, startupMessage } from './protocol.js';
 import { StatementNames } from './pooled-statements.js';
@@ -53,6 +54,10 @@ export class ServerConnection {
   sqlPrepared = false;
   idleTimer: NodeJS.Timeout | null = null;
   closed = false;
+  /** Cancel requests on their way to its server: it is lent to no one else until they have arrived. */
+  cancelling = 0;
+  /** Given back while a cancel was on its way: back in the pool once it has arrived. */
+  releaseAfterCancel = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -135,6 +140,11 @@ export class ServerPool {
   /** Gives a connection back at the end of a transaction: to the first waiter, or to the idle ones. */
   release(connection: ServerConnection): void {
     if (connection.closed) return;
+    // A cancel meant for the last client's query must not reach the next client's.
+    if (connection.cancelling > 0) {
+      connection.releaseAfterCancel = true;
+      return;
+    }
     if (this.closing) return this.discard(connection);
     const waiter = this.waiters.shift();
     if (waiter) {
@@ -145,6 +155,20 @@ export class ServerPool {
     this.idle.push(connection);
     connection.idleTimer = setTimeout(() => this.discard(connection), this.settings.idleMs);
     connection.idleTimer.unref();
+  }
+
+  /** Cancels what `connection` runs now (a client's cancel request); it goes to no other client until the request has reached the server. */
+  async cancel(connection: ServerConnection): Promise<void> {
+    connection.cancelling++;
+    try {
+      await sendCancel(this.login.backend, connection.processId, connection.secretKey);
+    } finally {
+      connection.cancelling--;
+      if (connection.cancelling === 0 && connection.releaseAfterCancel) {
+        connection.releaseAfterCancel = false;
+        this.release(connection);
+      }
+    }
   }
 
   /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed). */
