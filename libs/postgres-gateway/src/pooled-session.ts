@@ -26,6 +26,8 @@ const READY = BackendType.ReadyForQuery;
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
 const MAX_CLIENT_MESSAGE = 64 << 20;
+/** What a client may send while it waits for a server connection before its socket is paused. */
+const MAX_WAITING_BYTES = 1 << 20;
 const READY_IDLE = Buffer.from([READY, 0, 0, 0, 5, TRANSACTION_IDLE]);
 
 /** Splits `buffer` from `offset` into whole messages; answers those and where the rest starts. */
@@ -57,6 +59,8 @@ export class PooledSession {
   private pendingChange: TrackedChange | null = null;
   private changeFailed = false;
   private closed = false;
+  /** The client's reading was paused while it waited for a server connection. */
+  private pausedForWait = false;
   /** The gateway answered the client's last messages itself: a Sync now is answered too. */
   private answeredAlone = false;
   private readonly statements: PreparedStatements;
@@ -108,6 +112,10 @@ export class PooledSession {
           }
         }
         this.waiting.push(Buffer.from(message));
+        if (this.acquiring && !this.pausedForWait && this.waiting.length > 64 && this.waiting.reduce((total, each) => total + each.length, 0) > MAX_WAITING_BYTES) {
+          this.client.pause();
+          this.pausedForWait = true;
+        }
         continue;
       }
       this.send(message, out, toClient);
@@ -165,7 +173,11 @@ export class PooledSession {
 
   private acquire(): void {
     this.acquiring = true;
-    this.client.pause();
+    // Reading on while the client waits, up to a bound: pausing a socket costs system calls each time.
+    if (this.waiting.reduce((total, message) => total + message.length, 0) > MAX_WAITING_BYTES) {
+      this.client.pause();
+      this.pausedForWait = true;
+    }
     this.pool.acquire().then(
       (connection) => {
         this.acquiring = false;
@@ -183,7 +195,8 @@ export class PooledSession {
         const toClient: Buffer[] = [];
         for (const message of this.waiting.splice(0)) this.send(message, out, toClient);
         this.flush(out, toClient);
-        this.client.resume();
+        if (this.pausedForWait) this.client.resume();
+        this.pausedForWait = false;
       },
       (error: unknown) => {
         this.acquiring = false;
@@ -254,7 +267,7 @@ export class PooledSession {
       this.tracker?.fromServer(type, type === READY ? message[5] : -1);
       this.statements.fromServer(message, out);
     }
-    if (out.length > 0 && !this.client.write(out.length === 1 ? out[0] : Buffer.concat(out))) {
+    if (out.length > 0 && !this.client.write(allPassedOn(out, parsed.messages) ? buffer.subarray(0, parsed.rest) : out.length === 1 ? out[0] : Buffer.concat(out))) {
       connection.socket.pause();
       this.client.once('drain', () => connection.socket.resume());
     }
@@ -300,6 +313,13 @@ export class PooledSession {
     if (!this.client.writableEnded) this.client.end();
     setTimeout(() => this.client.destroy(), this.context.clientStallMs).unref();
   }
+}
+
+/** Whether `out` is every message of `messages`, in order: the bytes read can go on as they came. */
+function allPassedOn(out: Buffer[], messages: Buffer[]): boolean {
+  if (out.length !== messages.length || out.length < 2) return false;
+  for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) return false;
+  return true;
 }
 
 /** A simple Query message. */

@@ -85,8 +85,12 @@ export class ServerConnection {
 interface Waiter {
   resolve(connection: ServerConnection): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  /** When its wait ends (Date.now()); the queue is in this order. */
+  due: number;
 }
+
+/** How often a pool with waiters looks for one whose wait has ended: one timer per pool, not one per wait. */
+const WAIT_SWEEP_MS = 50;
 
 export class ServerPool {
   private readonly idle: ServerConnection[] = [];
@@ -95,6 +99,7 @@ export class ServerPool {
   private count = 0;
   /** The gateway stops: connections given back are closed. */
   private closing = false;
+  private sweeper: NodeJS.Timeout | null = null;
   /** The parameters the server reported to the pool's first connection: what pooled clients are told at login. */
   parameters: Map<string, string> | null = null;
   /** The pool's names of its clients' prepared statements (pooled-statements.ts). */
@@ -123,18 +128,23 @@ export class ServerPool {
       return Promise.resolve(connection);
     }
     const waited = new Promise<ServerConnection>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          reject(new PoolWaitExpired(`no server connection was free within ${this.settings.waitMs} ms`));
-        }, this.settings.waitMs),
-      };
-      this.waiters.push(waiter);
+      this.waiters.push({ resolve, reject, due: Date.now() + this.settings.waitMs });
     });
+    this.sweeper ??= setInterval(() => this.sweep(), Math.min(WAIT_SWEEP_MS, this.settings.waitMs));
     if (this.count < this.settings.size) this.grow();
     return waited;
+  }
+
+  /** Refuses the waiters whose wait has ended; the sweep stops with the queue. */
+  private sweep(): void {
+    const now = Date.now();
+    while (this.waiters.length > 0 && this.waiters[0].due <= now) {
+      this.waiters.shift()!.reject(new PoolWaitExpired(`no server connection was free within ${this.settings.waitMs} ms`));
+    }
+    if (this.waiters.length === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
   }
 
   /** Gives a connection back at the end of a transaction: to the first waiter, or to the idle ones. */
@@ -148,7 +158,6 @@ export class ServerPool {
     if (this.closing) return this.discard(connection);
     const waiter = this.waiters.shift();
     if (waiter) {
-      clearTimeout(waiter.timer);
       waiter.resolve(connection);
       return;
     }
@@ -187,6 +196,8 @@ export class ServerPool {
   /** Closes every connection (the gateway stops). */
   close(): void {
     this.closing = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     for (const connection of [...this.idle]) this.discard(connection);
   }
 
@@ -203,10 +214,7 @@ export class ServerPool {
         this.count--;
         this.onFailure(error);
         // Everyone waiting hears of it rather than wait out the deadline.
-        for (const waiter of this.waiters.splice(0)) {
-          clearTimeout(waiter.timer);
-          waiter.reject(error instanceof Error ? error : new Error(String(error)));
-        }
+        for (const waiter of this.waiters.splice(0)) waiter.reject(error instanceof Error ? error : new Error(String(error)));
       },
     );
   }
