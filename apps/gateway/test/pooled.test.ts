@@ -104,6 +104,28 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
+  it('serves a scoped credential from a pool of its own role: its tenant’s rows alone, whatever the session sets', async function () {
+    const setup = await pooled(unscoped);
+    try {
+      await setup.query('create table notes (id serial primary key, tenant_id uuid not null, body text not null)');
+      for (const [tenant, body] of [[tenants.a, 'for a'], [tenants.b, 'for b']]) {
+        await setup.query(`begin; select set_config('nile.tenant_id', '${tenant}', true); insert into notes (tenant_id, body) values ('${tenant}', '${body}'); commit`);
+      }
+    } finally {
+      await setup.end();
+    }
+    const scoped = await db.newCredential(tenants.a);
+    const clients = await Promise.all([pooled(scoped), pooled(scoped, { options: `-c nile.tenant_id=${tenants.a}` })]);
+    try {
+      for (const client of clients) {
+        await client.query(`set nile.tenant_id = '${tenants.b}'`).catch(() => {});
+        expect((await client.query('select body from notes order by id')).rows).to.deep.equal([{ body: 'for a' }]);
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
   it('refuses a tenant named at login that is no live tenant (22023), as the session endpoint does', async function () {
     const missing = randomUUID();
     const error = (await rejection(pooled(unscoped, { options: `-c nile.tenant_id=${missing}` }))) as PgError;
