@@ -10,6 +10,7 @@ import { BackendType, TRANSACTION_IDLE } from './message-types.js';
 import type { PooledClientState, TrackedChange } from './pooled-settings.js';
 import { changesSession, handOver, trackedChange } from './pooled-settings.js';
 import { PreparedStatements } from './pooled-statements.js';
+import { noteParameter } from './pooled-parameters.js';
 import type { QueryTracker } from './query-counters.js';
 import { ProtocolViolation, Refusal, SqlState } from './refusals.js';
 import { PoolWaitExpired, type ServerConnection, type ServerPool } from './server-pool.js';
@@ -22,6 +23,7 @@ const TERMINATE = code('X');
 const COMMAND_COMPLETE = BackendType.CommandComplete;
 const ERROR = BackendType.ErrorResponse;
 const READY = BackendType.ReadyForQuery;
+const PARAMETER_STATUS = code('S');
 /** Client messages of the extended protocol: a connection is kept from the first to the Sync. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
@@ -252,8 +254,13 @@ export class PooledSession {
     const out: Buffer[] = [];
     for (const message of parsed.messages) {
       const type = message[0];
+      if (type === PARAMETER_STATUS) noteParameter(connection, message);
       if (this.swallowed > 0) {
-        if (type === ERROR) this.context.log.warn({ error: message.toString('utf8', 5) }, 'a pooled connection’s hand-over failed');
+        if (type === ERROR) {
+          // Its state is unknown now: reset in full at the next hand-over.
+          connection.dirty = true;
+          this.context.log.warn({ error: message.toString('utf8', 5) }, 'a pooled connection’s hand-over failed');
+        }
         if (type === READY) this.swallowed--;
         continue;
       }

@@ -6,6 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { parseBackendMessage } from './backend-parser.js';
 import type { ConnectionContext } from './context.js';
 import { BackendType } from './message-types.js';
+import { noteParameter } from './pooled-parameters.js';
 import { PooledClientState, handOver } from './pooled-settings.js';
 import { PooledSession, frames, handOverQuery } from './pooled-session.js';
 import { PROTOCOL_3_2, backendKeyData, withoutSourceFields } from './protocol.js';
@@ -16,6 +17,8 @@ import { BackendError } from './session-start.js';
 import { PoolWaitExpired, type PoolLogin, type ServerConnection, type ServerPools } from './server-pool.js';
 import type { LoginRequest } from './startup.js';
 import type { HandshakeState } from './context.js';
+
+const PARAMETER_STATUS = 'S'.charCodeAt(0);
 
 const READY_IDLE = Buffer.from([BackendType.ReadyForQuery, 0, 0, 0, 5, 'I'.charCodeAt(0)]);
 
@@ -84,29 +87,33 @@ export async function startPooledSession(
     throw new Refusal({ severity: 'FATAL', code: SqlState.cannotConnectNow, message: 'the gateway could not reach the database server; try again shortly' });
   }
   const check = decision.tenantToCheck;
-  let answers: Buffer[];
-  try {
-    // In full at login: the client is told its parameters as the server reports them after its settings.
-    const reset = handOverQuery(handOver(connection, state, true)!);
-    answers = await exchange(connection, check ? Buffer.concat([reset, handOverQuery(liveTenantSql(check))]) : reset, check ? 2 : 1);
-  } catch (error) {
-    pool.discard(connection);
-    throw error;
+  let answers: Buffer[] = [];
+  // The connection is made this client's as for a transaction; the parameters it then has (as its
+  // server last reported them) are what the client is told. Nothing to send: no round trip.
+  const sql = handOver(connection, state);
+  const queries = [...(sql === null ? [] : [handOverQuery(sql)]), ...(check ? [handOverQuery(liveTenantSql(check))] : [])];
+  if (queries.length > 0) {
+    try {
+      answers = await exchange(connection, Buffer.concat(queries), queries.length);
+    } catch (error) {
+      pool.discard(connection);
+      throw error;
+    }
   }
-  const statuses = new Map(pool.parameters ?? connection.parameters);
-  let readies = 0;
+  let readies = sql === null ? 1 : 0;
   let live = false;
   let failure: Buffer | null = null;
   for (const raw of answers) {
     if (raw[0] === BackendType.ReadyForQuery) readies++;
     else if (raw[0] === BackendType.ErrorResponse) failure ??= raw;
-    else if (raw[0] === 'S'.charCodeAt(0)) {
-      const message = parseBackendMessage(raw) as unknown as { parameterName: string; parameterValue: string };
-      statuses.set(message.parameterName, message.parameterValue);
-    } else if (raw[0] === 'D'.charCodeAt(0) && readies === 1) {
+    else if (raw[0] === PARAMETER_STATUS) noteParameter(connection, raw);
+    else if (raw[0] === 'D'.charCodeAt(0) && readies === 1) {
       live = (parseBackendMessage(raw) as unknown as { fields: (string | null)[] }).fields[0] === 't';
     }
   }
+  // A setting the server refused leaves the connection's state unknown: reset in full next time.
+  if (failure) connection.dirty = true;
+  const statuses = connection.parameters;
   pool.release(connection);
   if (failure) {
     // A setting of the client's the server refused: the client hears it as PostgreSQL would say it at login.
