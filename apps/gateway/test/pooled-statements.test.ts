@@ -84,6 +84,19 @@ describe('gateway: prepared statements on the pooled endpoint', function () {
     }
   });
 
+  it('prepares the pool’s statements again after a client deallocates one of them by SQL', async function () {
+    const client = await pooled();
+    try {
+      const text = 'select name from items where id = $1 and 42 = 42';
+      expect((await client.query({ name: 'again', text, values: [5] })).rows).to.deep.equal([{ name: 'item 5' }]);
+      const [{ name }] = (await client.query<{ name: string }>('select name from pg_prepared_statements where statement = $1', [text])).rows;
+      await client.query(`deallocate "${name}"`);
+      expect((await client.query({ name: 'again', text, values: [6] })).rows).to.deep.equal([{ name: 'item 6' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('runs postgres.js with prepare: true, many queries over few server connections', async function () {
     const url = new URL(credential.pooledConnectionUrl!);
     const sql = postgres({

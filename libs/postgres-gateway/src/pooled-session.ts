@@ -299,7 +299,11 @@ export class PooledSession {
   private commandComplete(message: Buffer, connection: ServerConnection): void {
     const tag = message.toString('latin1', 5, Math.min(message.length - 1, 20));
     if (tag === 'PREPARE') connection.sqlPrepared = true;
-    else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
+    else if (tag === 'DEALLOCATE') {
+      // It may have been one of the pool's statements: the next hand-over, even to this client, deallocates them all.
+      connection.sqlPrepared = true;
+      connection.owner = null;
+    } else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
       connection.prepared.clear();
       this.statements.clear();
     }
