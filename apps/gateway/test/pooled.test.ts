@@ -82,6 +82,19 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
+  it('reads verifiers in the cluster’s maintenance database, where no customer object can be (its privileged session)', async function () {
+    // A credential whose verifier the gateway has not read yet: its login reads it now.
+    const fresh = await db.newCredential();
+    const client = await pooled(fresh);
+    await client.end();
+    // The gateway's administrator session of the verifier reads: where it runs, and with what search path.
+    const [session] = await p.superuserQuery('postgres', "select a.datname, r.rolsuper as usesuper from pg_stat_activity a join pg_roles r on r.rolname = a.usename where a.application_name = 'platform gateway: pooled logins'");
+    expect(session).to.deep.equal({ datname: 'postgres', usesuper: true });
+    // A customer cannot connect there to plant anything: CONNECT is not theirs.
+    const [{ can }] = await p.superuserQuery('postgres', "select has_database_privilege($1, 'postgres', 'CONNECT') as can", [fresh.id]);
+    expect(can).to.equal(false);
+  });
+
   it('refuses a wrong password and an unknown name alike, with 28P01', async function () {
     const wrong = (await rejection(pooled(unscoped, { password: 'not the password' }))) as PgError;
     expect({ code: wrong.code, message: wrong.message }).to.deep.equal({ code: '28P01', message: `password authentication failed for user "${unscoped.id}"` });
