@@ -249,6 +249,7 @@ async function managementServices(
     loginStates: new SqlSsoLoginStates(orm),
     relyingParty: new OpenIdRelyingParty({ allowLoopbackHttp: config.ssoAllowLoopbackHttp }),
     gatewayUrl: config.gateway.publicUrl,
+    pooledGatewayUrl: config.gateway.pooledPublicUrl,
     controlPlaneReady: () => pingControlPlane(orm, config.postgres.readinessTimeoutMs),
     diskSpace: () => disks.report(),
     backups: () => backups.report(),

@@ -99,7 +99,9 @@ describe('credentials', function () {
       const created = await p.request('POST', `${owner.D}/credentials`, { token: owner.token });
       expect(created.status, created.text).to.equal(201);
       expect(created.headers.get('cache-control')).to.equal('no-store');
-      expect(created.body).to.have.all.keys('id', 'password', 'database', 'tenantId', 'connectionUrl');
+      expect(created.body).to.have.all.keys('id', 'password', 'database', 'tenantId', 'connectionUrl', 'pooledConnectionUrl');
+      // This platform runs no pooled endpoint (GATEWAY_POOLED_PORT unset): apps/gateway/test/pooled*.test.ts has one.
+      expect(created.body.pooledConnectionUrl).to.equal(null);
       const { id, password } = created.body;
       expect(id).to.match(ROLE_NAME);
       expect(password).to.match(PASSWORD);

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
+import { DEFAULT_POOL_SETTINGS, type PoolSettings, DEFAULT_MAX_LOGINS_PER_ADDRESS, DEFAULT_MAX_LOGINS_PER_USER, DEFAULT_MAX_LOGINS_PER_USER_ADDRESS, DEFAULT_SCRAM_STEP_TIMEOUT_MS } from '@platform/postgres-gateway';
 import { ConfigError, DEFAULT_GATEWAY_ADMIN_PORT, loadPlatformConfig, readEnum, readInteger, readOptionalString, readPort, readString, readTlsPair, type Env, type PlatformConfig } from '@platform/config';
 
 export interface GatewayConfig extends PlatformConfig {
@@ -33,6 +33,8 @@ export interface GatewayConfig extends PlatformConfig {
   workers: number;
   /** Control-plane connections this process may hold (routes, insights); a worker holds its share of 10. */
   controlPlanePoolSize: number;
+  /** The pooled endpoint's pools (GATEWAY_POOL_*); used only with GATEWAY_POOLED_PORT. */
+  pools: PoolSettings;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -87,5 +89,11 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     scramStepTimeoutMs: readInteger(env, 'GATEWAY_SCRAM_STEP_TIMEOUT_MS', DEFAULT_SCRAM_STEP_TIMEOUT_MS, { min: 100, max: 600_000 }),
     workers: readInteger(env, 'GATEWAY_WORKERS', defaultWorkers(availableParallelism()), { min: 1, max: 64 }),
     controlPlanePoolSize: 10,
+    pools: {
+      size: readInteger(env, 'GATEWAY_POOL_SIZE', DEFAULT_POOL_SETTINGS.size, { min: 1, max: 10_000 }),
+      waitMs: readInteger(env, 'GATEWAY_POOL_WAIT_MS', DEFAULT_POOL_SETTINGS.waitMs, { min: 10, max: 600_000 }),
+      idleMs: readInteger(env, 'GATEWAY_POOL_IDLE_MS', DEFAULT_POOL_SETTINGS.idleMs, { min: 100, max: 86_400_000 }),
+      preparedStatements: readInteger(env, 'GATEWAY_POOL_PREPARED_STATEMENTS', DEFAULT_POOL_SETTINGS.preparedStatements, { min: 1, max: 100_000 }),
+    },
   };
 }

@@ -7,11 +7,14 @@ import { InsightsWriter, metricsText, PostgresGateway, regionBackend } from '@pl
 import { startWithClosers } from '@platform/process';
 import type { GatewayConfig } from './config.js';
 import { answerSupervisor, tellSupervisorStarted } from './workers.js';
+import { ClusterVerifiers } from './verifiers.js';
 
 export interface RunningGateway {
   /** Where PostgreSQL clients connect. */
   host: string;
   port: number;
+  /** The pooled endpoint's port; null when it is off. */
+  pooledPort: number | null;
   /** Health (`/healthz`) and query counters (`/metrics`, Prometheus text); a worker's supervisor answers them instead (null). */
   adminUrl: string | null;
   gateway: PostgresGateway;
@@ -30,7 +33,9 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
       cancel: (processId, secretKey) => void gateway.cancelFromPeer(processId, secretKey),
       lost: (error) => logger.warn({ err: error }, 'the cancel relay lost its control plane connection; reconnecting'),
     });
-    const gateway = gatewayServer(config, orm, logger, cancelRelay);
+    const verifiers = config.gateway.pooledPort === null ? null : new ClusterVerifiers(config.clusterUrls, REGIONS, config.postgres.connectTimeoutMs);
+    if (verifiers) closers.push('verifier reads', () => verifiers.close());
+    const gateway = gatewayServer(config, orm, logger, cancelRelay, verifiers);
     await cancelRelay.start();
     closers.push('cancel relay', () => cancelRelay.stop());
     if (gateway.counters) {
@@ -46,17 +51,17 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
       answerSupervisor({ metrics: () => metricsText(gateway), ready: isReady });
       tellSupervisorStarted(listening.host, listening.port);
       logger.debug({ host: listening.host, port: listening.port }, 'gateway worker listening');
-      return { host: listening.host, port: listening.port, adminUrl: null, gateway, close: () => closers.close() };
+      return { host: listening.host, port: listening.port, pooledPort: listening.pooledPort, adminUrl: null, gateway, close: () => closers.close() };
     }
     const admin = await startAdminServer({ host: config.adminHost, port: config.adminPort, token: config.adminToken, realm: 'gateway admin', isReady, metrics: () => metricsText(gateway) });
     closers.push('admin', () => admin.close());
-    logger.info({ host: listening.host, port: listening.port, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl: admin.url }, 'gateway listening');
-    return { host: listening.host, port: listening.port, adminUrl: admin.url, gateway, close: () => closers.close() };
+    logger.info({ host: listening.host, port: listening.port, pooledPort: listening.pooledPort, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl: admin.url }, 'gateway listening');
+    return { host: listening.host, port: listening.port, pooledPort: listening.pooledPort, adminUrl: admin.url, gateway, close: () => closers.close() };
   });
 }
 
 /** The PostgreSQL server: routes credentials through the control plane to the regions' clusters. */
-function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger, cancelRelay: ControlPlaneCancelRelay): PostgresGateway {
+function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger, cancelRelay: ControlPlaneCancelRelay, verifiers: ClusterVerifiers | null): PostgresGateway {
   return new PostgresGateway({
     host: config.gateway.host,
     port: config.gateway.port,
@@ -73,6 +78,7 @@ function gatewayServer(config: GatewayConfig, orm: MikroORM, logger: Logger, can
     maxLoginsPerUserAddress: config.maxLoginsPerUserAddress,
     scramStepTimeoutMs: config.scramStepTimeoutMs,
     cancelRelay,
+    ...(verifiers && config.gateway.pooledPort !== null ? { pooled: { port: config.gateway.pooledPort, pools: config.pools, verifiers } } : {}),
     // Stable across restarts and replicas of one platform, unknown outside it.
     mockSaltKey: createHash('sha256').update(`gateway mock salt\0${config.databaseUrl}`).digest(),
     log: logger,

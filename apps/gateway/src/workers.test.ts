@@ -16,5 +16,7 @@ describe('gateway workers: defaults and shares', function () {
     // The control-plane pool of 10: 3 each, at least 2.
     expect(share.controlPlanePoolSize).to.equal(3);
     expect(workerShare({ ...config, workers: 8 }).controlPlanePoolSize).to.equal(2);
+    // Each pooled endpoint's pool of 20 (GATEWAY_POOL_SIZE): 6 server sessions per worker, 18 in all.
+    expect(share.pools.size).to.equal(6);
   });
 });

@@ -50,7 +50,7 @@ function tellSupervisor(message: WorkerMessage): void {
 }
 
 /**
- * A worker's share of the gateway's caps and of its control-plane pool. Connections and logins in
+ * A worker's share of the gateway's caps, of its control-plane pool and of each pooled endpoint's pool. Connections and logins in
  * progress are counted per process, and round-robin hands each worker about 1/N of any client's
  * connections: a share rounded down (at least 1) never lets more through than the cap, at the cost
  * of refusing a little early when one client's logins bunch on one worker (README: GATEWAY_WORKERS).
@@ -64,6 +64,8 @@ export function workerShare(config: GatewayConfig): GatewayConfig {
     maxLoginsPerUser: share(config.maxLoginsPerUser),
     maxLoginsPerUserAddress: share(config.maxLoginsPerUserAddress),
     controlPlanePoolSize: share(config.controlPlanePoolSize, 2),
+    // The pooled endpoint's server sessions too: the workers' pools together hold GATEWAY_POOL_SIZE at most.
+    pools: { ...config.pools, size: share(config.pools.size) },
   };
 }
 

@@ -75,7 +75,7 @@ describe('loadPlatformConfig', () => {
     it('puts the PostgreSQL gateway on 127.0.0.1:4102, its admin listener on 4103, and names it in dbHost', () => {
       expect(DEFAULT_GATEWAY_PORT).to.equal(4102);
       expect(DEFAULT_GATEWAY_ADMIN_PORT).to.equal(4103);
-      expect(config.gateway).to.deep.equal({ host: '127.0.0.1', port: 4102, publicUrl: 'postgres://127.0.0.1:4102' });
+      expect(config.gateway).to.deep.equal({ host: '127.0.0.1', port: 4102, publicUrl: 'postgres://127.0.0.1:4102', pooledPort: null, pooledPublicUrl: null });
     });
 
     it('derives the public URLs and issuer from the hosts and ports', () => {
@@ -246,6 +246,21 @@ describe('loadPlatformConfig', () => {
         const error = configError({ DATABASE_URL, GATEWAY_PUBLIC_URL: url });
         expect(error.variable, url).to.equal('GATEWAY_PUBLIC_URL');
       }
+    });
+  });
+
+  describe('GATEWAY_POOLED_PORT', () => {
+    it('is off unless set, and its public URL follows GATEWAY_HOST and the port unless GATEWAY_POOLED_PUBLIC_URL is set', () => {
+      const off = loadPlatformConfig({ DATABASE_URL }).gateway;
+      expect([off.pooledPort, off.pooledPublicUrl]).to.deep.equal([null, null]);
+      const on = loadPlatformConfig({ DATABASE_URL, GATEWAY_HOST: '0.0.0.0', GATEWAY_POOLED_PORT: '6432' }).gateway;
+      expect([on.pooledPort, on.pooledPublicUrl]).to.deep.equal([6432, 'postgres://127.0.0.1:6432']);
+      expect(loadPlatformConfig({ DATABASE_URL, GATEWAY_POOLED_PORT: '6432', GATEWAY_POOLED_PUBLIC_URL: 'postgres://pooler.example.com:6543' }).gateway.pooledPublicUrl).to.equal('postgres://pooler.example.com:6543');
+    });
+
+    it('refuses a port out of range and a public URL with more than host and port, naming the variable', () => {
+      expect(configError({ DATABASE_URL, GATEWAY_POOLED_PORT: '70000' }).variable).to.equal('GATEWAY_POOLED_PORT');
+      expect(configError({ DATABASE_URL, GATEWAY_POOLED_PORT: '6432', GATEWAY_POOLED_PUBLIC_URL: 'postgres://db.example.com:1/app' }).variable).to.equal('GATEWAY_POOLED_PUBLIC_URL');
     });
   });
 

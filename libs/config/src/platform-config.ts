@@ -21,8 +21,11 @@ export interface PlatformConfig {
   oauth: { host: string; port: number; issuer: string; tls: TlsFiles | null };
   /** Limits of the HTTP servers of apps/api and apps/oauth, against slow or too many clients. */
   http: HttpServerLimits;
-  /** The PostgreSQL gateway: where it listens, and the postgres:// address clients are given. */
-  gateway: { host: string; port: number; publicUrl: string };
+  /**
+   * The PostgreSQL gateway: where it listens, and the postgres:// address clients are given. The
+   * pooled endpoint (transaction pooling, GATEWAY_POOLED_PORT) is off unless its port is set: null then.
+   */
+  gateway: { host: string; port: number; publicUrl: string; pooledPort: number | null; pooledPublicUrl: string | null };
   developerTokenTtlSeconds: number;
   reconcileIntervalMs: number;
   logLevel: LogLevel;
@@ -101,6 +104,7 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
   const oauthPort = readPort(env, 'OAUTH_PORT', DEFAULT_OAUTH_PORT);
   const gatewayHost = readString(env, 'GATEWAY_HOST', '127.0.0.1');
   const gatewayPort = readPort(env, 'GATEWAY_PORT', DEFAULT_GATEWAY_PORT);
+  const pooledPort = readOptionalString(env, 'GATEWAY_POOLED_PORT') === undefined ? null : readPort(env, 'GATEWAY_POOLED_PORT', 0);
   const apiTls = readTlsPair(env, 'API_TLS_CERT', 'API_TLS_KEY');
   const oauthTls = readTlsPair(env, 'OAUTH_TLS_CERT', 'OAUTH_TLS_KEY');
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `${apiTls ? 'https' : 'http'}://${displayHost(apiHost)}:${apiPort}`, HTTP);
@@ -126,7 +130,9 @@ export function loadPlatformConfig(env: Env): PlatformConfig {
     gateway: {
       host: gatewayHost,
       port: gatewayPort,
-      publicUrl: readGatewayUrl(env, `postgres://${displayHost(gatewayHost)}:${gatewayPort}`),
+      publicUrl: readGatewayUrl(env, 'GATEWAY_PUBLIC_URL', `postgres://${displayHost(gatewayHost)}:${gatewayPort}`),
+      pooledPort,
+      pooledPublicUrl: pooledPort === null ? null : readGatewayUrl(env, 'GATEWAY_POOLED_PUBLIC_URL', `postgres://${displayHost(gatewayHost)}:${pooledPort}`),
     },
     http: loadHttpServerLimits(env),
     developerTokenTtlSeconds: readInteger(env, 'DEVELOPER_TOKEN_TTL', 3600, { min: 60, max: 86_400 }),
@@ -172,12 +178,12 @@ function loadHttpServerLimits(env: Env): HttpServerLimits {
   };
 }
 
-/** GATEWAY_PUBLIC_URL: a postgres:// URL with a host and nothing after it but an optional port. */
-function readGatewayUrl(env: Env, fallback: string): string {
-  const value = readUrl(env, 'GATEWAY_PUBLIC_URL', fallback, POSTGRES);
+/** GATEWAY_PUBLIC_URL, GATEWAY_POOLED_PUBLIC_URL: a postgres:// URL with a host and nothing after it but an optional port. */
+function readGatewayUrl(env: Env, name: string, fallback: string): string {
+  const value = readUrl(env, name, fallback, POSTGRES);
   const url = new URL(value);
   if (!url.hostname || url.username || url.password || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
-    throw new ConfigError('GATEWAY_PUBLIC_URL', 'must be postgres://host:port with no user, database or parameters');
+    throw new ConfigError(name, 'must be postgres://host:port with no user, database or parameters');
   }
   return value;
 }

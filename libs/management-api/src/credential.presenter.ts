@@ -32,6 +32,14 @@ export const NewCredentialSchema = record(
       max: 2048,
       description: 'The database’s dbHost with the credential’s user name and password, and sslmode=require (the gateway accepts TLS only)',
     }),
+    pooledConnectionUrl: nullable(
+      text({
+        max: 2048,
+        description:
+          'The same login through the gateway’s pooled endpoint (transaction pooling: many short-lived clients share a few server sessions; ' +
+          'session-only features such as LISTEN do not work there); null when the platform runs no pooled endpoint',
+      }),
+    ),
   },
   'A new credential with its password',
 );
@@ -58,16 +66,20 @@ export function presentCredential(credential: Credential, database: Database) {
 }
 
 /** The credential with its password, and a URL that logs in with both. */
-export function presentNewCredential(credential: Credential, password: string, database: Database, hosts: Pick<DatabaseHosts, 'gatewayUrl'>) {
-  const url = new URL(databaseUrl(database, hosts));
-  url.username = credential.id;
-  url.password = password;
-  url.searchParams.set('sslmode', 'require');
+export function presentNewCredential(credential: Credential, password: string, database: Database, hosts: Pick<DatabaseHosts, 'gatewayUrl'> & { pooledGatewayUrl?: string | null }) {
+  const loginUrl = (gatewayUrl: string) => {
+    const url = new URL(databaseUrl(database, { gatewayUrl }));
+    url.username = credential.id;
+    url.password = password;
+    url.searchParams.set('sslmode', 'require');
+    return url.href;
+  };
   return {
     id: credential.id,
     password,
     database: presentCredentialDatabase(database),
     tenantId: credential.tenantId,
-    connectionUrl: url.href,
+    connectionUrl: loginUrl(hosts.gatewayUrl),
+    pooledConnectionUrl: hosts.pooledGatewayUrl ? loginUrl(hosts.pooledGatewayUrl) : null,
   };
 }

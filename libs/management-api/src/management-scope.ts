@@ -37,6 +37,8 @@ export interface ManagementScope
   publicApiUrl: string;
   /** The PostgreSQL gateway's public postgres://host:port, the start of every dbHost. */
   gatewayUrl: string;
+  /** The gateway's pooled endpoint (transaction pooling), postgres://host:port; null when the platform runs none. */
+  pooledGatewayUrl?: string | null;
   /** Mail and one-time tokens (password reset, email verification, invites) of the family surface; absent, those routes fail. */
   accountMail?: Pick<AccountTokenDeps, 'accountTokens' | 'mailer' | 'mailThrottle' | 'signUpThrottle' | 'detach' | 'lifetimes'>;
 }

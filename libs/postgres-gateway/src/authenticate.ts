@@ -48,14 +48,7 @@ export async function authenticate(
 ): Promise<AuthenticatedBackend> {
   const { client, reader } = handshake;
   const user = login.user;
-  client.write(authenticationSasl([SCRAM_MECHANISM]));
-  let data = readSaslInitialResponse(await readSaslMessage(reader, user));
-  // No initial response: as PostgreSQL does, an empty challenge, and the first message comes next.
-  if (data === null) {
-    client.write(authenticationSaslContinue(''));
-    data = await readSaslMessage(reader, user);
-  }
-  const first = parseClientFirstMessage(data);
+  const first = await readClientFirst(handshake, user);
   const answered = performance.now();
   holdUserSlots(handshake, user, context);
 
@@ -75,12 +68,25 @@ export async function authenticate(
   return cluster;
 }
 
+/** The SASL challenge, and the client's first message read and checked. */
+export async function readClientFirst(handshake: HandshakeState, user: string): Promise<ClientFirstMessage> {
+  const { client, reader } = handshake;
+  client.write(authenticationSasl([SCRAM_MECHANISM]));
+  let data = readSaslInitialResponse(await readSaslMessage(reader, user));
+  // No initial response: as PostgreSQL does, an empty challenge, and the first message comes next.
+  if (data === null) {
+    client.write(authenticationSaslContinue(''));
+    data = await readSaslMessage(reader, user);
+  }
+  return parseClientFirstMessage(data);
+}
+
 /**
  * From the client's first SCRAM message on, a real name's login holds a backend: it takes a slot
  * per name and address first (an address over its share of a name is told so, and takes nothing
  * from the name's slots that other addresses need), then one per name.
  */
-function holdUserSlots(handshake: HandshakeState, user: string, context: ConnectionContext): void {
+export function holdUserSlots(handshake: HandshakeState, user: string, context: ConnectionContext): void {
   const releaseUserAddress = context.loginsPerUserAddress.take(`${addressKey(handshake.address)} ${user}`);
   if (!releaseUserAddress) throw refusals.tooManyLoginsOfUserFromAddress(user, context.loginsPerUserAddress.max);
   handshake.hold(releaseUserAddress);
@@ -107,7 +113,7 @@ async function readSaslMessage(reader: ByteReader, user: string): Promise<Buffer
  * login holds a backend of the cluster, and a stalled one must not hold it for the whole handshake.
  * Past the deadline `cut` ends the connection with PostgreSQL's 57014, for unknown names as for real ones.
  */
-async function readFinalMessage(reader: ByteReader, user: string, context: ConnectionContext, cut: () => void): Promise<Buffer> {
+export async function readFinalMessage(reader: ByteReader, user: string, context: ConnectionContext, cut: () => void): Promise<Buffer> {
   const deadline = setTimeout(cut, context.scramStepTimeoutMs);
   try {
     return await readSaslMessage(reader, user);
@@ -123,7 +129,7 @@ async function readFinalMessage(reader: ByteReader, user: string, context: Conne
  * long as a cluster's verdict. For unknown names, and for real ones whose cluster failed before its
  * own server-first-message.
  */
-async function failMockExchange(client: Duplex, reader: ByteReader, first: ClientFirstMessage, user: string, context: ConnectionContext, answered: number): Promise<never> {
+export async function failMockExchange(client: Duplex, reader: ByteReader, first: ClientFirstMessage, user: string, context: ConnectionContext, answered: number): Promise<never> {
   const serverFirst = mockServerFirstMessage(first, user, context.mockSaltKey, context.knownSalts.of(user));
   await waitUntil(answered, context.authSchedule.delayMs('serverFirst'));
   client.write(authenticationSaslContinue(serverFirst.message));
@@ -134,7 +140,7 @@ async function failMockExchange(client: Duplex, reader: ByteReader, first: Clien
   throw refusals.passwordFailed(user);
 }
 
-interface AuthenticationRelay {
+export interface AuthenticationRelay {
   client: Duplex;
   clientReader: ByteReader;
   target: Backend;
@@ -161,7 +167,7 @@ interface AuthenticationRelay {
  * hangs up, answers out of turn) is logged and shown to the client as an unknown name's exchange
  * would go on from that step: an error only real names could get would tell them apart.
  */
-async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backend: net.Socket; reader: ByteReader }> {
+export async function relayAuthentication(relay: AuthenticationRelay): Promise<{ backend: net.Socket; reader: ByteReader }> {
   const { client, clientReader, first, user, context } = relay;
   const schedule = context.authSchedule;
   let backend: net.Socket | undefined;

@@ -42,15 +42,15 @@ export function readLongClientKey(key: Buffer): { slot: number; backendKey: Buff
 /** Whether a cancel request's key is a protocol 3.0 one (the server's own 32 bits). */
 export const isShortKey = (key: Buffer): boolean => key.length === 4;
 
-/** Where a cancel request for a session goes: its server, and the server's own key. */
-export interface HeldSession {
-  backend: Backend;
-  backendKey: Buffer;
-}
+/**
+ * Where a cancel request for a session goes: its server, and the server's own key; or, for a pooled
+ * client (no server session of its own), whatever server session runs its query now, if any.
+ */
+export type HeldSession = { backend: Backend; backendKey: Buffer } | { cancel(): Promise<void> };
 
 /** The sessions one gateway holds, by the process id and key their clients were given. */
 export class SessionKeys {
-  private readonly byProcessId = new Map<number, (HeldSession & { key: Buffer })[]>();
+  private readonly byProcessId = new Map<number, { key: Buffer; session: HeldSession }[]>();
 
   get size(): number {
     let count = 0;
@@ -60,7 +60,7 @@ export class SessionKeys {
 
   /** Keeps the session's key until `client` closes. Process ids of two servers may be equal; keys tell them apart. */
   hold(processId: number, key: Buffer, session: HeldSession, client: Duplex): void {
-    const entry = { key, ...session };
+    const entry = { key, session };
     const entries = this.byProcessId.get(processId);
     if (entries) entries.push(entry);
     else this.byProcessId.set(processId, [entry]);
@@ -74,7 +74,7 @@ export class SessionKeys {
   /** The session with this process id and client's key, if this gateway holds it. */
   find(processId: number, key: Buffer): HeldSession | undefined {
     const entry = this.byProcessId.get(processId)?.find((each) => each.key.length === key.length && timingSafeEqual(each.key, key));
-    return entry && { backend: entry.backend, backendKey: entry.backendKey };
+    return entry?.session;
   }
 }
 

@@ -14,7 +14,7 @@ import { cancelRequest } from './protocol.js';
  */
 export async function forwardCancel(processId: number, secretKey: Buffer, context: ConnectionContext): Promise<void> {
   const held = context.sessionKeys.find(processId, secretKey);
-  if (held) return sendCancel(held.backend, processId, held.backendKey);
+  if (held) return 'cancel' in held ? held.cancel() : sendCancel(held.backend, processId, held.backendKey);
   if (isShortKey(secretKey)) {
     if (context.cancelRelay && context.relayedCancels.take()) {
       await context.cancelRelay.publish(processId, secretKey).catch((error: unknown) => context.log.warn({ err: error }, 'passing a cancel request on to the other gateways failed'));
@@ -30,10 +30,10 @@ export async function forwardCancel(processId: number, secretKey: Buffer, contex
 /** A cancel request another gateway passed on: forwarded if this gateway holds the session. */
 export async function cancelFromPeer(processId: number, secretKey: Buffer, context: ConnectionContext): Promise<void> {
   const held = context.sessionKeys.find(processId, secretKey);
-  if (held) await sendCancel(held.backend, processId, held.backendKey);
+  if (held) await ('cancel' in held ? held.cancel() : sendCancel(held.backend, processId, held.backendKey));
 }
 
-async function sendCancel(target: Pick<Backend, 'host' | 'port'>, processId: number, secretKey: Buffer): Promise<void> {
+export async function sendCancel(target: Pick<Backend, 'host' | 'port'>, processId: number, secretKey: Buffer): Promise<void> {
   const backend = net.connect({ host: target.host, port: target.port });
   try {
     await once(backend, 'connect');

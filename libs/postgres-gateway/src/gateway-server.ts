@@ -9,7 +9,9 @@ import type { Backend } from './backends.js';
 import { CancelBudget, SessionKeys } from './cancel-keys.js';
 import { cancelFromPeer } from './cancel-request.js';
 import type { CancelRelay, ConnectionContext, GatewayLog } from './context.js';
-import { serveConnection } from './handshake.js';
+import { serveConnection, type PooledEndpoint } from './handshake.js';
+import { VerifierCache, type VerifierSource } from './pooled-login.js';
+import { DEFAULT_POOL_SETTINGS, ServerPools, type PoolSettings } from './server-pool.js';
 import { QueryCounters } from './query-counters.js';
 
 export interface GatewayOptions {
@@ -39,6 +41,11 @@ export interface GatewayOptions {
   cancelRelay?: CancelRelay;
   /** How many of those per second at most (default DEFAULT_RELAYED_CANCELS_PER_SECOND). */
   relayedCancelsPerSecond?: number;
+  /**
+   * The pooled endpoint (transaction pooling): its port (0 picks a free one), the pools' settings,
+   * and where roles' SCRAM verifiers are read. Absent: no pooled endpoint.
+   */
+  pooled?: { port: number; pools?: Partial<PoolSettings>; verifiers: VerifierSource };
   /** Tests only: a schedule with known waits in place of the one learnt from real logins. */
   authSchedule?: AuthSchedule;
   log: GatewayLog;
@@ -67,6 +74,8 @@ export const DEFAULT_RELAYED_CANCELS_PER_SECOND = 100;
 export class PostgresGateway {
   readonly counters: QueryCounters | null;
   private readonly server: net.Server;
+  private readonly pooledServer: net.Server | null = null;
+  private readonly pooled: PooledEndpoint | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly context: ConnectionContext;
 
@@ -94,20 +103,41 @@ export class PostgresGateway {
       openConnections: () => this.sockets.size,
       maxConnections: options.maxConnections,
     };
-    this.server = net.createServer({ noDelay: true }, (socket) => {
+    this.server = this.listener(null);
+    if (options.pooled) {
+      const pools = new ServerPools({ ...DEFAULT_POOL_SETTINGS, ...options.pooled.pools }, (error) => options.log.warn({ err: error }, 'a pool could not open a server connection'));
+      this.pooled = { verifiers: new VerifierCache(options.pooled.verifiers), pools };
+      this.pooledServer = this.listener(this.pooled);
+    }
+  }
+
+  private listener(pooled: PooledEndpoint | null): net.Server {
+    return net.createServer({ noDelay: true }, (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
       // A reset or a broken pipe ends that connection only.
       socket.on('error', () => socket.destroy());
-      void serveConnection(socket, this.context);
+      void serveConnection(socket, this.context, pooled);
     });
   }
 
-  async listen(): Promise<{ host: string; port: number }> {
+  /** Listens on the session port, and on the pooled port when there is one (`pooledPort`, null otherwise). */
+  async listen(): Promise<{ host: string; port: number; pooledPort: number | null }> {
     this.server.listen(this.options.port, this.options.host);
     await once(this.server, 'listening');
     const address = this.server.address() as net.AddressInfo;
-    return { host: address.address, port: address.port };
+    let pooledPort: number | null = null;
+    if (this.pooledServer) {
+      this.pooledServer.listen(this.options.pooled!.port, this.options.host);
+      await once(this.pooledServer, 'listening');
+      pooledPort = (this.pooledServer.address() as net.AddressInfo).port;
+    }
+    return { host: address.address, port: address.port, pooledPort };
+  }
+
+  /** Server connections the pools hold now. */
+  get pooledServerConnections(): number {
+    return this.pooled?.pools.connections ?? 0;
   }
 
   /** A protocol 3.0 cancel request another gateway passed on (`cancelRelay`): forwarded if this gateway holds its session. */
@@ -121,8 +151,9 @@ export class PostgresGateway {
 
   /** Stops listening and ends every session (their clients see the connection close). */
   async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = [this.server, ...(this.pooledServer ? [this.pooledServer] : [])].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
-    await closed;
+    this.pooled?.pools.close();
+    await Promise.all(closed);
   }
 }

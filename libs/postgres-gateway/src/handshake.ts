@@ -5,7 +5,7 @@
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { withDeadline } from '@platform/deadline';
-import { authenticate } from './authenticate.js';
+import { authenticate, type AuthenticatedBackend } from './authenticate.js';
 import { ByteReader, ConnectionClosed } from './byte-reader.js';
 import { longClientKey } from './cancel-keys.js';
 import { forwardCancel } from './cancel-request.js';
@@ -18,6 +18,15 @@ import { relaySession } from './relay.js';
 import { decideRoute, lookUpRoute } from './route.js';
 import { BackendError, startSession } from './session-start.js';
 import { readLogin } from './startup.js';
+import { pooledAuthenticate, type VerifierCache } from './pooled-login.js';
+import { startPooledSession } from './pooled-start.js';
+import type { ServerPools } from './server-pool.js';
+
+/** What the pooled endpoint's connections share: the roles' verifiers and the pools. */
+export interface PooledEndpoint {
+  verifiers: VerifierCache;
+  pools: ServerPools;
+}
 
 /** The step a connection is in; a connection that fails is logged with it. */
 export type Step = 'negotiate' | 'startup' | 'route' | 'authenticate' | 'relay';
@@ -33,7 +42,7 @@ const LOOKUP_SHARE = 0.9;
  * Serves one client connection: TLS negotiation, the startup packet, routing, the authentication
  * relayed to the cluster (which checks the password), then the session's bytes both ways, counted.
  */
-export async function serveConnection(socket: net.Socket, context: ConnectionContext): Promise<void> {
+export async function serveConnection(socket: net.Socket, context: ConnectionContext, pooled: PooledEndpoint | null = null): Promise<void> {
   socket.setNoDelay(true);
   const handshake = new Handshake(socket, context.handshakeTimeoutMs);
   try {
@@ -53,7 +62,19 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
     if (decision.kind === 'refused') throw decision.refusal;
 
     handshake.step = 'authenticate';
-    const cluster = await authenticate(handshake, login, decision, context);
+    let cluster: AuthenticatedBackend;
+    if (pooled) {
+      const authenticated = await pooledAuthenticate(handshake, login, decision, context, pooled.verifiers);
+      if (decision.kind !== 'routed') throw new Error('an unknown name was authenticated');
+      if (authenticated.kind === 'pooled') {
+        handshake.step = 'relay';
+        await startPooledSession(handshake, login, decision, authenticated.login, context, pooled.pools);
+        return;
+      }
+      cluster = authenticated.cluster;
+    } else {
+      cluster = await authenticate(handshake, login, decision, context);
+    }
     // Never for an unknown name: its exchange always ends in a refusal.
     if (decision.kind !== 'routed') throw new Error('an unknown name was authenticated');
 

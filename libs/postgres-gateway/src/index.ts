@@ -12,3 +12,5 @@ export { QueryCounters, recordQuery, type MinuteFigures, type QueryCell } from '
 export { MAX_CANCEL_SLOT } from './cancel-keys.js';
 export { InsightsWriter } from './insights-writer.js';
 export { metricsText } from './metrics-text.js';
+export { DEFAULT_POOL_SETTINGS, type PoolSettings } from './server-pool.js';
+export type { VerifierSource } from './pooled-login.js';

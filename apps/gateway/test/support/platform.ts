@@ -19,6 +19,8 @@ export interface GatewayPlatform {
   gateway: AppProcess;
   /** Where PostgreSQL clients connect (the host is `localhost`, which the certificate names). */
   gatewayPort: number;
+  /** The pooled endpoint's port, when the platform was started with one (`pooled`). */
+  pooledPort: number | null;
   /** The development CA that signed the gateway's certificate (PEM), and its file. */
   ca: string;
   caPath: string;
@@ -61,18 +63,20 @@ export interface TestCredential {
   password: string;
   tenantId: string | null;
   connectionUrl: string;
+  pooledConnectionUrl: string | null;
 }
 
 /**
  * Starts everything once per file. `gatewayEnv` adds to (or overrides) the gateway's environment,
  * e.g. short timeouts for the tests of bad clients.
  */
-export async function startGatewayPlatform(gatewayEnv: Record<string, string> = {}): Promise<GatewayPlatform> {
+export async function startGatewayPlatform(gatewayEnv: Record<string, string> = {}, options: { pooled?: boolean } = {}): Promise<GatewayPlatform> {
   const postgres = await startTestPostgres();
   const controlPlane = await createTestControlPlane(postgres, { issuer: ISSUER, audience: AUDIENCE });
   const certificates = mkdtempSync(join(tmpdir(), 'gateway-tls-'));
   const tls = await ensureDevelopmentCertificates(certificates, ['localhost', '127.0.0.1', '::1']);
   const gatewayPort = await freePort();
+  const pooledPort = options.pooled ? await freePort() : null;
   const superuserUrl = new URL(postgres.adminUrl);
   const env: Record<string, string> = {
     ...controlPlane.env,
@@ -88,6 +92,8 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
     DATABASE_MAX_CONNECTIONS: '300',
     // One process unless a test asks for more (workers.test.ts): the caps tests count one process's slots.
     GATEWAY_WORKERS: '1',
+    // apps/api names the pooled endpoint in new credentials' answers; apps/gateway listens there.
+    ...(pooledPort === null ? {} : { GATEWAY_POOLED_PORT: String(pooledPort), GATEWAY_POOLED_PUBLIC_URL: `postgres://localhost:${pooledPort}` }),
   };
   const gateway = await startAppProcess('apps/gateway/src/main.ts', { portVariable: 'GATEWAY_ADMIN_PORT', env: { ...env, ...gatewayEnv } });
   const api = await startAppProcess('apps/api/src/main.ts', { portVariable: 'API_PORT', env });
@@ -136,7 +142,7 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
     const port = await freePort();
     const started = await startAppProcess('apps/gateway/src/main.ts', {
       portVariable: 'GATEWAY_ADMIN_PORT',
-      env: { ...env, ...gatewayEnv, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`, ...extra },
+      env: { ...env, ...gatewayEnv, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`, ...(pooledPort === null ? {} : { GATEWAY_POOLED_PORT: '0' }), ...extra },
     });
     return { process: started, port };
   }
@@ -157,6 +163,7 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
     api,
     gateway,
     gatewayPort,
+    pooledPort,
     ca: readFileSync(tls.caCert, 'utf8'),
     caPath: tls.caCert,
     env,

@@ -1,0 +1,224 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { once } from 'node:events';
+import net from 'node:net';
+import { eventually, rejection } from '@platform/testing';
+import { cancelRequest } from './support/raw-client.js';
+import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
+
+type PgError = Error & { code?: string; severity?: string; detail?: string };
+type KeyedClient = pg.Client & { processID: number; secretKey: number };
+
+/** A CancelRequest on a connection of its own (plain, as libpq sends it), to the gateway on `port`. */
+async function sendCancel(port: number, processId: number, secretKey: number): Promise<void> {
+  const key = Buffer.alloc(4);
+  key.writeInt32BE(secretKey);
+  const socket = net.connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.end(cancelRequest(processId, key));
+  await once(socket, 'close');
+}
+
+/** The pooled endpoint (GATEWAY_POOLED_PORT): logins, pools, tenants and settings per client. */
+describe('gateway: pooled endpoint (transaction pooling)', function () {
+  this.timeout(60_000);
+  let p: GatewayPlatform;
+  let db: TestDatabase;
+  let unscoped: TestCredential;
+  let tenants: { a: string; b: string };
+
+  /** A node-postgres client of the pooled endpoint; the caller ends it. */
+  const pooled = (credential: TestCredential, overrides: Partial<pg.ClientConfig> = {}) => connectVerified(p, { ...credential, connectionUrl: credential.pooledConnectionUrl! }, overrides);
+
+  /** The credential role's server sessions now. */
+  async function serverSessions(credential: TestCredential): Promise<number> {
+    const rows = await p.superuserQuery('postgres', 'select count(*)::int as n from pg_stat_activity where usename = $1', [credential.id]);
+    return rows[0].n as number;
+  }
+
+  before(async function () {
+    this.timeout(120_000);
+    // Pools of 2, a short queue wait so that the test of a full pool is quick.
+    // Idle server connections close after a second: a test waits for that.
+    p = await startGatewayPlatform({ GATEWAY_POOL_SIZE: '2', GATEWAY_POOL_WAIT_MS: '1000', GATEWAY_POOL_IDLE_MS: '1000' }, { pooled: true });
+    db = await p.newDatabase();
+    tenants = { a: await db.newTenant('Tenant A'), b: await db.newTenant('Tenant B') };
+    unscoped = await db.newCredential();
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await p?.stop();
+  });
+
+  it('names the pooled endpoint in a new credential’s answer, beside the session endpoint', function () {
+    const session = new URL(unscoped.connectionUrl);
+    const url = new URL(unscoped.pooledConnectionUrl!);
+    expect(url.port).to.equal(String(p.pooledPort));
+    session.port = String(p.pooledPort);
+    expect(url.href).to.equal(session.href);
+  });
+
+  it('logs in without a server session per client: 10 clients at once hold 2 server sessions', async function () {
+    const clients = await Promise.all(Array.from({ length: 10 }, () => pooled(unscoped)));
+    try {
+      const answers = await Promise.all(clients.map((client, i) => client.query<{ who: string; n: number }>('select current_user as who, $1::int as n', [i])));
+      expect(answers.map((answer) => answer.rows[0])).to.deep.equal(clients.map((_, i) => ({ who: unscoped.id, n: i })));
+      expect(await serverSessions(unscoped)).to.equal(2);
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
+  it('closes idle server connections after GATEWAY_POOL_IDLE_MS, and a client logged in before gets a new one', async function () {
+    const client = await pooled(unscoped);
+    try {
+      await eventually(async () => ((await serverSessions(unscoped)) === 0 ? true : undefined), 10_000, 'the idle server connections to close');
+      expect((await client.query('select 3 as n')).rows).to.deep.equal([{ n: 3 }]);
+      expect(await serverSessions(unscoped)).to.equal(1);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('reads verifiers in the cluster’s maintenance database, where no customer object can be (its privileged session)', async function () {
+    // A credential whose verifier the gateway has not read yet: its login reads it now.
+    const fresh = await db.newCredential();
+    const client = await pooled(fresh);
+    await client.end();
+    // The gateway's administrator session of the verifier reads: where it runs, and with what search path.
+    const [session] = await p.superuserQuery('postgres', "select a.datname, r.rolsuper as usesuper from pg_stat_activity a join pg_roles r on r.rolname = a.usename where a.application_name = 'platform gateway: pooled logins'");
+    expect(session).to.deep.equal({ datname: 'postgres', usesuper: true });
+    // A customer cannot connect there to plant anything: CONNECT is not theirs.
+    const [{ can }] = await p.superuserQuery('postgres', "select has_database_privilege($1, 'postgres', 'CONNECT') as can", [fresh.id]);
+    expect(can).to.equal(false);
+  });
+
+  it('refuses a wrong password and an unknown name alike, with 28P01', async function () {
+    const wrong = (await rejection(pooled(unscoped, { password: 'not the password' }))) as PgError;
+    expect({ code: wrong.code, message: wrong.message }).to.deep.equal({ code: '28P01', message: `password authentication failed for user "${unscoped.id}"` });
+    const name = `${unscoped.id.slice(0, -4)}ffff`;
+    const unknown = (await rejection(pooled(unscoped, { user: name }))) as PgError;
+    expect({ code: unknown.code, message: unknown.message }).to.deep.equal({ code: '28P01', message: `password authentication failed for user "${name}"` });
+  });
+
+  it('gives each client its own tenant on shared server sessions, transaction after transaction', async function () {
+    const a = await pooled(unscoped, { options: `-c nile.tenant_id=${tenants.a}` });
+    const b = await pooled(unscoped, { options: `-c nile.tenant_id=${tenants.b}` });
+    const none = await pooled(unscoped);
+    try {
+      for (let round = 0; round < 5; round++) {
+        const seen = await Promise.all([a, b, none].map((client) => client.query<{ tenant: string | null }>("select current_setting('nile.tenant_id', true) as tenant")));
+        expect(seen.map((answer) => answer.rows[0].tenant || null)).to.deep.equal([tenants.a, tenants.b, null]);
+      }
+    } finally {
+      await Promise.all([a, b, none].map((client) => client.end()));
+    }
+  });
+
+  it('serves a scoped credential from a pool of its own role: its tenant’s rows alone, whatever the session sets', async function () {
+    const setup = await pooled(unscoped);
+    try {
+      await setup.query('create table notes (id serial primary key, tenant_id uuid not null, body text not null)');
+      for (const [tenant, body] of [[tenants.a, 'for a'], [tenants.b, 'for b']]) {
+        await setup.query(`begin; select set_config('nile.tenant_id', '${tenant}', true); insert into notes (tenant_id, body) values ('${tenant}', '${body}'); commit`);
+      }
+    } finally {
+      await setup.end();
+    }
+    const scoped = await db.newCredential(tenants.a);
+    const clients = await Promise.all([pooled(scoped), pooled(scoped, { options: `-c nile.tenant_id=${tenants.a}` })]);
+    try {
+      for (const client of clients) {
+        await client.query(`set nile.tenant_id = '${tenants.b}'`).catch(() => {});
+        expect((await client.query('select body from notes order by id')).rows).to.deep.equal([{ body: 'for a' }]);
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
+  it('refuses a tenant named at login that is no live tenant (22023), as the session endpoint does', async function () {
+    const missing = randomUUID();
+    const error = (await rejection(pooled(unscoped, { options: `-c nile.tenant_id=${missing}` }))) as PgError;
+    expect({ code: error.code, message: error.message }).to.deep.equal({ code: '22023', message: `tenant "${missing}" does not exist` });
+  });
+
+  it('keeps a SET made outside a transaction for its client alone, and a RESET undoes it', async function () {
+    const setter = await pooled(unscoped);
+    const other = await pooled(unscoped);
+    const read = async (client: pg.Client) => (await client.query<{ v: string | null }>("select current_setting('app.colour', true) as v")).rows[0].v || null;
+    try {
+      await setter.query("set app.colour = 'green'");
+      for (let round = 0; round < 4; round++) expect([await read(setter), await read(other)]).to.deep.equal(['green', null]);
+      await setter.query('reset app.colour');
+      expect(await read(setter)).to.equal(null);
+    } finally {
+      await Promise.all([setter.end(), other.end()]);
+    }
+  });
+
+  it('leaves nothing of one client to the next on a server session: role, settings, advisory locks, SQL PREPARE, LISTEN, WITH HOLD cursors', async function () {
+    const first = await pooled(unscoped);
+    const physical = (await first.query('select current_database() as name')).rows[0].name as string;
+    const admin = `${physical}_admin`;
+    // Every state a session keeps past its transaction, left behind on purpose, one transaction each.
+    try {
+      await first.query(`begin; set role ${admin}; set app.colour = 'red'; prepare leftover as select 1; select pg_advisory_lock(42); listen somewhere; declare held cursor with hold for select 1; commit`);
+    } finally {
+      await first.end();
+    }
+    // Both of the pool's connections, so that whichever served the first client is among them.
+    const next = await Promise.all([pooled(unscoped), pooled(unscoped)]);
+    try {
+      for (const client of next) {
+        await client.query('begin');
+        const state = await client.query(
+          "select current_user as who, (select count(*)::int from pg_prepared_statements where name = 'leftover') as prepared, (select count(*)::int from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()) as locks, (select count(*)::int from pg_listening_channels()) as channels, (select count(*)::int from pg_cursors) as cursors, current_setting('app.colour', true) as colour",
+        );
+        await client.query('commit');
+        expect(state.rows[0]).to.deep.equal({ who: unscoped.id, prepared: 0, locks: 0, channels: 0, cursors: 0, colour: '' });
+      }
+    } finally {
+      await Promise.all(next.map((client) => client.end()));
+    }
+  });
+
+  it('passes a cancel request with a pooled client’s key to the server session running its query, and drops one while it runs none', async function () {
+    const client = (await pooled(unscoped)) as KeyedClient;
+    try {
+      const sleeping = rejection(client.query('select pg_sleep(30)')) as Promise<PgError>;
+      await eventually(async () => {
+        const rows = await p.superuserQuery('postgres', "select 1 from pg_stat_activity where usename = $1 and query like 'select pg_sleep%' and state = 'active'", [unscoped.id]);
+        return rows.length === 1 ? true : undefined;
+      }, 10_000, 'the query to run');
+      await sendCancel(p.pooledPort!, client.processID, client.secretKey);
+      const error = await sleeping;
+      expect([error.code, error.message]).to.deep.equal(['57014', 'canceling statement due to user request']);
+      // Idle: nothing to cancel, and the next query is not touched.
+      await sendCancel(p.pooledPort!, client.processID, client.secretKey);
+      expect((await client.query('select pg_sleep(0.3), 4 as n')).rows[0].n).to.equal(4);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses a client that waits for a server session past GATEWAY_POOL_WAIT_MS with PostgreSQL’s 53300', async function () {
+    const holders = await Promise.all([pooled(unscoped), pooled(unscoped)]);
+    const waiter = await pooled(unscoped);
+    try {
+      for (const holder of holders) await holder.query('begin; select 1');
+      const error = (await rejection(waiter.query('select 1'))) as PgError;
+      expect({ code: error.code, severity: error.severity, message: error.message }).to.deep.equal({ code: '53300', severity: 'FATAL', message: 'sorry, too many clients already' });
+      for (const holder of holders) await holder.query('commit');
+      // The holders' connections went back: a new client gets one.
+      const later = await pooled(unscoped);
+      expect((await later.query('select 2 as n')).rows).to.deep.equal([{ n: 2 }]);
+      await later.end();
+    } finally {
+      await Promise.all(holders.map((holder) => holder.end()));
+      await waiter.end().catch(() => {});
+    }
+  });
+});

@@ -1,0 +1,237 @@
+// Protocol-level named prepared statements on the pooled endpoint (PgBouncer's max_prepared_statements
+// is the model). A client's statement names are its own: each maps to a name of the pool's, one per
+// query text and parameter types, shared by the pool's clients (same credential, same role). A server
+// connection prepares a pool name the first time a client of it needs it there (Parse injected before
+// the Bind or Describe, its ParseComplete swallowed), and keeps the most recently used ones. A client's
+// Parse of a statement the connection already has is answered by the gateway, a Close too.
+//
+// To put the gateway's own answers (and drop the server's answers to injected messages) in their
+// right places, every message sent has its entry in a queue of expected answers, in order, as the
+// server answers them: the answer that ends each, PostgreSQL's skipping to the Sync after an error.
+import { changesSession } from './pooled-settings.js';
+import type { ServerConnection } from './server-pool.js';
+
+const code = (letter: string): number => letter.charCodeAt(0);
+const PARSE_COMPLETE = Buffer.from([code('1'), 0, 0, 0, 4]);
+const CLOSE_COMPLETE = Buffer.from([code('3'), 0, 0, 0, 4]);
+const ERROR = code('E');
+/** Answers a server may send at any time, which belong to no request. */
+const ASYNC = new Set([code('N'), code('A'), code('S')]);
+/** What ends the answer to each client message. */
+const ENDS: Record<string, number[]> = {
+  P: [code('1')],
+  B: [code('2')],
+  D: [code('T'), code('n')],
+  E: [code('C'), code('I'), code('s')],
+  C: [code('3')],
+  S: [code('Z')],
+  Q: [code('Z')],
+  F: [code('Z')],
+};
+
+type Expected =
+  /** A client message's answer: passed on until one of `ends`. `simple`: a query or Sync, which an error does not end. */
+  | { kind: 'forward'; ends: number[]; simple: boolean; parsed?: { connection: ServerConnection; name: string } }
+  /** An injected Parse or Close: its one answer is dropped. */
+  | { kind: 'drop'; ends: number[]; parsed?: { connection: ServerConnection; name: string } }
+  /** The gateway's own answer, sent when everything before it has been answered. */
+  | { kind: 'answer'; bytes: Buffer };
+
+/** The pool's name of each (query text, parameter types), shared by its clients. */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+  /** Statements a server has parsed without an error: a client's Parse of one is answered without a server connection. */
+  private readonly parsed = new Set<string>();
+  private next = 1;
+
+  wasParsed(name: string): boolean {
+    return this.parsed.has(name);
+  }
+
+  parsedOnce(name: string): void {
+    this.parsed.add(name);
+  }
+
+  nameOf(key: string): string {
+    let name = this.names.get(key);
+    if (!name) {
+      name = `_pool_${this.next++}`;
+      this.names.set(key, name);
+    }
+    return name;
+  }
+}
+
+function cString(buffer: Buffer, at: number): { value: string; end: number } {
+  const end = buffer.indexOf(0, at);
+  if (end < 0) throw new Error('unterminated string');
+  return { value: buffer.toString('utf8', at, end), end: end + 1 };
+}
+
+function frame(type: number, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const header = Buffer.alloc(5);
+  header[0] = type;
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
+}
+
+const z = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
+
+/** One pooled client's statements, and the queue of answers expected from its current server connection. */
+export class PreparedStatements {
+  /** The client's statement name → the pool's name, and the Parse that makes it. */
+  private readonly byName = new Map<string, { poolName: string; parse: Buffer; changesSession: boolean }>();
+  private readonly queue: Expected[] = [];
+
+  constructor(
+    private readonly names: StatementNames,
+    private readonly perConnection: number,
+  ) {}
+
+  /** Client messages whose answers have not all come. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
+  clear(): void {
+    this.byName.clear();
+  }
+
+  /**
+   * The gateway's answer to a client message that needs no server connection, or null: a Parse of
+   * a statement some server of the pool already parsed (it is prepared where the Bind runs), a Close
+   * of a statement. Only when nothing is pending, so that the answer comes in its place.
+   */
+  answerAlone(message: Buffer): Buffer | null {
+    if (this.queue.length > 0) return null;
+    const type = String.fromCharCode(message[0]);
+    if (type === 'P') {
+      const name = cString(message, 5);
+      if (name.value === '') return null;
+      const query = cString(message, name.end);
+      const poolName = this.names.nameOf(`${message.subarray(query.end).toString('hex')}:${query.value}`);
+      if (!this.names.wasParsed(poolName)) return null;
+      this.byName.set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)), changesSession: changesSession(query.value) });
+      return PARSE_COMPLETE;
+    }
+    if (type === 'C' && message[5] === code('S')) {
+      this.byName.delete(cString(message, 6).value);
+      return CLOSE_COMPLETE;
+    }
+    return null;
+  }
+
+  /**
+   * One client message for `connection`: what goes to the server into `toServer`, and the gateway's
+   * own answers that are due now into `toClient`.
+   */
+  fromClient(message: Buffer, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
+    const type = String.fromCharCode(message[0]);
+    const ends = ENDS[type];
+    if (type === 'P') {
+      const name = cString(message, 5);
+      if (name.value !== '') return this.parse(message, name, connection, toServer, toClient);
+      if (changesSession(cString(message, name.end).value)) connection.dirty = true;
+    } else if (type === 'F') {
+      // A function called by the protocol may do anything to the session.
+      connection.dirty = true;
+    } else if (type === 'B') {
+      const portal = cString(message, 5);
+      const statement = cString(message, portal.end);
+      if (statement.value !== '') {
+        const poolName = this.ensure(statement.value, connection, toServer);
+        message = Buffer.concat([message.subarray(0, 5), message.subarray(5, portal.end), z(poolName), message.subarray(statement.end)]);
+        message.writeInt32BE(message.length - 1, 1);
+      }
+    } else if ((type === 'D' || type === 'C') && message[5] === code('S')) {
+      const name = cString(message, 6);
+      if (name.value !== '') {
+        if (type === 'C') {
+          // The client's name goes; the pool's statement stays on the server for other clients.
+          this.byName.delete(name.value);
+          return this.answer(CLOSE_COMPLETE, toClient);
+        }
+        message = frame(message[0], Buffer.from('S'), z(this.ensure(name.value, connection, toServer)));
+      }
+    }
+    toServer.push(message);
+    if (ends) this.queue.push({ kind: 'forward', ends, simple: type === 'S' || type === 'Q' || type === 'F' });
+  }
+
+  private parse(message: Buffer, name: { value: string; end: number }, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
+    const query = cString(message, name.end);
+    const rest = message.subarray(query.end);
+    const poolName = this.names.nameOf(`${rest.toString('hex')}:${query.value}`);
+    const parse = frame(message[0], z(poolName), message.subarray(name.end));
+    const changes = changesSession(query.value);
+    if (changes) connection.dirty = true;
+    this.byName.set(name.value, { poolName, parse, changesSession: changes });
+    if (connection.prepared.has(poolName)) {
+      this.evict(connection.touch(poolName, this.perConnection), toServer);
+      return this.answer(PARSE_COMPLETE, toClient);
+    }
+    this.evict(connection.touch(poolName, this.perConnection), toServer);
+    toServer.push(parse);
+    this.queue.push({ kind: 'forward', ends: ENDS.P, simple: false, parsed: { connection, name: poolName } });
+  }
+
+  /** The pool's name for a client's statement, prepared on `connection` first if it lacks it. */
+  private ensure(clientName: string, connection: ServerConnection, toServer: Buffer[]): string {
+    const known = this.byName.get(clientName);
+    // Unknown to this client: a name no pool statement has, so that the server's own error answers.
+    if (!known) return clientName.startsWith('_pool_') ? `${clientName} (not prepared)` : clientName;
+    if (known.changesSession) connection.dirty = true;
+    if (!connection.prepared.has(known.poolName)) {
+      this.evict(connection.touch(known.poolName, this.perConnection), toServer);
+      toServer.push(known.parse);
+      this.queue.push({ kind: 'drop', ends: ENDS.P, parsed: { connection, name: known.poolName } });
+    } else {
+      connection.touch(known.poolName, this.perConnection);
+    }
+    return known.poolName;
+  }
+
+  /** Closes on the server the statements its LRU let go. */
+  private evict(names: string[], toServer: Buffer[]): void {
+    for (const name of names) {
+      toServer.push(frame(code('C'), Buffer.from('S'), z(name)));
+      this.queue.push({ kind: 'drop', ends: ENDS.C });
+    }
+  }
+
+  private answer(bytes: Buffer, toClient: Buffer[]): void {
+    if (this.queue.length === 0) toClient.push(bytes);
+    else this.queue.push({ kind: 'answer', bytes });
+  }
+
+  /** One server message: passed on into `toClient` or dropped, with any of the gateway's answers now due. */
+  fromServer(message: Buffer, toClient: Buffer[]): void {
+    const type = message[0];
+    const head = this.queue[0];
+    if (!head || ASYNC.has(type) || head.kind === 'answer') {
+      toClient.push(message);
+      return;
+    }
+    if (type === ERROR && !(head.kind === 'forward' && head.simple)) {
+      // A failed Parse leaves no statement; PostgreSQL skips everything up to the Sync.
+      if (head.parsed) head.parsed.connection.prepared.delete(head.parsed.name);
+      toClient.push(message);
+      while (this.queue.length > 0 && !(this.queue[0].kind === 'forward' && (this.queue[0] as { simple: boolean }).simple)) this.queue.shift();
+      this.answered(toClient);
+      return;
+    }
+    if (head.kind === 'forward') toClient.push(message);
+    if (head.ends.includes(type)) {
+      if (head.parsed) this.names.parsedOnce(head.parsed.name);
+      this.queue.shift();
+      this.answered(toClient);
+    }
+  }
+
+  /** Sends the gateway's answers that have come to the head of the queue. */
+  private answered(toClient: Buffer[]): void {
+    while (this.queue[0]?.kind === 'answer') toClient.push((this.queue.shift() as { bytes: Buffer }).bytes);
+  }
+}
