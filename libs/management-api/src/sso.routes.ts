@@ -217,8 +217,8 @@ export const ssoRoutes = [
     summary: 'Start signing in with the tenant’s SSO provider',
     description:
       'Redirects to the provider with state, nonce and a PKCE S256 challenge, kept server-side for 10 minutes and usable once, ' +
-      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. 429 when the client’s address ' +
-      'has 100 sign-ins under way.',
+      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. 429 too_many_attempts when the ' +
+      'client’s address has 100 sign-ins under way, with Retry-After the seconds until the oldest of them expires.',
     tags: ['sso'],
     auth: 'none',
     params: providerPathParams,
