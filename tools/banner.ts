@@ -71,6 +71,7 @@ apt.postgresql.org has postgresql-client-${serverMajor} for Debian and Ubuntu).`
 The platform is up.
   API ({base_url}, {api_url}) ${base}   OpenAPI: ${base}/openapi.json
   API reference (try it out)  ${base}/docs   The token service's: ${config.oauth.issuer}/docs
+  Web console                 ${base}/console   Sign in as the developer below
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   PostgreSQL gateway          ${config.gateway.publicUrl}   Admin: ${gateway.adminUrl}/healthz, /readyz, /metrics
   Control plane               ${where}

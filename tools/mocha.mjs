@@ -25,6 +25,12 @@ if (!project || patterns.length === 0 || apartPatterns.includes(undefined)) {
 
 register();
 const apartFiles = [...new Set(apartPatterns.flatMap((pattern) => globSync(pattern)).map((file) => resolve(file)))].sort();
+for (const pattern of apartPatterns) {
+  if (globSync(pattern).length === 0) {
+    console.error(`mocha.mjs: --apart '${pattern}' matches no file (renamed?)`);
+    process.exit(2);
+  }
+}
 const files = patterns
   .flatMap((pattern) => globSync(pattern))
   .map((file) => resolve(file))
@@ -36,6 +42,13 @@ const apart = apartFiles.length > 0 ? runApart(apartFiles) : null;
 function runApart(paths) {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), `${project}.apart`, ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = [];
+  // Stopped with this process (CI's time limit, Ctrl-C), not left running on its own.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      child.kill(signal);
+      process.exit(1);
+    });
+  }
   child.stdout.on('data', (chunk) => output.push(chunk));
   child.stderr.on('data', (chunk) => output.push(chunk));
   return new Promise((done) => child.on('close', (code, signal) => done({ code: signal ? 1 : code, output: Buffer.concat(output) })));

@@ -51,17 +51,22 @@ function nxGraph(): Graph {
 
 /**
  * The same, found without Nx: every file git knows (or would add) belongs to the project whose
- * folder holds it most closely, and depends on the libraries it imports by their package names.
+ * folder holds it most closely, and depends on the libraries it imports by their package names
+ * and on the projects its project.json names as implicit dependencies (the API bundles the
+ * console's sources at its start, without importing them).
  */
 function importGraph(): Graph {
   const files = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: workspace, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
   const roots = new Map<string, string>();
+  const implicit = new Map<string, string[]>();
   for (const file of files.filter((f) => f.endsWith('/project.json'))) {
-    roots.set(dirname(file), JSON.parse(readFileSync(join(workspace, file), 'utf8')).name);
+    const project = JSON.parse(readFileSync(join(workspace, file), 'utf8')) as { name: string; implicitDependencies?: string[] };
+    roots.set(dirname(file), project.name);
+    implicit.set(project.name, project.implicitDependencies ?? []);
   }
   const libraries = new Map([...roots].filter(([root]) => root.startsWith('libs/')).map(([root, name]) => [`@platform/${root.slice('libs/'.length)}`, name]));
-  const graph: Graph = new Map([...roots.values()].map((name) => [name, new Set<string>()]));
-  for (const file of files.filter((f) => /\.(ts|mts|js|mjs)$/.test(f))) {
+  const graph: Graph = new Map([...roots.values()].map((name) => [name, new Set<string>(implicit.get(name))]));
+  for (const file of files.filter((f) => /\.(ts|tsx|mts|js|mjs)$/.test(f))) {
     const owner = [...roots.keys()].filter((root) => file.startsWith(`${root}/`)).sort((a, b) => b.length - a.length)[0];
     if (!owner) continue;
     const { importedFiles } = ts.preProcessFile(readFileSync(join(workspace, file), 'utf8'), true, true);

@@ -36,6 +36,10 @@ describe('the start banner', function () {
     expect(text).not.to.include('earlier start');
   });
 
+  it('names the web console, where the developer it prints signs in', function () {
+    expect(banner(facts())).to.include('  Web console                 http://127.0.0.1:4101/console   Sign in as the developer below\n');
+  });
+
   it('names the development mail catcher when the platform runs one', function () {
     const text = banner(facts({ mailCatcher: { url: 'smtp://127.0.0.1:4104', dir: '/srv/platform/.data/mail' } }));
     expect(text).to.include('  Mail (development catcher)  smtp://127.0.0.1:4104   `npm run mail` prints the latest (/srv/platform/.data/mail)\n');

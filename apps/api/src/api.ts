@@ -4,13 +4,14 @@ import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, maxSignedTokenSeconds, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane';
 import { FAMILY_SSO_STATE_PURPOSE, systemClock, type TokenVerifier } from '@platform/domain';
-import { createHttpApp, serve, type Serving } from '@platform/http';
+import { createHttpApp, serve, type Route, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlQueryMinutes, SqlSignInFailureStore, SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { BACKUP_DEFAULTS, type BackupSettings } from '@platform/postgres-launcher';
 import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
 import type { ApiConfig } from './config.js';
+import { consoleAssets, consoleRoutes, registerConsoleClient, type ConsoleAssets } from './console.js';
 import { faultInjector } from './fault-point.js';
 import { openMailServices, type MailServices } from './mail-services.js';
 import { resealSsoSecrets } from './sso-key-rotation.js';
@@ -61,7 +62,10 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
     const mail = openMailServices(config, new SqlSignInFailureStore(orm), logger, closers);
     const services = await managementServices(opening, { clusters, keys, signIn, provisioners, backups, mail });
     const sampling = openInsightsSampling(opening, clusters.directory);
-    const app = managementApp(opening, { services, tokens, tokenVerifier });
+    // The web console: its bundle made now (a broken one fails the start), its client registered for this public address.
+    const consoleBundle = await consoleAssets();
+    if (await registerConsoleClient(orm, config.api.publicBaseUrl)) logger.info({ clientId: 'platform-console' }, 'console client registered for this public address');
+    const app = managementApp(opening, { services, tokens, tokenVerifier, console: consoleBundle });
     const serving = await serve(app, { host: config.api.host, port: config.api.port, limits: config.http, tls: config.api.tls });
     // Pushed last, closed first: the requests it drains still find the loops running.
     closers.push('http server', () => serving.close());
@@ -234,7 +238,8 @@ async function managementServices(
     membersDeleteTenants: config.membersDeleteTenants,
     membersLinkUsers: config.membersLinkUsers,
     selfSignUp: config.selfSignUp,
-    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins, mailedLinksToApps: config.familyAppLinks },
+    authSettings: new SqlAuthSettings(orm),
+    familyAuth: { csrfSecret: config.csrfSecret, allowedOrigins: config.allowedOrigins },
     sessionCookie: sessionCookieFor(config.api.publicApiUrl),
     secrets: new Sha256ClientSecrets(),
     publicApiUrl: config.api.publicApiUrl,
@@ -262,10 +267,12 @@ async function managementServices(
 /** The management API and the token endpoint, over the shared ports and each request's repositories. */
 function managementApp(
   { config, logger, orm }: Opening,
-  { services, tokens, tokenVerifier }: { services: ManagementServices; tokens: Awaited<ReturnType<typeof tokenEndpoint>>; tokenVerifier: TokenVerifier },
+  { services, tokens, tokenVerifier, console }: { services: ManagementServices; tokens: Awaited<ReturnType<typeof tokenEndpoint>>; tokenVerifier: TokenVerifier; console: ConsoleAssets },
 ) {
+  const info = managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl });
+  const consoleSettings = { title: info.title, issuer: config.oauth.issuer, publicBaseUrl: config.api.publicBaseUrl };
   return createHttpApp<ApiScope>({
-    routes: [...managementRoutes, tokens.route],
+    routes: [...managementRoutes, tokens.route, ...(consoleRoutes(console, consoleSettings) as Route<ApiScope>[])],
     logger,
     tokenVerifier,
     validateResponses: config.validateResponses,
@@ -275,11 +282,12 @@ function managementApp(
       const repositories = openRepositories(orm);
       return { ...services, ...repositories, tokenService: tokens.scopeFor(repositories) };
     },
-    openapi: managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl }),
+    openapi: info,
     site: {
-      links: [{ rel: 'tokenService', href: config.oauth.issuer, title: 'Token service (OAuth 2.0): developers sign in there' }],
-      // The console (issue 31) is not built yet: named on the page for people, not linked, and absent from the JSON.
-      notes: ['A web console (/console) is coming.'],
+      links: [
+        { rel: 'console', href: `${config.api.publicBaseUrl.replace(/\/+$/, '')}/console`, title: 'Web console: sign in as a developer' },
+        { rel: 'tokenService', href: config.oauth.issuer, title: 'Token service (OAuth 2.0): developers sign in there' },
+      ],
     },
     trustedProxies: config.trustedProxies,
     deadlineMs: config.postgres.requestDeadlineMs,

@@ -46,10 +46,8 @@ export interface ApiConfig extends PlatformConfig, SignInSettings, TokenEndpoint
   membersDeleteTenants: boolean;
   /** Whether tenant members may add other users to their tenants and remove them (TENANT_MEMBERS_LINK_USERS); off by default. */
   membersLinkUsers: boolean;
-  /** Whether anyone may sign up to a database through the API family's SDK (SELF_SIGN_UP); off by default. */
+  /** Whether anyone may sign up to a database through the API family's SDK, where the database's auth settings do not say (SELF_SIGN_UP); off by default. */
   selfSignUp: boolean;
-  /** Whether mailed token links may point at an app's URL on an allowed origin (FAMILY_APP_LINKS; README "Apps built on the family's SDK"). */
-  familyAppLinks: boolean;
   /**
    * The MAC key of the API family's CSRF cookie: derived from the signing-key ring, so every replica
    * shares it and nothing more needs configuring.
@@ -88,6 +86,10 @@ export interface ComputeConfig {
 
 export function loadApiConfig(env: Env): ApiConfig {
   const platform = loadPlatformConfig(env);
+  // Gone, and not silently: one platform-wide switch let one company's app receive another's tokens.
+  if (env.FAMILY_APP_LINKS !== undefined) {
+    throw new ConfigError('FAMILY_APP_LINKS', 'is no longer read: list each database’s app origins in its auth settings (PUT W/databases/{databaseName}/auth-settings)');
+  }
   const ownOrigins = [new URL(platform.api.publicApiUrl).origin, new URL(platform.api.publicBaseUrl).origin];
   const extraOrigins = (readOptionalString(env, 'ALLOWED_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
   for (const origin of extraOrigins) {
@@ -117,7 +119,6 @@ export function loadApiConfig(env: Env): ApiConfig {
     membersDeleteTenants: readEnum(env, 'TENANT_MEMBERS_DELETE_TENANTS', 'false', ['true', 'false']) === 'true',
     membersLinkUsers: readEnum(env, 'TENANT_MEMBERS_LINK_USERS', 'false', ['true', 'false']) === 'true',
     selfSignUp: readEnum(env, 'SELF_SIGN_UP', 'false', ['true', 'false']) === 'true',
-    familyAppLinks: readEnum(env, 'FAMILY_APP_LINKS', 'false', ['true', 'false']) === 'true',
     csrfSecret: createHmac('sha256', env[SIGNING_KEY_RING_VARIABLE] ?? '').update('api family csrf cookie').digest(),
     insightsSampleMs: readInteger(env, 'INSIGHTS_SAMPLE_MS', 10_000, { min: 100, max: 60_000 }),
     // Each at least the longest window that reads it: 7 days of 5m, 93 days of 1h, 400 days of 1d.

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { MailSendThrottle } from '@platform/auth';
-import { DEFAULT_MAIL_POLICY, systemClock, type Detach, type Mailer, type MailThrottle, type SignInFailureStore } from '@platform/domain';
+import { DEFAULT_MAIL_POLICY, SIGN_UP_POLICY, systemClock, type Detach, type Mailer, type MailThrottle, type SignInFailureStore } from '@platform/domain';
 import { createMailer } from '@platform/mail';
 import type { Closers } from '@platform/process';
 import type { ApiConfig } from './config.js';
@@ -9,6 +9,7 @@ import type { ApiConfig } from './config.js';
 export interface MailServices {
   mailer: Mailer;
   mailThrottle: MailThrottle;
+  signUpThrottle: MailThrottle;
   detach: Detach;
 }
 
@@ -24,6 +25,7 @@ export function openMailServices(config: Pick<ApiConfig, 'mail'>, failures: Sign
   return {
     mailer,
     mailThrottle: new MailSendThrottle(failures, DEFAULT_MAIL_POLICY, systemClock),
+    signUpThrottle: new MailSendThrottle(failures, SIGN_UP_POLICY, systemClock, 'sign-up'),
     detach: (work) => {
       void work.catch((error: unknown) => logger.error({ err: error }, 'a mail sent after its answer failed'));
     },

@@ -22,6 +22,12 @@ describe('configuration at start-up', function () {
     expect(stderr).to.include('DATA_PLANE_MAX_POOLS: is replaced by DATA_PLANE_CONNECTION_BUDGET, a cap on connections per cluster (README)');
   });
 
+  it('apps/api refuses FAMILY_APP_LINKS, naming the per-database setting that replaced it, rather than ignore it', function () {
+    const { status, stderr } = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x', FAMILY_APP_LINKS: 'true' });
+    expect(status).to.equal(78);
+    expect(stderr).to.include('FAMILY_APP_LINKS: is no longer read: list each database’s app origins in its auth settings (PUT W/databases/{databaseName}/auth-settings)');
+  });
+
   it('apps/api checks the connection budget’s settings', function () {
     const { status, stderr } = runToExit('apps/api/src/main.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/x', DATA_PLANE_CONNECTION_BUDGET: '0' });
     expect(status).to.equal(78);

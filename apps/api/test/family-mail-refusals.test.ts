@@ -71,7 +71,7 @@ describe('the API family’s mail routes over HTTP: tokens refused, tenants apar
 
   /** Asks for a reset of the address and answers the token of the mail it gets (the nth to that address). */
   async function resetToken(email: string, count: number): Promise<string> {
-    // The app asks for a link to its own route: without FAMILY_APP_LINKS, the token's link is this API's.
+    // The app asks for a link to its own route: its origin is not among the database's app origins, so the token's link is this API's.
     const asked = await call('POST', '/auth/reset-password', null, { json: { email, callbackUrl: `${APP_ORIGIN}/reset`, redirectUrl: `${APP_ORIGIN}/api/auth/reset-password` } });
     expect(asked.status, asked.text).to.equal(200);
     expect(asked.body).to.deep.equal({ url: `${APP_ORIGIN}/reset` });

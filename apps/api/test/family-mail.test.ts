@@ -6,8 +6,8 @@ import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
 
-/** The app built on the SDK: where its pages and its SDK routes (`/api/...`) live. */
-const APP_ORIGIN = 'http://app.test';
+/** The app built on the SDK, on a laptop: where its pages and its SDK routes (`/api/...`) live. */
+const APP_ORIGIN = 'http://localhost:3000';
 const NEW_PASSWORD = 'a brand new passphrase';
 
 type MailServer = Awaited<ReturnType<typeof startTestMailServer>>;
@@ -30,8 +30,12 @@ describe('the API family’s SDK: invites, password reset and email verification
   before(async function () {
     p = await platform();
     mail = await startTestMailServer();
-    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, FAMILY_APP_LINKS: 'true', SELF_SIGN_UP: 'true', SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
+    api = await startApi(loadApiConfig({ ...p.env, ALLOWED_ORIGINS: APP_ORIGIN, SMTP_URL: mail.url, MAIL_FROM: 'platform@example.test' }));
     owner = await developerWithReadyDatabase(p);
+    // The developer opens sign-up and names the app's origin, where mailed links may point.
+    const settings = await httpClient(api.url)('PUT', `${owner.D}/auth-settings`, { token: owner.token, json: { selfSignUp: true, appOrigins: [APP_ORIGIN] } });
+    expect(settings.status, settings.text).to.equal(200);
+    expect(settings.body).to.deep.equal({ selfSignUp: true, appOrigins: [APP_ORIGIN] });
     const credential = await httpClient(api.url)('POST', `${owner.D}/credentials`, { token: owner.token });
     expect(credential.status, credential.text).to.equal(201);
     connection = new URL(credential.body.connectionUrl);
@@ -100,7 +104,7 @@ describe('the API family’s SDK: invites, password reset and email verification
     // Erin's invite is revoked: it leaves the list and its link stops working.
     const erin = uniqueEmail('erin');
     const erinInvite = (await inAcme((scoped) => scoped.tenants.invite({ email: erin }))) as { id: string };
-    // Without a callback, the link is this API's own PUT route (http://api.test here): the app reads its token.
+    // Without a callback, the link is this API's own invite page (http://api.test here), GET /tenants/{t}/invite.
     const erinLink = linkIn(await mail.waitForMailTo(erin), `http://api.test/v2/databases/${owner.database.id}/tenants/${acme}/invite`);
     const revoked = (await inAcme((scoped) => scoped.tenants.deleteInvite(erinInvite.id))) as Response;
     expect(revoked.status).to.equal(204);
@@ -112,7 +116,7 @@ describe('the API family’s SDK: invites, password reset and email verification
     expect(await refused.json()).to.include({ errorCode: 'invalid_one_time_token' });
   });
 
-  it('resets a forgotten password from the received link and signs in with the new one; resetPassword works signed in', async function () {
+  it('resets a forgotten password from the received link and signs in with the new one; a session alone gets no reset token', async function () {
     const app = sdk();
     const bob = { email: uniqueEmail('bob'), password: TEST_PASSWORD };
     await app.auth.signUp(bob);
@@ -140,16 +144,38 @@ describe('the API family’s SDK: invites, password reset and email verification
     await again.auth.signIn('credentials', { ...bob, password: NEW_PASSWORD });
     expect((await again.auth.getSession()) as object).to.have.nested.property('user.email', bob.email);
 
-    // Signed in, the SDK's resetPassword changes the user's own password: the session proves the account.
-    const changed = (await again.auth.resetPassword({ email: bob.email, password: 'yet another passphrase' })) as Response;
-    // The SDK's route makes the answer's Location a redirect.
+    // Signed in, the SDK's resetPassword gets no token for the session alone (a stolen cookie must not
+    // change the password): the link goes to the inbox, and the SDK, finding no token, throws.
+    const signedIn = async (password: string) => {
+      try {
+        await again.auth.resetPassword({ email: bob.email, password });
+      } catch (error) {
+        return String(error);
+      }
+      return 'no error';
+    };
+    expect(await signedIn('hijacked passphrase')).to.include('reset token is missing');
+    // Its redirectUrl comes from the SDK's callback cookie (this API's sign-in): the link is this API's own route.
+    const resetRoute = `/v2/databases/${owner.database.id}/auth/reset-password`;
+    const relink = linkIn(await mail.waitForMailTo(bob.email, { count: 2 }), `http://api.test${resetRoute}`);
+    expect((await again.auth.getSession()) as object).to.have.nested.property('user.email', bob.email);
+    // From the mailed link, the reset page (holding the link's nile.reset cookie) calls resetPassword: it works.
+    const followed = await fetch(new URL(`${relink.pathname}${relink.search}`, api.url));
+    expect(followed.status, await followed.clone().text()).to.equal(200);
+    // Opened on this API, the cookie goes back to the reset route only.
+    const set = followed.headers.getSetCookie().find((cookie) => cookie.startsWith('nile.reset='))!;
+    expect(set).to.include(`; Path=${resetRoute};`);
+    const page = sdk();
+    const changed = (await page.withContext({ headers: new Headers({ cookie: cookieOf(followed, 'nile.reset') }) }, (scoped) =>
+      scoped.auth.resetPassword({ email: bob.email, password: 'yet another passphrase' }),
+    )) as Response;
     expect(changed.status, await changed.clone().text()).to.equal(302);
-    expect((await again.auth.getSession()) as object).to.have.nested.property('user.email', bob.email);
-    await again.auth.signOut();
-    await again.auth.signIn('credentials', { ...bob, password: 'yet another passphrase' });
-    expect((await again.auth.getSession()) as object).to.have.nested.property('user.email', bob.email);
+    const third = sdk();
+    expect(await ((await third.auth.signIn('credentials', { ...bob, password: NEW_PASSWORD })) as Response).text()).to.equal('CredentialsSignin');
+    await third.auth.signIn('credentials', { ...bob, password: 'yet another passphrase' });
+    expect((await third.auth.getSession()) as object).to.have.nested.property('user.email', bob.email);
 
-    // Signed out, it cannot: the token goes only to the inbox (the POST mails a link instead).
+    // Signed out, it cannot either: the token goes only to the inbox.
     const stranger = sdk();
     let thrown: unknown;
     try {
@@ -158,7 +184,10 @@ describe('the API family’s SDK: invites, password reset and email verification
       thrown = error;
     }
     expect(String(thrown)).to.include('reset token is missing');
-    await mail.waitForMailTo(bob.email, { count: 2 });
+    // Bob got three mails: his forgot-password, the signed-in ask and the stranger's; the reset page's
+    // resetPassword, holding the link's cookie, was handed that token back and mailed nothing.
+    await mail.waitForMailTo(bob.email, { count: 3 });
+    expect(String(await mail.waitForMailTo(bob.email, { count: 4, timeoutMs: 500 }).catch((error: unknown) => error))).to.include('no mail number 4');
   });
 
   it('verifies the signed-in user’s email from the received link; MFA answers not enabled', async function () {

@@ -31,6 +31,8 @@ export interface GatewayConfig extends PlatformConfig {
    * cores). With more than one, this process only supervises them and answers the admin listener.
    */
   workers: number;
+  /** Control-plane connections this process may hold (routes, insights); a worker holds its share of 10. */
+  controlPlanePoolSize: number;
 }
 
 function readBoolean(env: Env, name: string, fallback: boolean): boolean {
@@ -47,6 +49,11 @@ function readAdminToken(env: Env): string | null {
     throw new ConfigError('GATEWAY_ADMIN_TOKEN', `must be at least ${MIN_ADMIN_TOKEN_LENGTH} printable characters without spaces`);
   }
   return token;
+}
+
+/** The default number of workers: one per core, at most 8 (each holds control-plane connections of its own). */
+export function defaultWorkers(cores: number): number {
+  return Math.min(cores, 8);
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -78,6 +85,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     maxLoginsPerUser,
     maxLoginsPerUserAddress,
     scramStepTimeoutMs: readInteger(env, 'GATEWAY_SCRAM_STEP_TIMEOUT_MS', DEFAULT_SCRAM_STEP_TIMEOUT_MS, { min: 100, max: 600_000 }),
-    workers: readInteger(env, 'GATEWAY_WORKERS', availableParallelism(), { min: 1, max: 64 }),
+    workers: readInteger(env, 'GATEWAY_WORKERS', defaultWorkers(availableParallelism()), { min: 1, max: 64 }),
+    controlPlanePoolSize: 10,
   };
 }

@@ -23,7 +23,7 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
   const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
   return startWithClosers(logger, async (closers) => {
     closers.push('log', () => logger.info('gateway stopped'));
-    const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs });
+    const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs, poolSize: config.controlPlanePoolSize });
     closers.push('control plane', () => orm.close());
     // Protocol 3.0 cancel requests for sessions of other gateways reach them through the control plane.
     const cancelRelay = new ControlPlaneCancelRelay(orm, config.databaseUrl, {

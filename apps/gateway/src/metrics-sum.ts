@@ -49,3 +49,18 @@ export function sumMetricsTexts(texts: string[]): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+/** The counter families of an exposition (those whose `# TYPE` says counter), with their comments. */
+export function countersOf(text: string): string {
+  const counters = new Set([...text.matchAll(/^# TYPE (\S+) counter$/gm)].map((match) => match[1]));
+  const kept: string[] = [];
+  let family = '';
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const comment = /^# (?:HELP|TYPE) (\S+)/.exec(line);
+    if (comment) family = comment[1];
+    else if (!line.startsWith('#') && !line.startsWith(family)) family = line.replace(/[{ ].*$/, '');
+    if (counters.has(family)) kept.push(line);
+  }
+  return kept.length ? `${kept.join('\n')}\n` : '';
+}

@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { ConfigError } from '@platform/config';
 import { startAdminServer } from '@platform/http';
 import type { GatewayConfig } from './config.js';
-import { sumMetricsTexts } from './metrics-sum.js';
+import { countersOf, sumMetricsTexts } from './metrics-sum.js';
 
 /**
  * Several processes serving one port (GATEWAY_WORKERS). Node's cluster module shares the
@@ -33,34 +33,43 @@ export interface GatewaySupervisor {
   close(): Promise<void>;
 }
 
-/** A worker's answers to its supervisor's questions. */
+/** A worker's answers to its supervisor's questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect'). */
 export function answerSupervisor(answers: { metrics: () => string; ready: () => Promise<boolean> }): void {
   process.on('message', (message: SupervisorMessage) => {
-    if (message?.kind === 'metrics') process.send?.({ kind: 'metrics', id: message.id, text: answers.metrics() } satisfies WorkerMessage);
-    if (message?.kind === 'ready') void answers.ready().then((ready) => process.send?.({ kind: 'ready', id: message.id, ready } satisfies WorkerMessage));
+    if (message?.kind === 'metrics') tellSupervisor({ kind: 'metrics', id: message.id, text: answers.metrics() });
+    if (message?.kind === 'ready') void answers.ready().then((ready) => tellSupervisor({ kind: 'ready', id: message.id, ready }));
   });
 }
 
 export function tellSupervisorStarted(host: string, port: number): void {
-  process.send?.({ kind: 'started', host, port } satisfies WorkerMessage);
+  tellSupervisor({ kind: 'started', host, port });
+}
+
+function tellSupervisor(message: WorkerMessage): void {
+  if (process.connected) process.send?.(message, undefined, {}, () => {});
 }
 
 /**
- * A worker's share of the gateway's caps: connections and logins in progress are counted per
- * process, and round-robin hands each worker about 1/N of any one client's connections.
+ * A worker's share of the gateway's caps and of its control-plane pool. Connections and logins in
+ * progress are counted per process, and round-robin hands each worker about 1/N of any client's
+ * connections: a share rounded down (at least 1) never lets more through than the cap, at the cost
+ * of refusing a little early when one client's logins bunch on one worker (README: GATEWAY_WORKERS).
  */
 export function workerShare(config: GatewayConfig): GatewayConfig {
-  const share = (cap: number) => Math.max(1, Math.ceil(cap / config.workers));
+  const share = (cap: number, least = 1) => Math.max(least, Math.floor(cap / config.workers));
   return {
     ...config,
     maxConnections: share(config.maxConnections),
     maxLoginsPerAddress: share(config.maxLoginsPerAddress),
     maxLoginsPerUser: share(config.maxLoginsPerUser),
     maxLoginsPerUserAddress: share(config.maxLoginsPerUserAddress),
+    controlPlanePoolSize: share(config.controlPlanePoolSize, 2),
   };
 }
 
 const ASK_TIMEOUT_MS = 2_000;
+/** How often the supervisor reads its workers' counters, so that a worker's death takes at most this much of them with it. */
+const KEEP_COUNTERS_MS = 5_000;
 const RESTART_DELAYS_MS = [500, 1_000, 5_000, 30_000];
 const STOP_TIMEOUT_MS = 6_000;
 
@@ -70,18 +79,26 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   let stopping = false;
   let asked = 0;
   const waiting = new Map<number, (message: WorkerMessage) => void>();
-  const live = new Set<Worker>();
+  /** Workers that said they serve the port, with the counters they last gave. */
+  const serving = new Map<Worker, string>();
+  const forked = new Set<Worker>();
+  /** The counters of workers gone: a counter of /metrics never goes down when a worker dies. */
+  let departed = '';
   let quickDeaths = 0;
 
   const fork = (): Promise<{ host: string; port: number }> => {
     const worker = cluster.fork();
     const forkedAt = Date.now();
-    live.add(worker);
+    forked.add(worker);
+    worker.on('error', (error) => logger.warn({ err: error, worker: worker.id }, 'talking to a gateway worker failed'));
     worker.on('message', (message: WorkerMessage) => {
       if (message.kind !== 'started') waiting.get(message.id)?.(message);
     });
     worker.once('exit', (code, signal) => {
-      live.delete(worker);
+      forked.delete(worker);
+      const last = serving.get(worker);
+      serving.delete(worker);
+      if (last) departed = sumMetricsTexts([departed, countersOf(last)]);
       if (stopping) return;
       quickDeaths = Date.now() - forkedAt < 10_000 ? quickDeaths + 1 : 0;
       const delayMs = RESTART_DELAYS_MS[Math.min(quickDeaths, RESTART_DELAYS_MS.length - 1)];
@@ -92,7 +109,9 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     });
     return new Promise((resolve, reject) => {
       worker.on('message', (message: WorkerMessage) => {
-        if (message.kind === 'started') resolve(message);
+        if (message.kind !== 'started') return;
+        serving.set(worker, '');
+        resolve(message);
       });
       worker.once('exit', (code) => {
         // A worker refusing its configuration exits 78 (runService), having printed which variable.
@@ -102,34 +121,37 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     });
   };
 
-  /** Asks every live worker; fails when one does not answer in time. */
-  const askAll = async (kind: SupervisorMessage['kind']): Promise<WorkerMessage[]> => {
-    const workers = [...live].filter((worker) => worker.isConnected());
-    if (workers.length < config.workers) throw new Error(`${config.workers - workers.length} of ${config.workers} workers are not running`);
-    return Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<WorkerMessage>((resolve, reject) => {
-            const id = ++asked;
-            const timer = setTimeout(() => {
-              waiting.delete(id);
-              reject(new Error(`worker ${worker.id} did not answer within ${ASK_TIMEOUT_MS} ms`));
-            }, ASK_TIMEOUT_MS);
-            waiting.set(id, (message) => {
-              clearTimeout(timer);
-              waiting.delete(id);
-              resolve(message);
-            });
-            worker.send({ kind, id } satisfies SupervisorMessage);
-          }),
-      ),
+  /** One question to one worker; fails when it does not answer in time. */
+  const ask = (worker: Worker, kind: SupervisorMessage['kind']) =>
+    new Promise<WorkerMessage>((resolve, reject) => {
+      const id = ++asked;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        reject(new Error(`worker ${worker.id} did not answer within ${ASK_TIMEOUT_MS} ms`));
+      }, ASK_TIMEOUT_MS);
+      waiting.set(id, (message) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        resolve(message);
+      });
+      worker.send({ kind, id } satisfies SupervisorMessage, undefined, {}, () => {});
+    });
+
+  /** Every serving worker's counters and gauges, kept for the day it dies; fails when one does not answer. */
+  const gatherMetrics = async (): Promise<string[]> =>
+    Promise.all(
+      [...serving.keys()].map(async (worker) => {
+        const answer = await ask(worker, 'metrics');
+        const text = answer.kind === 'metrics' ? answer.text : '';
+        if (serving.has(worker)) serving.set(worker, text);
+        return text;
+      }),
     );
-  };
 
   const stopWorkers = async () => {
     stopping = true;
     await Promise.all(
-      [...live].map(async (worker) => {
+      [...forked].map(async (worker) => {
         const exited = once(worker, 'exit');
         worker.process.kill('SIGTERM');
         const forced = setTimeout(() => worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -146,19 +168,22 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     await stopWorkers();
     throw error;
   }
+  const keeper = setInterval(() => void gatherMetrics().catch(() => {}), KEEP_COUNTERS_MS);
+  keeper.unref();
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
     token: config.adminToken,
     realm: 'gateway admin',
+    // The port is served while one worker is: healthy and ready then (a replacement may be waiting out its back-off).
+    isAlive: () => serving.size > 0,
     isReady: async () => {
-      try {
-        return (await askAll('ready')).every((answer) => answer.kind === 'ready' && answer.ready);
-      } catch {
-        return false;
-      }
+      const workers = [...serving.keys()];
+      if (workers.length === 0) return false;
+      const answers = await Promise.all(workers.map((worker) => ask(worker, 'ready').catch(() => null)));
+      return answers.every((answer) => answer?.kind === 'ready' && answer.ready);
     },
-    metrics: async () => sumMetricsTexts((await askAll('metrics')).map((answer) => (answer.kind === 'metrics' ? answer.text : ''))),
+    metrics: async () => sumMetricsTexts([departed, ...(await gatherMetrics())]),
   });
   const { host, port } = listening[0];
   logger.info({ host, port, workers: config.workers, adminUrl: admin.url }, 'gateway listening');
@@ -167,6 +192,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     port,
     adminUrl: admin.url,
     close: async () => {
+      clearInterval(keeper);
       await stopWorkers();
       await admin.close();
       logger.info('gateway stopped');

@@ -140,6 +140,10 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
   it('replaces a worker that dies: only its clients are cut, the port keeps serving, readiness comes back', async function () {
     this.timeout(60_000);
     const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, credential)));
+    for (const client of clients) await client.query('select 1');
+    const series = `gateway_queries_total{database_id="${db.id}",tenant_id=""}`;
+    const counted = (await p.metrics()).get(series)!;
+    expect(counted, 'queries counted before the kill').to.be.at.least(4);
     const [victim, survivor] = workers;
     const onSurvivor = connectionsOn(p.gatewayPort, [survivor])[0];
     process.kill(victim, 'SIGKILL');
@@ -161,6 +165,8 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
       return now.length === 2 && !now.includes(victim) ? now : undefined;
     }, 20_000, 'a replacement worker');
     await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
+    // The dead worker's counts stay in the sum: a counter that went down would read as a reset.
+    expect((await p.metrics()).get(series), series).to.be.at.least(counted + onSurvivor + 1);
     await Promise.all(clients.map((client) => client.end().catch(() => {})));
   });
 

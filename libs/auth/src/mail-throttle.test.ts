@@ -37,6 +37,18 @@ describe('MailSendThrottle', function () {
     expect(store.counts.get('mail-address:192.0.2.1')?.failures).to.equal(2);
   });
 
+  it('keeps the budgets of another prefix apart (sign-up’s from mail’s)', async function () {
+    const store = new MemoryCounts();
+    const clock = new FakeClock(new Date('2026-01-01T00:00:00Z'));
+    const mail = new MailSendThrottle(store, POLICY, clock);
+    const signUp = new MailSendThrottle(store, { ...POLICY, addressMailsBeforeDelay: 1 }, clock, 'sign-up');
+    for (let i = 0; i < 5; i++) expect(await mail.spend({ account: `reset:db:${i}@example.test`, address: '192.0.2.9' })).to.equal(null);
+    expect(await mail.spend({ account: 'reset:db:late@example.test', address: '192.0.2.9' })).to.equal(60);
+    expect(await signUp.spend({ account: 'sign_up:db:new@example.test', address: '192.0.2.9' })).to.equal(null);
+    expect(await signUp.spend({ account: 'sign_up:db:other@example.test', address: '192.0.2.9' })).to.equal(60);
+    expect(store.counts.get('sign-up-address:192.0.2.9')?.failures).to.equal(1);
+  });
+
   it('holds back an address asking for many accounts, IPv6 by its /64', async function () {
     const clock = new FakeClock(new Date('2026-01-01T00:00:00Z'));
     const throttle = new MailSendThrottle(new MemoryCounts(), POLICY, clock);

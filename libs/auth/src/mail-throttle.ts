@@ -13,11 +13,13 @@ export class MailSendThrottle implements MailThrottle {
     private readonly store: SignInFailureStore,
     private readonly policy: MailPolicy,
     private readonly clock: Clock,
+    /** The counters' key prefix: another prefix is another set of budgets (sign-up's are `sign-up`). */
+    private readonly prefix = 'mail',
   ) {}
 
   spend(subject: MailSubject): Promise<number | null> {
-    const account = `mail-account:${subject.account}`;
-    const address = `mail-address:${addressKey(subject.address)}`;
+    const account = `${this.prefix}-account:${subject.account}`;
+    const address = `${this.prefix}-address:${addressKey(subject.address)}`;
     const previous = this.turns.get(account) ?? Promise.resolve();
     const spent = previous.then(() => this.settle(account, address));
     const done = spent.catch(() => undefined);

@@ -111,7 +111,8 @@ describe('PgOneTimeTokenStore and PgAccountSecrets', function () {
   });
 
   it('sets a password, marks an address verified while it is still the user’s, and ends sessions but one', async function () {
-    expect(await account.secrets.setPassword(ada.id, 'new')).to.equal(true);
+    expect(await account.secrets.setPassword(ada.id, 'someone@example.test', 'other')).to.equal(false);
+    expect(await account.secrets.setPassword(ada.id, 'ADA@example.test', 'new')).to.equal(true);
     expect(await query(url, 'select secret from auth.credentials where user_id = $1', [ada.id])).to.deep.equal([{ secret: 'new' }]);
     expect(await account.secrets.markEmailVerified(ada.id, 'someone@example.test')).to.equal(false);
     expect(await account.secrets.markEmailVerified(ada.id, 'ada@example.test')).to.equal(true);

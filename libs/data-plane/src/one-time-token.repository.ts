@@ -122,13 +122,14 @@ export class PgOneTimeTokenStore implements OneTimeTokenStore {
 export class PgAccountSecrets implements AccountSecrets {
   constructor(private readonly pool: Queryable) {}
 
-  async setPassword(userId: string, passwordHash: string): Promise<boolean> {
+  async setPassword(userId: string, email: string, passwordHash: string): Promise<boolean> {
     if (!isUuid(userId)) return false;
     const { rowCount } = await this.pool.query(
       `insert into auth.credentials (user_id, method, secret)
-       select u.id, 'password', $2 from users.users u where u.id = $1 and u.deleted is null
+       select u.id, 'password', $2 from users.users u
+       where u.id = $1 and pg_catalog.lower(u.email) = pg_catalog.lower($3) and u.deleted is null
        on conflict (user_id) do update set method = 'password', secret = excluded.secret, updated = pg_catalog.now()`,
-      [userId, passwordHash],
+      [userId, passwordHash, email],
     );
     return (rowCount ?? 0) > 0;
   }

@@ -87,6 +87,8 @@ export {
   databaseNotFound, deleteSelf, enabledTenantProviders, familyDatabase, familySignIn, familySignUp, findFamilySession, requireFamilySession,
 } from './use-cases/family-auth.js';
 export type { FamilyAuthDeps, FamilySession, FamilySignUpInput } from './use-cases/family-auth.js';
+export { MAX_APP_ORIGINS, databaseAuthSettings, getAuthSettings, normalizeAppOrigin, updateAuthSettings } from './use-cases/auth-settings.js';
+export type { AuthSettingsDeps, AuthSettingsStore, DatabaseAuthSettings, StoredAuthSettings } from './use-cases/auth-settings.js';
 
 // OAuth: clients, grants, the tokens they issue, and the errors of the token endpoint.
 export { API_SCOPES } from './oauth-ports.js';
@@ -181,8 +183,9 @@ export { DEFAULT_TOKEN_LIFETIMES } from './account-tokens/account-token-deps.js'
 export type { AccountTokenDeps, OneTimeTokenLifetimes } from './account-tokens/account-token-deps.js';
 export { requestPasswordReset, resetPassword } from './account-tokens/password-reset.js';
 export type { PasswordResetRequest } from './account-tokens/password-reset.js';
-export { assertPasswordResetToken, ownPasswordResetToken, startTokenSession } from './account-tokens/family-links.js';
+export { assertPasswordResetToken, startTokenSession } from './account-tokens/family-links.js';
+export { SIGN_UP_POLICY, selfSignUp } from './account-tokens/sign-up.js';
 export { requestEmailVerification, verifyEmail } from './account-tokens/email-verification.js';
 export type { SignedInUser } from './use-cases/membership.js';
-export { INVITES_PER_TENANT, acceptInvite, createInvite, listInvites, revokeInvite } from './account-tokens/tenant-invites.js';
+export { INVITES_PER_TENANT, acceptInvite, createInvite, listInvites, previewInvite, revokeInvite } from './account-tokens/tenant-invites.js';
 export type { AcceptInviteInput, TenantInvite } from './account-tokens/tenant-invites.js';

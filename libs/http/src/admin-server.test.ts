@@ -54,4 +54,32 @@ describe('startAdminServer', () => {
       await open.close();
     }
   });
+
+  it('fails health when the service cannot serve, and answers 503 for metrics it could not gather', async () => {
+    let alive = true;
+    const admin = await startAdminServer({
+      host: '127.0.0.1',
+      port: 0,
+      token: null,
+      realm: 'test admin',
+      isReady: async () => true,
+      isAlive: () => alive,
+      metrics: async () => {
+        throw new Error('worker 2 did not answer within 2000 ms');
+      },
+    });
+    try {
+      expect((await fetch(`${admin.url}/healthz`)).status).to.equal(200);
+      alive = false;
+      const health = await fetch(`${admin.url}/healthz`);
+      expect([health.status, await health.json()]).to.deep.equal([503, { status: 'not serving' }]);
+      const metrics = await fetch(`${admin.url}/metrics`);
+      expect([metrics.status, await metrics.json()]).to.deep.equal([
+        503,
+        { errorCode: 'metrics_unavailable', message: 'The metrics could not be gathered: worker 2 did not answer within 2000 ms', statusCode: 503 },
+      ]);
+    } finally {
+      await admin.close();
+    }
+  });
 });

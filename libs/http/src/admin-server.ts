@@ -12,6 +12,8 @@ export interface AdminServerOptions {
   realm: string;
   /** Whether what the service needs answers (`/readyz`). */
   isReady: () => Promise<boolean>;
+  /** Whether the service can serve at all (`/healthz` 503 when not); always, unless given. */
+  isAlive?: () => boolean;
   /** Prometheus text exposition (`/metrics`). */
   metrics: () => string | Promise<string>;
 }
@@ -74,7 +76,7 @@ function apiError(body: ApiErrorBody, headers?: Record<string, string>): AdminAn
 
 async function answerAdmin(url: string, authorized: boolean, options: AdminServerOptions): Promise<AdminAnswer> {
   const path = url.split('?')[0];
-  if (path === '/healthz') return json(200, { status: 'ok' });
+  if (path === '/healthz') return options.isAlive?.() === false ? json(503, { status: 'not serving' }) : json(200, { status: 'ok' });
   if (path === '/readyz') {
     const ready = await options.isReady();
     return json(ready ? 200 : 503, { status: ready ? 'ok' : 'control plane unreachable' });

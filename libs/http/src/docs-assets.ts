@@ -1,52 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { hashedAsset as hashed, type HashedAsset } from './hashed-assets.js';
 
-/** One file the docs page loads, under a name that carries a hash of its content. */
-export interface DocsAsset {
-  /** `swagger-ui-bundle.3f2a9c1b7e04.js`: a new content is a new name, so the old one may be cached for good. */
-  name: string;
-  contentType: 'text/javascript' | 'text/css' | 'image/png';
-  body: Buffer;
-  /** The body compressed, made once (in zlib's thread pool) at the first request that asks for it. */
-  encoded: Partial<Record<ContentEncoding, Promise<Buffer>>>;
-}
-
-export type ContentEncoding = 'br' | 'gzip';
-
-const brotli = promisify(brotliCompress);
-const gzipped = promisify(gzip);
-const ENCODERS: Record<ContentEncoding, (body: Buffer) => Promise<Buffer>> = {
-  // Quality 9: a third smaller than gzip for the bundle, in about a second once (11 took 14 s).
-  br: (body) => brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-  gzip: (body) => gzipped(body, { level: 9 }),
-};
-
-/**
- * The encoding of `asset` an Accept-Encoding header takes (br before gzip), or none: the text
- * assets are compressed once per process rather than for every request (the bundle is 1.7 MB,
- * 0.3 to 0.4 s of CPU a time). Images are sent as they are.
- */
-export function encodingFor(asset: DocsAsset, acceptEncoding: string): ContentEncoding | undefined {
-  if (asset.contentType === 'image/png' || asset.body.length < 1024) return undefined;
-  const accepted = new Set(
-    acceptEncoding
-      .toLowerCase()
-      .split(',')
-      .map((part) => part.trim().split(';'))
-      .filter(([, q]) => q === undefined || !/^\s*q=0(\.0*)?\s*$/.test(q))
-      .map(([coding]) => coding.trim()),
-  );
-  return (['br', 'gzip'] as const).find((encoding) => accepted.has(encoding));
-}
-
-/** The body of `asset` in `encoding`, compressed at the first call. */
-export function encodedBody(asset: DocsAsset, encoding: ContentEncoding): Promise<Buffer> {
-  return (asset.encoded[encoding] ??= ENCODERS[encoding](asset.body));
-}
+/** One file of the docs page or the index. */
+export type DocsAsset = HashedAsset;
 
 /**
  * Starts the reference on the page: the OpenAPI document's address comes from the element's
@@ -81,13 +39,6 @@ ul { padding-left: 1.2rem; }
 li { margin: 0.4rem 0; }
 code { font-size: 0.9em; }
 `;
-
-const CONTENT_TYPES = { js: 'text/javascript', css: 'text/css', png: 'image/png' } as const;
-
-function hashed(base: string, extension: keyof typeof CONTENT_TYPES, body: Buffer): DocsAsset {
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  return { name: `${base}.${hash}.${extension}`, contentType: CONTENT_TYPES[extension], body, encoded: {} };
-}
 
 function swaggerUiDir(): string {
   return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

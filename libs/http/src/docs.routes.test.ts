@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { docsAssets, encodingFor } from './docs-assets.js';
+import { docsAssets } from './docs-assets.js';
+import { encodingFor } from './hashed-assets.js';
 import { docsContentSecurityPolicy, prefersHtml } from './docs.routes.js';
 
 describe('prefersHtml', () => {

@@ -1,5 +1,6 @@
 import { NotFoundError } from '@platform/domain';
-import { docsAssets, encodedBody, encodingFor } from './docs-assets.js';
+import { docsAssets } from './docs-assets.js';
+import { assetAnswer } from './hashed-assets.js';
 import { escapeHtml } from './html.js';
 import type { OpenApiInfo } from './openapi.js';
 import { defineRoute, respond, type ResponseSpec, type Route } from './route.js';
@@ -19,12 +20,10 @@ export interface SiteIndex {
   notes?: string[];
 }
 
-/** Hashed names change with their content, so a browser may keep them for a year without asking again. */
-const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** The page and the index name the current hashes: a browser asks again (a 200 of a few hundred bytes). */
 const REVALIDATE = 'no-cache';
 
-const PAGE_HEADERS = {
+export const PAGE_HEADERS = {
   'Cache-Control': REVALIDATE,
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
@@ -74,7 +73,7 @@ export function prefersHtml(accept: string): boolean {
 }
 
 /** A path relative to the page at `requestPath` that reaches `/target` (prefix-stripping proxies keep working). */
-function fromPage(requestPath: string, target: string): string {
+export function fromPage(requestPath: string, target: string): string {
   const depth = requestPath.split('/').length - 2;
   return '../'.repeat(Math.max(depth, 0)) + target;
 }
@@ -124,7 +123,7 @@ ${notes.map((note) => `<p>${escapeHtml(note)}</p>`).join('\n')}
 `;
 }
 
-const htmlAnswer = (status: number, description: string): ResponseSpec => ({ status, description, contentType: 'text/html' });
+export const htmlAnswer = (status: number, description: string): ResponseSpec => ({ status, description, contentType: 'text/html' });
 
 /**
  * `GET /` (an index: HTML for a browser, JSON otherwise), `GET /docs` (an interactive reference
@@ -207,16 +206,7 @@ export function docsRoutes(info: OpenApiInfo, site: SiteIndex): Route<unknown>[]
       handler: async ({ params, header }) => {
         const asset = docsAssets().byName.get(params.file);
         if (!asset) throw new NotFoundError('asset_not_found', `No docs asset named '${params.file}' (the page names the current ones)`);
-        const headers = {
-          'Content-Type': asset.contentType === 'image/png' ? asset.contentType : `${asset.contentType}; charset=utf-8`,
-          'Cache-Control': IMMUTABLE,
-          'X-Content-Type-Options': 'nosniff',
-          Vary: 'Accept-Encoding',
-        };
-        const encoding = encodingFor(asset, header('accept-encoding'));
-        if (!encoding) return respond({ body: asset.body, headers });
-        // Already encoded: the compression middleware leaves an answer with a Content-Encoding alone.
-        return respond({ body: await encodedBody(asset, encoding), headers: { ...headers, 'Content-Encoding': encoding } });
+        return assetAnswer(asset, header('accept-encoding'));
       },
     }),
   ];

@@ -10,4 +10,6 @@ export { serve, type Serving } from './serve.js';
 export { startAdminServer, type AdminServer, type AdminServerOptions } from './admin-server.js';
 export { escapeHtml, htmlDocument } from './html.js';
 export { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer } from './paging.js';
-export { docsRoutes, prefersHtml, docsContentSecurityPolicy, type IndexLink, type SiteIndex } from './docs.routes.js';
+export { docsRoutes, prefersHtml, docsContentSecurityPolicy, fromPage, htmlAnswer, PAGE_HEADERS, type IndexLink, type SiteIndex } from './docs.routes.js';
+export { assetAnswer, hashedAsset, type HashedAsset } from './hashed-assets.js';
+export { docsAssets } from './docs-assets.js';

@@ -38,7 +38,7 @@ export interface ManagementScope
   /** The PostgreSQL gateway's public postgres://host:port, the start of every dbHost. */
   gatewayUrl: string;
   /** Mail and one-time tokens (password reset, email verification, invites) of the family surface; absent, those routes fail. */
-  accountMail?: Pick<AccountTokenDeps, 'accountTokens' | 'mailer' | 'mailThrottle' | 'detach' | 'lifetimes'>;
+  accountMail?: Pick<AccountTokenDeps, 'accountTokens' | 'mailer' | 'mailThrottle' | 'signUpThrottle' | 'detach' | 'lifetimes'>;
 }
 
 /** The part of the scope that lives as long as the process; each request adds repositories over its own unit of work. */

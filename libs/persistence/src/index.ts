@@ -11,6 +11,7 @@ export { ControlPlaneCancelRelay } from './repositories/gateway-cancel-relay.js'
 export { CachedClientLookup, type CachedClientLookupOptions, type ClientForAuthentication } from './repositories/cached-client-lookup.js';
 export { ControlPlaneConnectionRoutes } from './repositories/connection-routes.js';
 export { SqlSignInFailureStore } from './repositories/sign-in-failure.store.js';
+export { SqlAuthSettings } from './repositories/auth-settings.store.js';
 export { SqlQueryMinutes } from './repositories/query-minutes.store.js';
 export { SqlObserverStore } from './repositories/observer.store.js';
 export { AdvisoryLeader } from './repositories/advisory-leader.js';
@@ -18,4 +19,5 @@ export { SqlInsightsRetention } from './repositories/insights-retention.js';
 export { grantPurge, insightsHousekeeping } from './repositories/housekeeping.js';
 export { SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
 export { watchedClientLookup } from './repositories/watched-client-lookup.js';
+export { ensureFirstPartyClient } from './repositories/first-party-clients.js';
 export { SqlComputeInstances, SqlComputeStore } from './repositories/compute.store.js';

@@ -51,3 +51,16 @@ It works once. If you do not know ${invitedBy}, ignore this mail.
 `,
   };
 }
+
+/** To the owner of an address someone tried to sign up with: no link, nothing to click. */
+export function accountExistsMail(to: string): MailMessage {
+  return {
+    to,
+    subject: 'Someone tried to sign up with your address',
+    text: `Someone tried to create an account for ${to}, which has an account already.
+
+If it was you, sign in with your password instead, or use "forgot password" if you do not remember it.
+If it was not you, ignore this mail: nothing changed.
+`,
+  };
+}

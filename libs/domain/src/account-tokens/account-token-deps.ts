@@ -26,6 +26,8 @@ export interface AccountTokenDeps {
   accountTokens: AccountTokenPlane;
   mailer: Mailer;
   mailThrottle: MailThrottle;
+  /** The budgets of self sign-up (SIGN_UP_POLICY, counted apart from mail); the mail throttle's when absent. */
+  signUpThrottle?: MailThrottle;
   /** Runs a mail after the answer where its time would tell whether an account exists. */
   detach: Detach;
   hasher: PasswordHasher;

@@ -106,8 +106,8 @@ export class FakeAccountTokens implements AccountTokenPlane {
     return {
       tokens: this.store(database),
       secrets: {
-        setPassword: async (userId, passwordHash) => {
-          const row = data.users.find((candidate) => candidate.user.id === userId);
+        setPassword: async (userId, email, passwordHash) => {
+          const row = data.users.find((candidate) => candidate.user.id === userId && candidate.user.email.toLowerCase() === email);
           if (row) row.passwordHash = passwordHash;
           return row !== undefined;
         },

@@ -64,8 +64,12 @@ export interface OneTimeTokenStore {
 
 /** What a token lets its bearer change in an account. */
 export interface AccountSecrets {
-  /** Sets (or adds) the user's password; false when the user is gone. */
-  setPassword(userId: string, passwordHash: string): Promise<boolean>;
+  /**
+   * Sets (or adds) the user's password, if their email is still `email` (case-insensitive): a
+   * token mailed to an address the account no longer has does nothing. False when the user is gone
+   * or their address changed.
+   */
+  setPassword(userId: string, email: string, passwordHash: string): Promise<boolean>;
   /** Marks the user's email verified, if it is still `email` (case-insensitive); false otherwise. */
   markEmailVerified(userId: string, email: string): Promise<boolean>;
   /**

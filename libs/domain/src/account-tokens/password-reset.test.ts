@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { failure } from '../use-cases/assertions.test-support.js';
 import { ADDRESS, RESET_PAGE, tokenPlatform } from './account-token-platform.test-support.js';
+import { assertPasswordResetToken } from './family-links.js';
 import { requestPasswordReset, resetPassword } from './password-reset.js';
 
 const invalidToken = {
@@ -92,6 +93,17 @@ describe('password reset', () => {
     expect(await failure(resetPassword(p.deps, { databaseId: p.main.id, token, password: 'new password' }))).to.deep.equal(invalidToken);
     expect(p.data.users[0].passwordHash).to.equal('hash:old password');
     expect(p.data.sessions.some((session) => session.revoked)).to.equal(false);
+  });
+
+  it('refuses a token mailed to an address the account no longer has, on the link and on the reset', async () => {
+    const { p, request } = await withAda();
+    await requestPasswordReset(p.deps, request);
+    await p.settle();
+    const token = p.tokens.rows[0].token;
+    p.data.users[0].user = { ...p.data.users[0].user, email: 'ada@elsewhere.test' };
+    expect(await failure(assertPasswordResetToken(p.deps, { databaseId: p.main.id, token, email: 'ada@example.com' }))).to.deep.equal(invalidToken);
+    expect(await failure(resetPassword(p.deps, { databaseId: p.main.id, token, password: 'new password' }))).to.deep.equal(invalidToken);
+    expect(p.data.users[0].passwordHash).to.equal('hash:old password');
   });
 
   it("keeps the session the reset was made from, and ends the user's others", async () => {

@@ -44,7 +44,8 @@ export async function requestPasswordReset(deps: AccountTokenDeps, request: Pass
  * Sets a new password with the token of a reset mail. The password is checked first (400
  * `invalid_password`, the token left usable); a token that was used, expired, revoked or is not a
  * password reset token (of an account, when `email` is given, of that address) is 400
- * `invalid_one_time_token`. On success every session of the user ends (whoever knew the old
+ * `invalid_one_time_token`, and so is a token whose account's address has changed since it was
+ * mailed (it is used up). On success every session of the user ends (whoever knew the old
  * password is signed out) but `keepSessionId`, the session the reset was made from if it is the
  * user's own, and so do the user's other reset links. Answers the user's id; the caller may sign
  * them in.
@@ -60,7 +61,8 @@ export async function resetPassword(
   const passwordHash = await deps.hasher.hash(input.password);
   const record = await account.tokens.consume(input.token, expect);
   if (!record?.userId) throw invalidToken();
-  if (!(await account.secrets.setPassword(record.userId, passwordHash))) throw invalidToken();
+  // The token holds only while the account's address is still the one it was mailed to.
+  if (!(await account.secrets.setPassword(record.userId, record.email, passwordHash))) throw invalidToken();
   await account.secrets.endSessions(record.userId, input.keepSessionId);
   await account.tokens.revokeAll('password_reset', { userId: record.userId });
   return { userId: record.userId };

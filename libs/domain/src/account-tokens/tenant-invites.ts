@@ -4,7 +4,7 @@ import type { User } from '../model.js';
 import { requireMembership, tenantNotFound, type SignedInUser } from '../use-cases/membership.js';
 import { inviteMail } from './account-mails.js';
 import type { OneTimeTokenRecord } from './account-token-ports.js';
-import { foldEmail, invalidToken, lifetimes, linkWith, requireTokenDatabase, type AccountTokenDeps, type TokenDatabase } from './account-token-deps.js';
+import { findTokenDatabase, foldEmail, invalidToken, lifetimes, linkWith, requireTokenDatabase, type AccountTokenDeps, type TokenDatabase } from './account-token-deps.js';
 
 /*
  * Invites to a tenant of a database, by email. The mailed link's token is what proves the
@@ -89,6 +89,19 @@ export async function revokeInvite(deps: AccountTokenDeps, caller: SignedInUser,
   if (!(await access.account.tokens.revoke(input.inviteId, 'tenant_invite', input.tenantId))) {
     throw new NotFoundError('invite_not_found', `Invite '${input.inviteId}' not found`);
   }
+}
+
+/**
+ * What an invite link offers, read only (its landing page shows it before the invitee accepts):
+ * the address and the tenant's name. A token that would not be accepted is 400
+ * `invalid_one_time_token`.
+ */
+export async function previewInvite(deps: AccountTokenDeps, input: { databaseId: string; tenantId: string; token: string; email: string }): Promise<{ email: string; tenantName: string | null }> {
+  const access = await findTokenDatabase(deps, input.databaseId);
+  const invite = access && (await access.account.tokens.find(input.token, { purpose: 'tenant_invite', tenantId: input.tenantId, email: foldEmail(input.email) }));
+  const tenant = access && invite?.tenantId ? await access.data.tenants.find(invite.tenantId) : null;
+  if (!invite || !tenant) throw invalidToken();
+  return { email: invite.email, tenantName: tenant.name };
 }
 
 export interface AcceptInviteInput {

@@ -4,6 +4,7 @@ import type { Database, LoginResult, Tenant, User, UserPrincipal } from '../mode
 import type { DatabasePath } from '../paths.js';
 import type { SsoRegistration, SsoRegistrationRepository } from '../sso/sso-ports.js';
 import type { DatabaseAccess } from './database-access.js';
+import { databaseAuthSettings, type AuthSettingsDeps } from './auth-settings.js';
 import { requireLiveSession } from './membership.js';
 import { signIn, startSession, type SignInDeps } from './users.js';
 
@@ -15,10 +16,7 @@ import { signIn, startSession, type SignInDeps } from './users.js';
  */
 
 /** What the family surface may do beyond the SPEC routes' rules (README, "Apps built on the family's SDK"). */
-export interface FamilyAuthDeps extends SignInDeps {
-  /** Anyone may create an account in a database through POST /signup (SELF_SIGN_UP); off by default. */
-  selfSignUp?: boolean;
-}
+export interface FamilyAuthDeps extends SignInDeps, AuthSettingsDeps {}
 
 /** A session cookie that holds, with what it opens. */
 export interface FamilySession {
@@ -90,7 +88,8 @@ export interface FamilySignUpInput {
 }
 
 /**
- * Public self sign-up (POST /signup): only where SELF_SIGN_UP allows it. The new user belongs to
+ * Public self sign-up (POST /signup): only where the database's auth settings allow it (their
+ * `selfSignUp`, SELF_SIGN_UP by default). The new user belongs to
  * no tenant, or to the one `newTenantName` creates for them; joining an existing tenant takes a
  * member who may add users (POST /users, PUT .../link), never an id alone.
  */
@@ -100,13 +99,13 @@ export async function familySignUp(
   input: FamilySignUpInput,
   options: { signIn: boolean } = { signIn: true },
 ): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
-  if (!deps.selfSignUp) {
-    throw new ForbiddenError('sign_up_disabled', 'Self sign-up is not enabled on this platform (SELF_SIGN_UP=true enables it); a developer creates users with POST T/users');
+  const access = await familyDatabase(deps, databaseId);
+  if (!(await databaseAuthSettings(deps, databaseId)).selfSignUp) {
+    throw new ForbiddenError('sign_up_disabled', 'Self sign-up is not enabled for this database (its auth settings’ selfSignUp); a developer creates users with POST T/users');
   }
   if (input.tenantId !== undefined) {
     throw new ForbiddenError('tenant_join_refused', 'Signing up into an existing tenant is refused: a member adds users to a tenant (POST /users or PUT /tenants/{t}/users/{u}/link)');
   }
-  const access = await familyDatabase(deps, databaseId);
   const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
   assertPassword(input.password);
   const passwordHash = await deps.hasher.hash(input.password);

@@ -4,22 +4,20 @@ import {
   enabledTenantProviders,
   familyDatabase,
   familySignIn,
-  familySignUp,
   findFamilySession,
   isUuid,
   type LoginResult,
 } from '@platform/domain';
 import { bool, dateTime, mapOf, nullable, optional, record, respond, text, uuid } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
-import { emailField, passwordField, personNameField, pictureUrlField, tenantNameField } from '../request-fields.js';
-import { CurrentUserSchema, presentCurrentUser } from '../user.presenter.js';
+import { emailField, passwordField } from '../request-fields.js';
 import { allowedCallbackUrl, assertCsrfDoubleSubmit, csrfTokenOf, newCsrfToken, type FamilyCookies } from './family-cookies.js';
 import { COOKIE_AUTH, DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, cookiesOf, familyBaseUrl, familyDatabaseParams } from './family-route.js';
 
 const csrfField = optional(text({ max: 256, description: 'The token from GET /auth/csrf' }));
 const callbackField = optional(text({ max: 2048, description: 'Where the app goes next; kept only on an allowed origin' }));
 export const NO_STORE = { 'Cache-Control': 'no-store' };
-const SETS_COOKIES = { 'Set-Cookie': 'The session cookie (`nile.session-token`) and `nile.callback-url`', Location: 'Where the app goes next, when allowed' };
+export const SETS_COOKIES = { 'Set-Cookie': 'The session cookie (`nile.session-token`) and `nile.callback-url`', Location: 'Where the app goes next, when allowed' };
 
 const CsrfSchema = record({ csrfToken: text({ max: 256 }) });
 const ProviderSchema = record({
@@ -47,17 +45,6 @@ const SessionSchema = record(
 export const UrlSchema = record({ url: text({ max: 2048 }) });
 
 const SignInRequest = record({ email: emailField('Email'), password: passwordField, csrfToken: csrfField, callbackUrl: callbackField, json: optional(bool()), redirect: optional(bool()) });
-const SignUpRequest = record({
-  email: emailField('Email'),
-  password: passwordField,
-  csrfToken: csrfField,
-  callbackUrl: callbackField,
-  name: optional(personNameField('Display name')),
-  givenName: optional(personNameField('Given name')),
-  familyName: optional(personNameField('Family name')),
-  picture: optional(pictureUrlField),
-});
-const SignUpQuery = record({ tenantId: optional(uuid('Refused: a new user cannot join an existing tenant by id')), newTenantName: optional(tenantNameField) });
 const SignOutRequest = record({ csrfToken: csrfField, callbackUrl: callbackField, json: optional(bool()) });
 
 /** Where to send the app after a form: the callback if allowed, else the SDK's allowed origin. */
@@ -189,32 +176,6 @@ export const familyAuthRoutes = [
         });
       }
       return respond({ body: { url: next ?? familyBaseUrl(scope, params.database) }, headers: signedInHeaders(cookies, result, next) });
-    },
-  }),
-  defineManagementRoute({
-    method: 'POST',
-    path: `${FAMILY_BASE}/signup`,
-    operationId: 'familySignUp',
-    summary: 'Self sign-up: create an account and sign in (SELF_SIGN_UP)',
-    description:
-      `${DOUBLE_SUBMIT_CSRF} Only where the platform allows self sign-up (SELF_SIGN_UP=true; otherwise 403 sign_up_disabled). ` +
-      '`newTenantName` creates a tenant with the new user as its first member; `tenantId` (joining an existing tenant) is ' +
-      '403 tenant_join_refused. 409 email_taken when the email has an account in the database.',
-    tags: FAMILY_TAGS,
-    auth: 'cookie',
-    params: familyDatabaseParams,
-    query: SignUpQuery,
-    body: SignUpRequest,
-    success: { status: 201, description: 'Created and signed in', schema: CurrentUserSchema, headers: SETS_COOKIES },
-    errors: [403, 404, 409],
-    handler: async ({ params, query, body, header, scope }) => {
-      const cookies = cookiesOf(scope, header);
-      assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
-      const { email, password, name, givenName, familyName, picture, callbackUrl } = body;
-      const { result } = await familySignUp(scope, params.database, { email, password, name, givenName, familyName, picture, ...query });
-      if (!result) throw new Error('sign-up did not sign in');
-      const next = nextUrl(scope, header, callbackUrl);
-      return respond({ status: 201, body: presentCurrentUser({ user: result.user, tenantIds: result.tenantIds }), headers: signedInHeaders(cookies, result, next) });
     },
   }),
   defineManagementRoute({

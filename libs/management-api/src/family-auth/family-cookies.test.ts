@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ForbiddenError } from '@platform/domain';
 import { FamilyCookies, allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, csrfTokenOf, mailedLinkTarget, newCsrfToken, type FamilyAuthSettings } from './family-cookies.js';
 
-const settings: FamilyAuthSettings = { csrfSecret: Buffer.alloc(32, 1), allowedOrigins: ['http://app.test'], mailedLinksToApps: false };
+const settings: FamilyAuthSettings = { csrfSecret: Buffer.alloc(32, 1), allowedOrigins: ['http://app.test'] };
 
 function headers(values: Record<string, string>) {
   return (name: string) => values[name.toLowerCase()] ?? '';
@@ -65,9 +65,9 @@ describe('the API family’s cookies', () => {
   it('keeps a callback URL only on an allowed origin', () => {
     expect(allowedCallbackUrl(settings, 'http://app.test/after?x=1')).to.equal('http://app.test/after?x=1');
     for (const url of [undefined, '', '/relative', 'https://evil.test/', 'javascript:alert(1)']) expect(allowedCallbackUrl(settings, url)).to.equal(null);
-    // A link carrying a token goes to an app only where the operator says its allowed origins are one company's apps.
-    expect(mailedLinkTarget(settings, 'http://app.test/api/auth/reset-password')).to.equal(null);
-    expect(mailedLinkTarget({ ...settings, mailedLinksToApps: true }, 'http://app.test/api/auth/reset-password')).to.equal('http://app.test/api/auth/reset-password');
-    expect(mailedLinkTarget({ ...settings, mailedLinksToApps: true }, 'https://evil.test/grab')).to.equal(null);
+    // A link carrying a token goes to an app only on the database's own app origins, never on ALLOWED_ORIGINS alone.
+    expect(mailedLinkTarget([], 'http://app.test/api/auth/reset-password')).to.equal(null);
+    expect(mailedLinkTarget(['http://app.test'], 'http://app.test/api/auth/reset-password')).to.equal('http://app.test/api/auth/reset-password');
+    for (const url of [undefined, 'https://evil.test/grab', 'not a url']) expect(mailedLinkTarget(['http://app.test'], url)).to.equal(null);
   });
 });

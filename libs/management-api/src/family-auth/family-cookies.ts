@@ -14,13 +14,6 @@ export interface FamilyAuthSettings {
   csrfSecret: Uint8Array;
   /** Origins (ALLOWED_ORIGINS and the API's own) whose pages and apps may send cookie-authenticated requests. */
   allowedOrigins: readonly string[];
-  /**
-   * FAMILY_APP_LINKS: mailed links that carry a token (password reset, invites) may point at an
-   * app's URL on an allowed origin. ALLOWED_ORIGINS is one list for the whole platform: where it
-   * holds the apps of several companies, one company's app could ask for a link to another's users
-   * and receive their tokens. Off (the default), such links point at this API's own routes.
-   */
-  mailedLinksToApps: boolean;
 }
 
 export type FamilyCookie = 'session-token' | 'csrf-token' | 'callback-url' | 'reset' | 'sso-state';
@@ -49,16 +42,16 @@ export class FamilyCookies {
     return this.jar.get(this.nameOf(cookie));
   }
 
-  /** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, Secure when secure; maxAge 0 clears it. */
-  set(cookie: FamilyCookie, value: string, maxAgeSeconds?: number): string {
-    const attributes = [`${this.nameOf(cookie)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  /** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or `path`), Secure when secure; maxAge 0 clears it. */
+  set(cookie: FamilyCookie, value: string, maxAgeSeconds?: number, path = '/'): string {
+    const attributes = [`${this.nameOf(cookie)}=${value}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax'];
     if (maxAgeSeconds !== undefined) attributes.push(`Max-Age=${maxAgeSeconds}`);
     if (this.secure) attributes.push('Secure');
     return attributes.join('; ');
   }
 
-  clear(cookie: FamilyCookie): string {
-    return this.set(cookie, '', 0);
+  clear(cookie: FamilyCookie, path = '/'): string {
+    return this.set(cookie, '', 0, path);
   }
 }
 
@@ -147,11 +140,18 @@ export function assertSdkOrigin(settings: FamilyAuthSettings, header: (name: str
 }
 
 /**
- * Where a mailed link carrying a token may point, when the app asks for its own URL: only with
- * FAMILY_APP_LINKS on and on an allowed origin; else null (the link points at this API).
+ * Where a mailed link carrying a token may point, when the app asks for its own URL: only on one
+ * of the database's own app origins (its auth settings' appOrigins); else null (the link points at
+ * this API). ALLOWED_ORIGINS will not do: it is one list for the whole platform, and one company's
+ * app could ask for links to another's users and receive their tokens.
  */
-export function mailedLinkTarget(settings: FamilyAuthSettings, url: string | undefined): string | null {
-  return settings.mailedLinksToApps ? allowedCallbackUrl(settings, url) : null;
+export function mailedLinkTarget(appOrigins: readonly string[], url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    return appOrigins.includes(new URL(url).origin) ? url : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A callback URL on an allowed origin, else null: sign-in never redirects elsewhere. */

@@ -1,4 +1,4 @@
-import { acceptInvite, createInvite, listInvites, revokeInvite, startTokenSession, type TenantInvite } from '@platform/domain';
+import { acceptInvite, createInvite, databaseAuthSettings, listInvites, revokeInvite, startTokenSession, type TenantInvite } from '@platform/domain';
 import { arrayOf, dateTime, nullable, optional, record, respond, text, uuid } from '@platform/http';
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
@@ -13,7 +13,7 @@ const InviteRequest = record({
   identifier: emailField('The address to invite'),
   csrfToken: optional(text({ max: 256, description: 'The token from GET /auth/csrf' })),
   callbackUrl: urlField('The app’s page the invitee lands on once accepted; allowed origins only'),
-  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for the invite, which accepts it); only with FAMILY_APP_LINKS=true and on an allowed origin'),
+  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for the invite, which accepts it); only on one of the database’s app origins (its auth settings)'),
 });
 const AcceptRequest = record({
   identifier: emailField('The address the invite was mailed to (the link’s `identifier`)'),
@@ -47,10 +47,11 @@ function presentInvite(invite: TenantInvite) {
   };
 }
 
-/** The invite link's base: the app's SDK route, else its page, when FAMILY_APP_LINKS allows it; else this API's PUT route. */
-function inviteLinkBase(scope: ManagementScope, databaseId: string, tenantId: string, body: { redirectUrl?: string | null; callbackUrl?: string | null }): string {
+/** The invite link's base: the app's SDK route, else its page, on one of the database's app origins; else this API's invite page. */
+async function inviteLinkBase(scope: ManagementScope, databaseId: string, tenantId: string, body: { redirectUrl?: string | null; callbackUrl?: string | null }): Promise<string> {
   const callback = allowedCallbackUrl(scope.familyAuth, body.callbackUrl ?? undefined);
-  const app = mailedLinkTarget(scope.familyAuth, body.redirectUrl ?? undefined) ?? mailedLinkTarget(scope.familyAuth, callback ?? undefined);
+  const { appOrigins } = await databaseAuthSettings(scope, databaseId);
+  const app = mailedLinkTarget(appOrigins, body.redirectUrl ?? undefined) ?? mailedLinkTarget(appOrigins, callback ?? undefined);
   const url = new URL(app ?? `${familyBaseUrl(scope, databaseId)}/tenants/${tenantId}/invite`);
   if (callback) url.searchParams.set('callbackUrl', callback);
   return url.toString();
@@ -63,9 +64,10 @@ export const familyInviteRoutes = [
     operationId: 'familyCreateInvite',
     summary: 'Invite an address to the tenant: the invitee is mailed a link',
     description:
-      `${COOKIE_AUTH} ${DOUBLE_SUBMIT_CSRF} ${INVITES} With FAMILY_APP_LINKS=true the link is \`redirectUrl\` when on an allowed origin (the ` +
-      'app’s SDK route, which turns the click into PUT /tenants/{tenantId}/invite), else `callbackUrl` when allowed (the app’s page ' +
-      'calls acceptInvite), else PUT /tenants/{tenantId}/invite here; `token`, `identifier` and `callbackUrl` are added. ' +
+      `${COOKIE_AUTH} ${DOUBLE_SUBMIT_CSRF} ${INVITES} The link is \`redirectUrl\` when on one of the database’s app origins (its auth ` +
+      'settings; the app’s SDK route, which turns the click into PUT /tenants/{tenantId}/invite), else `callbackUrl` when on one ' +
+      '(the app’s page calls acceptInvite), else this API’s page GET /tenants/{tenantId}/invite (which shows the invite and a form ' +
+      'to accept it); `token`, `identifier` and `callbackUrl` are added. ' +
       '409 already_member, 409 invite_quota_exceeded, 429 too_many_attempts, 502 mail_delivery_failed (the invite stays pending).',
     tags: FAMILY_TAGS,
     auth: 'cookie',
@@ -77,7 +79,7 @@ export const familyInviteRoutes = [
     handler: async ({ params, body, header, scope, clientAddress }) => {
       assertCsrfDoubleSubmit(scope.familyAuth, cookiesOf(scope, header), header, body.csrfToken);
       const { caller } = await signedIn(scope, params.database, header);
-      const linkBase = inviteLinkBase(scope, params.database, params.tenantId, body);
+      const linkBase = await inviteLinkBase(scope, params.database, params.tenantId, body);
       const invite = await createInvite(tokenDeps(scope), caller, { databaseId: params.database, tenantId: params.tenantId, email: body.identifier, clientAddress, linkBase });
       return respond({ status: 201, body: presentInvite(invite) });
     },

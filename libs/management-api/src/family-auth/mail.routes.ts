@@ -3,7 +3,7 @@ import {
   ValidationError,
   assertPasswordResetToken,
   findFamilySession,
-  ownPasswordResetToken,
+  databaseAuthSettings,
   requestEmailVerification,
   requestPasswordReset,
   resetPassword,
@@ -31,7 +31,7 @@ const ForgotRequest = record({
   email: emailField('The account’s address'),
   password: optional(passwordField),
   callbackUrl: urlField('The app’s page that asks for the new password'),
-  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for GET /auth/reset-password); only with FAMILY_APP_LINKS=true and on an allowed origin'),
+  redirectUrl: urlField('Where the mailed link points (the app’s SDK route for GET /auth/reset-password); only on one of the database’s app origins (its auth settings)'),
 });
 const ResetRequest = record({
   email: emailField('The account’s address, as the link named it'),
@@ -66,10 +66,32 @@ function withQuery(base: string, fields: Record<string, string>): string {
   return url.toString();
 }
 
-/** The mailed link's base: the app's URL when FAMILY_APP_LINKS allows it, else this API's own route; the callback rides along. */
-function linkBase(scope: ManagementScope, appUrl: string | null | undefined, ownUrl: string, callback: string | null): string {
-  const base = mailedLinkTarget(scope.familyAuth, appUrl ?? undefined) ?? ownUrl;
+/** The mailed link's base: the app's URL when on one of the database's app origins, else this API's own route; the callback rides along. */
+async function linkBase(scope: ManagementScope, databaseId: string, appUrl: string | null | undefined, ownUrl: string, callback: string | null): Promise<string> {
+  const base = appUrl ? (mailedLinkTarget((await databaseAuthSettings(scope, databaseId)).appOrigins, appUrl) ?? ownUrl) : ownUrl;
   return callback ? withQuery(base, { callbackUrl: callback }) : base;
+}
+
+/**
+ * Where the `nile.reset` cookie is sent back: only to the reset route. Through the app's SDK
+ * route (the request carries `nile-origin`) the cookie lands on the app's origin, whose route
+ * path (the SDK's routePrefix) this API cannot know: there it is Path=/, as the SDK expects.
+ */
+function resetCookiePath(scope: ManagementScope, databaseId: string, header: (name: string) => string): string {
+  return header('nile-origin') ? '/' : `${new URL(familyBaseUrl(scope, databaseId)).pathname}/auth/reset-password`;
+}
+
+/** The token of a `nile.reset` cookie the request holds, if live for this address; else null. */
+async function heldResetToken(scope: ManagementScope, databaseId: string, held: string | undefined, email: string): Promise<string | null> {
+  if (!held) return null;
+  try {
+    const token = decodeURIComponent(held);
+    await assertPasswordResetToken(tokenDeps(scope), { databaseId, token, email });
+    return token;
+  } catch (error) {
+    if (error instanceof ValidationError || error instanceof URIError) return null;
+    throw error;
+  }
 }
 
 /** The session a request carries, or null (an unknown database too: the answer must not tell). */
@@ -93,10 +115,11 @@ export const familyMailRoutes = [
     operationId: 'familyForgotPassword',
     summary: 'Forgot password: mail a reset link (the SDK’s forgotPassword)',
     description:
-      `${RESET} ${SDK_ORIGIN_CSRF} The link is \`redirectUrl\` when FAMILY_APP_LINKS=true and it is on an allowed origin (the app’s SDK route, which ` +
-      'passes GET on to this API), else GET /auth/reset-password here, with `token`, `identifier` and `callbackUrl` added. ' +
-      'The token is never in the answer, with one exception: a signed-in user asking for their own address gets ' +
-      '`{url}` with a fresh token and no mail (their session proves the account; this is the SDK’s resetPassword).',
+      `${RESET} ${SDK_ORIGIN_CSRF} The link is \`redirectUrl\` when it is on one of the database’s app origins (its auth settings; ` +
+      'the app’s SDK route, which passes GET on to this API), else GET /auth/reset-password here, with `token`, `identifier` and ' +
+      '`callbackUrl` added. A session proves nothing here: signed in or not, the link goes to the inbox. The one answer with ' +
+      'a token: a request that holds a live `nile.reset` cookie for this address (its browser followed the mailed link) gets ' +
+      '`{url}` with that same token and no new mail, which is how the SDK’s resetPassword goes on to GET and PUT.',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
@@ -110,13 +133,12 @@ export const familyMailRoutes = [
       const deps = tokenDeps(scope);
       const base = familyBaseUrl(scope, params.database);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
-      const session = await optionalSession(scope, params.database, cookiesOf(scope, header).get('session-token'));
-      if (session && session.user.email.toLowerCase() === body.email.trim().toLowerCase()) {
-        const { token, email } = await ownPasswordResetToken(deps, session.caller, { databaseId: params.database, clientAddress });
-        const url = withQuery(`${base}/auth/reset-password`, { token, identifier: email, ...(next ? { callbackUrl: next } : {}) });
+      const held = await heldResetToken(scope, params.database, cookiesOf(scope, header).get('reset'), body.email);
+      if (held) {
+        const url = withQuery(`${base}/auth/reset-password`, { token: held, identifier: body.email.trim(), ...(next ? { callbackUrl: next } : {}) });
         return respond(answerWithUrl(url, null));
       }
-      const link = linkBase(scope, body.redirectUrl, `${base}/auth/reset-password`, next);
+      const link = await linkBase(scope, params.database, body.redirectUrl, `${base}/auth/reset-password`, next);
       await requestPasswordReset(deps, { databaseId: params.database, email: body.email, clientAddress, linkBase: link });
       return respond(answerWithUrl(next ?? base, null));
     },
@@ -134,14 +156,19 @@ export const familyMailRoutes = [
     auth: 'cookie',
     params: familyDatabaseParams,
     query: LinkQuery,
-    success: { status: 200, description: 'The token is live', schema: UrlSchema, headers: { 'Set-Cookie': '`nile.reset`: the token, HttpOnly, for as long as it lives', Location: 'The callback, when allowed' } },
+    success: {
+      status: 200,
+      description: 'The token is live',
+      schema: UrlSchema,
+      headers: { 'Set-Cookie': '`nile.reset`: the token, HttpOnly, for as long as it lives; Path is this route’s (Path=/ through the app’s SDK route, on the app’s origin)', Location: 'The callback, when allowed' },
+    },
     errors: [400],
     handler: async ({ params, query, header, scope }) => {
       const deps = tokenDeps(scope);
       await assertPasswordResetToken(deps, { databaseId: params.database, token: query.token, email: query.identifier });
       const next = allowedCallbackUrl(scope.familyAuth, query.callbackUrl);
       const ttl = deps.lifetimes?.passwordResetSeconds ?? 3600;
-      const cookie = cookiesOf(scope, header).set('reset', encodeURIComponent(query.token), ttl);
+      const cookie = cookiesOf(scope, header).set('reset', encodeURIComponent(query.token), ttl, resetCookiePath(scope, params.database, header));
       return respond(answerWithUrl(next ?? familyBaseUrl(scope, params.database), next, { 'Set-Cookie': cookie }));
     },
   }),
@@ -172,7 +199,9 @@ export const familyMailRoutes = [
       const result = await startTokenSession(scope, params.database, userId);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       const headers = signedInHeaders(cookies, result, next);
-      headers['Set-Cookie'] = [...(headers['Set-Cookie'] as string[]), cookies.clear('reset')];
+      // Cleared on both paths it may have been set on: the link may have been opened here, the reset made through the app.
+      const routePath = resetCookiePath(scope, params.database, () => '');
+      headers['Set-Cookie'] = [...(headers['Set-Cookie'] as string[]), cookies.clear('reset', '/'), cookies.clear('reset', routePath)];
       return respond({ body: { url: next ?? familyBaseUrl(scope, params.database) }, headers });
     },
   }),
@@ -198,7 +227,7 @@ export const familyMailRoutes = [
       const { caller } = await signedIn(scope, params.database, header);
       const base = familyBaseUrl(scope, params.database);
       const next = allowedCallbackUrl(scope.familyAuth, body.callbackUrl ?? undefined);
-      const link = linkBase(scope, null, `${base}/auth/verify-email`, next);
+      const link = await linkBase(scope, params.database, null, `${base}/auth/verify-email`, next);
       const { sent } = await requestEmailVerification(tokenDeps(scope), caller, { databaseId: params.database, clientAddress, linkBase: link });
       return respond({ body: { url: next ?? base, sent }, headers: NO_STORE });
     },

@@ -4,7 +4,6 @@ import {
   currentUser,
   deleteSelf,
   deleteTenant,
-  familySignUp,
   firstPage,
   getTenant,
   linkUser,
@@ -12,6 +11,7 @@ import {
   listUserTenants,
   PAGE_SIZE_MAX,
   renameTenant,
+  selfSignUp,
   unlinkUser,
   updateDatabaseUser,
 } from '@platform/domain';
@@ -32,6 +32,7 @@ import {
   familyTenantParams,
   familyUserParams,
   signedIn,
+  tokenDeps,
 } from './family-route.js';
 
 const UpdateSelfRequest = record({
@@ -114,23 +115,23 @@ export const familyResourceRoutes = [
     description:
       `${SDK_ORIGIN_CSRF} With \`tenantId\`: the signed-in member creates a user in their tenant, as on the v2 create-user ` +
       'route (TENANT_MEMBERS_CREATE_USERS=true, else 403 developer_token_required; a stranger to the tenant gets 404). ' +
-      'Without: self sign-up rules (SELF_SIGN_UP=true, else 403 sign_up_disabled), `newTenantName` creating a tenant for ' +
-      'the new user; nobody is signed in.',
+      'Without: the rules of POST /signup (the database’s selfSignUp setting, else 403 sign_up_disabled; its throttle, 429 ' +
+      'too_many_attempts; a taken address’s owner mailed), `newTenantName` creating a tenant for the new user; nobody is signed in.',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
     query: CreateUserQuery,
     body: CreateUserRequest,
     success: { status: 201, description: 'Created', schema: CurrentUserSchema },
-    errors: [404, 409],
-    handler: async ({ params, query, body, header, scope }) => {
+    errors: [404, 409, 429],
+    handler: async ({ params, query, body, header, scope, clientAddress }) => {
       assertSdkOrigin(scope.familyAuth, header);
       if (query.tenantId !== undefined) {
         const token = cookiesOf(scope, header).get('session-token');
         const user = await createUserWithSession(scope, token, { databaseId: params.database, tenantId: query.tenantId }, body);
         return respond({ status: 201, body: presentCurrentUser({ user, tenantIds: [query.tenantId] }) });
       }
-      const created = await familySignUp(scope, params.database, { ...body, newTenantName: query.newTenantName }, { signIn: false });
+      const created = await selfSignUp({ ...scope, ...tokenDeps(scope) }, params.database, { ...body, newTenantName: query.newTenantName }, clientAddress, { signIn: false });
       return respond({ status: 201, body: presentCurrentUser(created) });
     },
   }),
