@@ -30,8 +30,9 @@ const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   ...NO_STORE,
   'X-Frame-Options': 'DENY',
-  // The page's address holds the token: no other site learns it from a Referer.
-  'Referrer-Policy': 'no-referrer',
+  // The page's address holds the token: no other site learns it from a Referer. Not no-referrer:
+  // under it browsers send `Origin: null` with the form's POST, which the origin check refuses.
+  'Referrer-Policy': 'same-origin',
   'X-Content-Type-Options': 'nosniff',
 };
 
