@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { JwtTokenVerifier, JwtUserTokenIssuer, KeySet, maxSignedTokenSeconds, OpenIdRelyingParty, passwordSignIn, Sha256ClientSecrets } from '@platform/auth';
 import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane';
-import { systemClock, type TokenVerifier } from '@platform/domain';
+import { FAMILY_SSO_STATE_PURPOSE, systemClock, type TokenVerifier } from '@platform/domain';
 import { createHttpApp, serve, type Route, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { BACKUP_DEFAULTS, type BackupSettings } from '@platform/postgres-launcher';
 import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
@@ -247,6 +247,9 @@ async function managementServices(
     ssoRegistrations,
     ssoSecrets: config.ssoSecrets,
     loginStates: new SqlSsoLoginStates(orm),
+    // The family surface's SSO state cookie: sealed with keys derived from the signing-key ring, which every replica has.
+    ssoStateSealer: config.signingKeySecrets.derive(FAMILY_SSO_STATE_PURPOSE),
+    spentSsoStates: new SqlSpentSsoStates(orm),
     relyingParty: new OpenIdRelyingParty({ allowLoopbackHttp: config.ssoAllowLoopbackHttp }),
     gatewayUrl: config.gateway.publicUrl,
     pooledGatewayUrl: config.gateway.pooledPublicUrl,

@@ -87,7 +87,7 @@ export interface ComputeConfig {
 export function loadApiConfig(env: Env): ApiConfig {
   const platform = loadPlatformConfig(env);
   // Gone, and not silently: one platform-wide switch let one company's app receive another's tokens.
-  if (env.FAMILY_APP_LINKS !== undefined) {
+  if (env.FAMILY_APP_LINKS !== undefined && env.FAMILY_APP_LINKS !== 'false') {
     throw new ConfigError('FAMILY_APP_LINKS', 'is no longer read: list each database’s app origins in its auth settings (PUT W/databases/{databaseName}/auth-settings)');
   }
   const ownOrigins = [new URL(platform.api.publicApiUrl).origin, new URL(platform.api.publicBaseUrl).origin];

@@ -133,6 +133,25 @@ describe('the API family’s auth settings per database, and the links they guar
     expect((await family(x, '198.51.100.4').signUp(fresh)).status).to.equal(201);
   });
 
+  it('spends no sign-up budget on a refusal: a closed database, an unknown one', async function () {
+    const victim = uniqueEmail('victim');
+    const attacker = family(y, '198.51.100.20');
+    // Sign-up closed on Y: however often an attacker tries the victim's address, it stays 403, never 429.
+    for (let i = 0; i < 5; i++) expectApiError(await attacker.signUp(victim), 403, 'sign_up_disabled');
+    const rows = () => query<{ n: number }>(p.controlPlane.url, 'select count(*)::int as n from sign_in_failures');
+    const [before] = await rows();
+    const unknown = family({ ...y, database: { ...y.database, id: crypto.randomUUID() } }, '198.51.100.21');
+    expectApiError(await unknown.signUp(uniqueEmail('nobody')), 404, 'database_not_found');
+    expect(await rows(), 'no throttle rows for a database that does not exist').to.deep.equal([before]);
+    expect((await putSettings(y, { selfSignUp: true })).status).to.equal(200);
+    try {
+      // Once Y opens sign-up, the victim signs up at once, from the attacker's address too.
+      expect((await attacker.signUp(victim)).status).to.equal(201);
+    } finally {
+      expect((await putSettings(y, { selfSignUp: null })).status).to.equal(200);
+    }
+  });
+
   it('mailed links point at an app only on the database’s own app origins, never at another company’s', async function () {
     expect((await putSettings(x, { selfSignUp: true, appOrigins: [APP_X] })).status).to.equal(200);
     const fromY = family(x, '198.51.100.10', APP_Y);

@@ -90,7 +90,7 @@ describe('the API family’s invite page: a GET shows, only the form accepts', f
     const page = await fetch(new URL(`${link.pathname}${link.search}`, api.url));
     expect(page.status).to.equal(200);
     expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
-    expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
+    expect(page.headers.get('referrer-policy')).to.equal('same-origin');
     expect(page.headers.get('content-security-policy')).to.equal(`default-src 'none'; form-action ${API_ORIGIN}; frame-ancestors 'none'; base-uri 'none'`);
     const html = await page.text();
     expect(html).to.include(`<h1>Join “Acme”</h1>`);

@@ -1,24 +1,12 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { Server } from '@niledatabase/server';
-import { freePort, httpClient, query, type TestResponse } from '@platform/testing';
-import { expectApiError, startTestOpenIdProvider, type TestOpenIdProvider } from '@platform/test-fixtures';
-import { startApi, type RunningApi } from '../src/api.js';
-import { loadApiConfig } from '../src/config.js';
-import { platform, type TestPlatform } from './support/platform.js';
-import { TEST_PASSWORD, createTenant, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
-import { CookieJar, startSdkApp, type SdkApp } from './support/sdk-app.js';
-
-type Owner = Awaited<ReturnType<typeof developerWithReadyDatabase>>;
-
-/** A fetch Response read as the tests' other answers are. */
-async function read(response: Response): Promise<TestResponse> {
-  const text = await response.text();
-  const json = (response.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : undefined;
-  return { status: response.status, headers: response.headers, body: json, text };
-}
-
-const setCookie = (response: { headers: Headers }, name: string) => response.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
+import { query, type httpClient } from '@platform/testing';
+import { expectApiError, type TestOpenIdProvider } from '@platform/test-fixtures';
+import type { RunningApi } from '../src/api.js';
+import type { TestPlatform } from './support/platform.js';
+import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { CookieJar } from './support/sdk-app.js';
+import { read, setCookie, startFamilySsoWorld, type FamilySsoWorld } from './support/family-sso.js';
 
 /**
  * Single sign-on through the family's surface, as an app built on their server SDK does it: the
@@ -27,92 +15,27 @@ const setCookie = (response: { headers: Headers }, name: string) => response.hea
  */
 describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the provider, GET /auth/callback/{provider}', function () {
   this.timeout(90_000);
+  let w: FamilySsoWorld;
   let p: TestPlatform;
   let op: TestOpenIdProvider;
   let api: RunningApi;
-  let app: SdkApp;
   let APP: string;
   let request: ReturnType<typeof httpClient>;
-  let owner: Owner;
   let tenantA: string;
   let tenantB: string;
   let base: string;
-  /** What the SDK sends on every call it forwards. */
   let sdkHeaders: Record<string, string>;
-
-  /** Registers a provider for a tenant at the platform, and its client (the app's callback) at the OpenID Provider. */
-  async function registerProvider(o: Owner, tenantId: string, provider: string) {
-    const clientId = `client-${randomBytes(4).toString('hex')}`;
-    const clientSecret = randomBytes(24).toString('base64url');
-    op.addClient({ clientId, clientSecret, redirectUris: [`${APP}/api/auth/callback/${provider}`] });
-    const created = await request('POST', `${o.D}/tenants/${tenantId}/auth/oidc/providers/${provider}`, {
-      token: o.token,
-      json: { configUrl: op.configUrl, clientId, clientSecret, emailDomains: ['corp.test'], redirectURI: 'https://app.test/sso' },
-    });
-    expect(created.status, created.text).to.equal(200);
-  }
-
-  const account = (name = 'Casey Corp') => {
-    const sub = `sub-${randomBytes(4).toString('hex')}`;
-    op.addAccount({ sub, email: `${sub}@corp.test`, name });
-    return { sub, email: `${sub}@corp.test` };
-  };
-
-  /** The browser at the app: the CSRF token, then the sign-in form posted through the SDK's route. */
-  async function startAtApp(jar: CookieJar, provider: string) {
-    const csrf = await fetch(`${APP}/api/auth/csrf`, { headers: { cookie: jar.header() } });
-    expect(csrf.status).to.equal(200);
-    jar.take(csrf);
-    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-    const started = await read(
-      await fetch(`${APP}/api/auth/signin/${provider}`, {
-        method: 'POST',
-        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ csrfToken, callbackUrl: `${APP}/dashboard`, json: 'true' }).toString(),
-      }),
-    );
-    jar.take(started);
-    return started;
-  }
-
-  /** The whole flow in one browser: the app, the provider's sign-in as `sub`, and back to the app's callback. */
-  async function signInAtApp(jar: CookieJar, tenantId: string, provider: string, sub: string) {
-    jar.set('nile.tenant-id', tenantId);
-    const started = await startAtApp(jar, provider);
-    expect(started.status, started.text).to.equal(200);
-    const back = await op.signIn(started.body.url, sub);
-    const finished = await fetch(back, { redirect: 'manual', headers: { cookie: jar.header() } });
-    jar.take(finished);
-    return { started, back, finished };
-  }
+  const account = (name?: string) => w.account(name);
+  const startAtApp = (jar: CookieJar, provider: string) => w.startAtApp(jar, provider);
+  const signInAtApp = (jar: CookieJar, tenantId: string, provider: string, sub: string) => w.signInAtApp(jar, tenantId, provider, sub);
 
   before(async function () {
-    const appPort = await freePort();
-    APP = `http://127.0.0.1:${appPort}`;
-    sdkHeaders = { 'nile-origin': APP, 'nile-secure-cookies': 'false' };
-    p = await platform();
-    op = await startTestOpenIdProvider();
-    api = await startApi(
-      loadApiConfig({ ...p.env, API_PORT: String(await freePort()), SSO_ALLOW_LOOPBACK_HTTP: 'true', ALLOWED_ORIGINS: APP, TENANT_MEMBERS_CREATE_USERS: 'true' }),
-    );
-    request = httpClient(api.url);
-    owner = await developerWithReadyDatabase(p);
-    tenantA = (await createTenant(p, owner.token, owner.D)).id;
-    tenantB = (await createTenant(p, owner.token, owner.D)).id;
-    await registerProvider(owner, tenantA, 'corp');
-    await registerProvider(owner, tenantB, 'bcorp');
-    // A name the SDK's types know (its ProviderName), for its own signIn(provider, request).
-    await registerProvider(owner, tenantA, 'azure');
-    base = `/v2/databases/${owner.database.id}`;
-    // The SDK as an app configures it; this app only forwards auth calls, so its SQL settings are never used.
-    const nile = new Server({ apiUrl: `${api.url}${base}`, origin: APP, user: 'app', password: 'unused', databaseName: 'unused', db: { host: '127.0.0.1', port: 1, max: 1 } });
-    app = await startSdkApp(nile, appPort);
+    w = await startFamilySsoWorld();
+    ({ p, op, api, APP, request, tenantA, tenantB, base, sdkHeaders } = w);
   });
 
   after(async function () {
-    await app?.close();
-    await api?.close();
-    await op?.close();
+    await w?.close();
   });
 
   it('signs in through the SDK’s routes and the provider, ending in nile.session-token that /auth/session and /me accept', async function () {
@@ -126,7 +49,8 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     expect(Object.fromEntries(authorization.searchParams)).to.include({ redirect_uri: `${APP}/api/auth/callback/corp`, code_challenge_method: 'S256', response_type: 'code' });
     expect(authorization.searchParams.get('state')).to.match(/^[\w-]{40,}$/);
     expect(authorization.searchParams.get('nonce')).to.match(/^[\w-]{40,}$/);
-    expect(setCookie(started, 'nile.sso-state')).to.match(/^nile\.sso-state=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=600$/);
+    // The sign-in itself, sealed (SecretBox: v1.<key id>.<iv>.<ciphertext and tag>): nothing is kept server-side.
+    expect(setCookie(started, 'nile.sso-state')).to.match(/^nile\.sso-state=v1\.[\w-]+\.[\w-]{16}\.[\w-]{200,}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=600$/);
     expect(started.headers.get('cache-control')).to.equal('no-store');
     expect(`${back.origin}${back.pathname}`).to.equal(`${APP}/api/auth/callback/corp`);
 
@@ -228,8 +152,12 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     await startAtApp(other, 'corp');
     const elsewhere = await callback(other);
     expectApiError(elsewhere, 400, 'session_state_mismatch');
+    expect(elsewhere.body.message).to.equal('This sign-in was started elsewhere: start it again');
     expect(elsewhere.headers.getSetCookie()).to.deep.equal([]);
-    // The state was spent by that attempt: the right browser cannot finish it either.
+    // That refusal spent nothing: the browser that started it finishes it, once.
+    const finished = await callback(victim);
+    expect(finished.status, finished.text).to.equal(200);
+    expect(setCookie(finished, 'nile.session-token')).to.match(/^nile\.session-token=[\w-]{43};/);
     expectApiError(await callback(victim), 400, 'session_state_mismatch');
 
     const second = new CookieJar();
@@ -259,7 +187,13 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     const back = await op.signIn(started.body.url, sub);
     const asB = await request('GET', `${base}/auth/callback/bcorp${back.search}`, { headers: { ...sdkHeaders, cookie: jar.header() } });
     expectApiError(asB, 400, 'session_state_mismatch');
+    expect(asB.body.message).to.equal('This sign-in was started with another provider: start it again');
     expect(asB.headers.getSetCookie()).to.deep.equal([]);
+    // Back at A's provider but for another allowed app: refused.
+    const otherApp = await request('GET', `${base}/auth/callback/corp${back.search}`, { headers: { ...sdkHeaders, 'nile-origin': w.OTHER_APP, cookie: jar.header() } });
+    expectApiError(otherApp, 400, 'session_state_mismatch');
+    expect(otherApp.body.message).to.equal('This sign-in was started from another app: start it again');
+    expect(otherApp.headers.getSetCookie()).to.deep.equal([]);
 
     // Signed in with A's provider, the user is a member of A only: B's resources are absent.
     const member = new CookieJar();
@@ -288,6 +222,7 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     const back = await op.signIn(started.body.url, account().sub);
     const atY = await request('GET', `${otherBase}/auth/callback/corp${back.search}`, { headers: { ...sdkHeaders, cookie: jar.header() } });
     expectApiError(atY, 400, 'session_state_mismatch');
+    expect(atY.body.message).to.equal('This sign-in is unknown, expired or was started for another database: start it again');
     expect(atY.headers.getSetCookie()).to.deep.equal([]);
   });
 
@@ -340,7 +275,8 @@ describe('the API family’s SSO sign-in: POST /auth/signin/{provider}, the prov
     const { body: doc } = await request('GET', '/openapi.json');
     const signin = doc.paths['/v2/databases/{database}/auth/signin/{provider}'].post;
     const callback = doc.paths['/v2/databases/{database}/auth/callback/{provider}'].get;
-    expect(signin.responses).to.include.keys('200', '400', '403', '404', '429', '503');
+    expect(signin.responses).to.include.keys('200', '400', '403', '404', '503');
+    expect(signin.responses).not.to.have.any.keys('429');
     expect(callback.responses).to.include.keys('200', '400', '401', '403', '404', '409', '502', '503');
     expect(signin.security).to.deep.equal([{ familySessionCookie: [] }]);
     expect(Object.keys(signin.requestBody.content)).to.deep.equal(['application/json', 'application/x-www-form-urlencoded']);

@@ -36,7 +36,8 @@ export function readSettings(root: HTMLElement): Settings {
     authorizeUrl: data.authorize ?? '',
     clientId: data.clientId ?? '',
     redirectUri: data.redirectUri ?? '',
-    apiRoot: new URL('./', location.href).href,
+    // From the address the server gave (its PUBLIC_BASE_URL/console), not the one typed: /console/ would make it /console/.
+    apiRoot: new URL('./', data.redirectUri ?? location.href).href,
   };
 }
 
@@ -98,7 +99,8 @@ export async function finishSignIn(settings: Settings): Promise<boolean> {
   const pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null') as Pending | null;
   sessionStorage.removeItem(PENDING);
   if (!pending || query.get('state') !== pending.state) throw new Error('This sign-in was not started here (its state does not match): sign in again.');
-  if (query.get('iss') !== null && query.get('iss') !== settings.issuer) throw new Error('The answer came from another token service: sign in again.');
+  // The token service always names itself (RFC 9207): an answer without it is not its answer.
+  if (query.get('iss') !== settings.issuer) throw new Error('The answer came from another token service: sign in again.');
   if (query.has('error')) throw new Error(`Sign-in ended: ${query.get('error_description') ?? query.get('error')}`);
   await tokenRequest(settings, { grant_type: 'authorization_code', code: query.get('code') ?? '', redirect_uri: settings.redirectUri, code_verifier: pending.verifier });
   return true;

@@ -37,6 +37,19 @@ describe('SecretBox', function () {
     expect(failure(() => new SecretBox([current]).open(sealedBefore, AAD))).to.equal("sealed with key '2026-01', which is not in the ring");
   });
 
+  it('derives a ring for another use: neither opens what the other sealed, and it rotates with its parent', function () {
+    const parent = new SecretBox([current, old]);
+    const cookies = parent.derive('nile.sso-state');
+    const sealed = cookies.seal('state', AAD);
+    expect(sealed).to.match(/^v1\.2026-11\./);
+    expect(new SecretBox([current]).derive('nile.sso-state').open(sealed, AAD)).to.equal('state');
+    expect(failure(() => parent.open(sealed, AAD))).to.equal('Unsupported state or unable to authenticate data');
+    expect(failure(() => parent.derive('another use').open(sealed, AAD))).to.equal('Unsupported state or unable to authenticate data');
+    expect(failure(() => cookies.open(parent.seal('state', AAD), AAD))).to.equal('Unsupported state or unable to authenticate data');
+    const sealedByOld = new SecretBox([old]).derive('nile.sso-state').seal('state', AAD);
+    expect(cookies.open(sealedByOld, AAD)).to.equal('state');
+  });
+
   it('refuses a ciphertext moved to another row, altered, or not one at all', function () {
     const box = new SecretBox([current]);
     const sealed = box.seal('secret', AAD);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { ConfigError, readOptionalString, type Env } from '@platform/config';
 import type { SecretSealer } from '@platform/domain';
 
@@ -58,6 +58,15 @@ export class SecretBox implements SecretSealer {
     decipher.setAAD(Buffer.from(aad, 'utf8'));
     decipher.setAuthTag(bytes.subarray(bytes.length - 16));
     return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
+  }
+
+  /**
+   * A ring of keys for one other use, each derived from the key of the same id (HMAC-SHA256 keyed
+   * by it, over `purpose`): what one ring seals the other cannot open, and the derived ring rotates
+   * with this one (a rotated-out key still opens what it sealed while it stays in the ring).
+   */
+  derive(purpose: string): SecretBox {
+    return new SecretBox(this.ring.map(({ id, key }) => ({ id, key: createHmac('sha256', key).update(purpose).digest() })));
   }
 
   /** Whether a sealed secret should be sealed again with the current key (it names another). */

@@ -128,7 +128,7 @@ export type {
 // Single sign-on: registrations of OpenID providers, the login and its callback, and their ports.
 export type {
   AuthorizationStart, NewSsoRegistration, OidcIdentity, OidcRelyingParty, PendingSsoLogin, ProviderMetadata,
-  SsoLoginStateStore, SsoRegistration, SsoRegistrationRepository,
+  SpentSsoStateStore, SsoLoginStateStore, SsoRegistration, SsoRegistrationRepository,
 } from './sso/sso-ports.js';
 export {
   deleteSsoProvider, getSsoProvider, listDatabaseSsoProviders, listTenantSsoProviders, registerSsoProvider,
@@ -137,7 +137,8 @@ export {
 export type { SsoRegistrationInput } from './sso/registrations.js';
 export { finishSsoLogin, ssoLocations, startSsoLogin } from './sso/sso-sign-in.js';
 export type { SsoLocation, SsoSignInDeps } from './sso/sso-sign-in.js';
-export { finishFamilySsoLogin, startFamilySsoLogin } from './sso/family-sso.js';
+export { FAMILY_SSO_STATE_PURPOSE, familySsoStateContext, finishFamilySsoLogin, startFamilySsoLogin } from './sso/family-sso.js';
+export type { FamilySsoDeps } from './sso/family-sso.js';
 export type { SsoCallback } from './sso/sso-sign-in.js';
 
 // Compute instances: types, their lifecycle, the step a reconciler takes next, and their cancel slots.

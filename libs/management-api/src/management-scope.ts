@@ -7,11 +7,11 @@ import type {
   DatabaseDeps,
   DeletionDeps,
   FamilyAuthDeps,
+  FamilySsoDeps,
   InsightsDeps,
   ProvisioningDeps,
   Repositories,
   SignInDeps,
-  SsoSignInDeps,
   UserTokenIssuer,
 } from '@platform/domain';
 import { defineRoute, type HealthScope, type Route } from '@platform/http';
@@ -23,7 +23,7 @@ import type { SessionCookie } from './session-cookie.js';
  * every use case the routes call, so a handler hands the scope itself to the use case.
  */
 export interface ManagementScope
-  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, SsoSignInDeps, ComputeDeps, CopyDeps, FamilyAuthDeps {
+  extends HealthScope, Repositories, ClientDeps, DatabaseDeps, DeletionDeps, ProvisioningDeps, SignInDeps, CredentialDeps, InsightsDeps, FamilySsoDeps, ComputeDeps, CopyDeps, FamilyAuthDeps {
   /** Whether members of a tenant may delete it (TENANT_MEMBERS_DELETE_TENANTS); off by default. */
   membersDeleteTenants?: boolean;
   /** The CSRF key and allowed origins of the API family's cookie surface. */

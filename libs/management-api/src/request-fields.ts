@@ -73,3 +73,9 @@ export function instantOf(field: string, value: string): Date {
   }
   return parsed;
 }
+
+/** A query field sent once; a repeated one counts as absent. */
+export function singleField(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  return values.length === 1 ? values[0] : undefined;
+}

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sessionCookieFor, sessionCookieHeader } from './session-cookie.js';
+import { hasSessionCookie, sessionCookieFor, sessionCookieHeader } from './session-cookie.js';
 
 describe('session cookie', () => {
   it('is auth.session-token, not Secure, under an http {api_url}', () => {
@@ -23,5 +23,15 @@ describe('session cookie', () => {
     expect(sessionCookieHeader({ name: '__Secure-auth.session-token', secure: true }, '', 0)).to.equal(
       '__Secure-auth.session-token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure',
     );
+  });
+});
+
+describe('hasSessionCookie', () => {
+  it('sees the session cookie of either surface under either prefix, and nothing else', () => {
+    for (const name of ['auth.session-token', '__Secure-auth.session-token', 'nile.session-token', '__Secure-nile.session-token']) {
+      expect(hasSessionCookie(`a=1; ${name}=tok`), name).to.equal(true);
+      expect(hasSessionCookie(`${name}=`), `${name} empty`).to.equal(false);
+    }
+    expect(hasSessionCookie('nile.csrf-token=x; __Host-auth.session-token=y')).to.equal(false);
   });
 });

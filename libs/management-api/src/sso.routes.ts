@@ -17,6 +17,8 @@ import { PAGE_LINK_HEADER, pageQueryFields, arrayOf, optional, record, respond, 
 import { defineManagementRoute, PAGED, type ManagementScope } from './management-scope.js';
 import { pagedList } from './paged-list.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams } from './path-params.js';
+import { cookieValue } from './cookie-jar.js';
+import { singleField } from './request-fields.js';
 import { sessionCookieHeader } from './session-cookie.js';
 import { failurePage, formPostPage, htmlPage } from './sso-pages.js';
 import {
@@ -68,20 +70,6 @@ function loginCookie(scope: ManagementScope, path: TenantPath, value: string, ma
 
 function loginCookieName(scope: ManagementScope): string {
   return new URL(scope.publicBaseUrl).protocol === 'https:' ? '__Secure-auth.sso-login' : 'auth.sso-login';
-}
-
-function cookieValue(header: string, name: string): string | undefined {
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim() || undefined;
-  }
-  return undefined;
-}
-
-/** A query field sent once; a repeated one counts as absent. */
-function single(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = query[name];
-  return typeof value === 'string' ? value : undefined;
 }
 
 const LOGIN_REDIRECT = (status: number) => ({
@@ -229,8 +217,8 @@ export const ssoRoutes = [
     summary: 'Start signing in with the tenant’s SSO provider',
     description:
       'Redirects to the provider with state, nonce and a PKCE S256 challenge, kept server-side for 10 minutes and usable once, ' +
-      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. 429 when the client’s address ' +
-      'has 100 sign-ins under way.',
+      'and bound to this browser by a cookie. 404 unknown_oidc_provider, or provider_disabled. 429 too_many_attempts when the ' +
+      'client’s address has 100 sign-ins under way, with Retry-After the seconds until the oldest of them expires.',
     tags: ['sso'],
     auth: 'none',
     params: providerPathParams,
@@ -284,16 +272,15 @@ export const ssoRoutes = [
       htmlPage(503, 'The database is busy or SSO is not configured'),
     ],
     errors: [],
-    handler: async ({ params, rawQuery, header, scope }) => {
+    handler: async ({ params, queryString, header, scope }) => {
       const clear = loginCookie(scope, params, '', 0);
-      const query = new URLSearchParams();
-      for (const [name, value] of Object.entries(rawQuery)) if (typeof value === 'string') query.set(name, value);
+      const query = new URLSearchParams(queryString);
       try {
         const signedIn = await finishSsoLogin(scope, params, {
           query,
-          state: single(rawQuery, 'state'),
-          code: single(rawQuery, 'code'),
-          error: single(rawQuery, 'error'),
+          state: singleField(query, 'state'),
+          code: singleField(query, 'code'),
+          error: singleField(query, 'error'),
           browserToken: cookieValue(header('cookie'), loginCookieName(scope)),
         });
         const { result, tenantId, registration } = signedIn;

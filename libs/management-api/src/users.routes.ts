@@ -19,7 +19,8 @@ import { cookiesOf } from './family-auth/family-route.js';
 import { defineManagementRoute, PAGED, type ManagementScope } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
 import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
-import { cookieFromHeader, hasSessionCookie, sessionCookieHeader } from './session-cookie.js';
+import { cookieValue } from './cookie-jar.js';
+import { hasSessionCookie, sessionCookieHeader } from './session-cookie.js';
 import { TenantSchema, presentTenant } from './tenant.presenter.js';
 import { CurrentUserSchema, SignedInUserSchema, UserSchema, presentCurrentUser, presentSignedIn, presentUser } from './user.presenter.js';
 
@@ -52,7 +53,7 @@ function v2SessionToken(scope: ManagementScope, header: (name: string) => string
     return family;
   }
   assertAllowedBrowserOrigin(scope.familyAuth, header);
-  const token = cookieFromHeader(header('cookie'), scope.sessionCookie.name);
+  const token = cookieValue(header('cookie'), scope.sessionCookie.name);
   if (!token) throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
   return token;
 }

@@ -17,7 +17,7 @@ export { SqlObserverStore } from './repositories/observer.store.js';
 export { AdvisoryLeader } from './repositories/advisory-leader.js';
 export { SqlInsightsRetention } from './repositories/insights-retention.js';
 export { grantPurge, insightsHousekeeping } from './repositories/housekeeping.js';
-export { SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
+export { SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations } from './repositories/sso.store.js';
 export { watchedClientLookup } from './repositories/watched-client-lookup.js';
 export { ensureFirstPartyClient } from './repositories/first-party-clients.js';
 export { SqlComputeInstances, SqlComputeStore } from './repositories/compute.store.js';

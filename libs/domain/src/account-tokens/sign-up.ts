@@ -1,7 +1,7 @@
 import { assertEmail } from '../account-rules.js';
 import { ConflictError, RateLimitedError } from '../errors.js';
 import type { MailPolicy } from '../mail-throttling.js';
-import { familySignUp, type FamilyAuthDeps, type FamilySignUpInput } from '../use-cases/family-auth.js';
+import { allowedSignUp, createSignedUpUser, type FamilyAuthDeps, type FamilySignUpInput } from '../use-cases/family-auth.js';
 import { accountExistsMail } from './account-mails.js';
 import { foldEmail, type AccountTokenDeps } from './account-token-deps.js';
 
@@ -20,7 +20,7 @@ export const SIGN_UP_POLICY: MailPolicy = {
 
 /**
  * Public self sign-up (POST /v2/databases/{id}/signup, and POST /users without a tenant) as the
- * API family's SDK drives it: the rules of familySignUp, throttled per address signed up and per
+ * API family's SDK drives it: the rules of allowedSignUp, throttled per address signed up and per
  * client address (SIGN_UP_POLICY, deps.signUpThrottle: 429 `too_many_attempts` with the seconds
  * to wait), and an address that has an account is told to its owner by mail.
  *
@@ -38,13 +38,16 @@ export async function selfSignUp(
   input: FamilySignUpInput,
   clientAddress: string,
   options: { signIn: boolean } = { signIn: true },
-): ReturnType<typeof familySignUp> {
+): ReturnType<typeof createSignedUpUser> {
   const email = foldEmail(input.email);
   assertEmail(email);
+  // Refusals that need no budget come first: a closed or unknown database must not let anyone
+  // use up an address's sign-ups before its owner opens sign-up, nor write throttle rows.
+  const access = await allowedSignUp(deps, databaseId, input);
   const wait = await (deps.signUpThrottle ?? deps.mailThrottle).spend({ account: `sign_up:${databaseId}:${email}`, address: clientAddress });
   if (wait !== null) throw new RateLimitedError(wait, 'Too many sign-up attempts; try again later');
   try {
-    return await familySignUp(deps, databaseId, input, options);
+    return await createSignedUpUser(deps, access, input, options);
   } catch (error) {
     if (error instanceof ConflictError && error.code === 'email_taken') deps.detach(deps.mailer.send(accountExistsMail(input.email.trim())));
     throw error;

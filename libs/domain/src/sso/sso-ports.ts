@@ -66,15 +66,30 @@ export interface PendingSsoLogin {
 export interface SsoLoginStateStore {
   /**
    * Keeps the login under its state until `expires`, bound to the browser holding `browserToken`,
-   * counted against the client's address: false (nothing kept) when that address already has
-   * `maxPerAddress` sign-ins under way.
+   * counted against the client's address: nothing kept when that address already has
+   * `maxPerAddress` sign-ins under way, with the seconds until the oldest of them expires.
    */
-  save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date, limit: { address: string; maxPerAddress: number }): Promise<boolean>;
+  save(
+    state: string,
+    browserToken: string,
+    login: PendingSsoLogin,
+    expires: Date,
+    limit: { address: string; maxPerAddress: number },
+  ): Promise<{ saved: true } | { saved: false; retryAfterSeconds: number }>;
   /**
    * Removes the login kept under `state` and answers it, with whether `browserToken` is the one it
    * is bound to; null when there is none (never saved, already taken, or expired).
    */
   take(state: string, browserToken: string | undefined): Promise<{ login: PendingSsoLogin; sameBrowser: boolean } | null>;
+}
+
+/**
+ * The states of the family surface's sign-ins that finished: their pending login travels sealed in
+ * the browser's cookie, not here, so this only makes each finish once.
+ */
+export interface SpentSsoStateStore {
+  /** Records `state` (by its hash) as spent until `expires`; false when it was spent already. */
+  spend(state: string, expires: Date): Promise<boolean>;
 }
 
 /** Who the provider says signed in, from a validated ID token. */

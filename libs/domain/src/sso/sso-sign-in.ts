@@ -48,19 +48,26 @@ export interface SsoLoginStart {
   maxAgeSeconds: number;
 }
 
+/** A sign-in sent to the provider: its URL, its state, and what finishing it needs. */
+export interface BegunSsoLogin {
+  location: string;
+  state: string;
+  login: PendingSsoLogin;
+  /** The registration's name in the tenant. */
+  provider: string;
+}
+
 /**
- * Starts a sign-in with the tenant's provider (SPEC GET T/auth/oidc/providers/{name}/login). With
- * `linkSessionToken` (a signed-in user linking the provider to their account; the route takes it
- * only from a same-site POST), the session must be live, the provider is asked to sign the user in
- * again whatever session it holds, and the callback links the provider's account to that user.
- * An address with SSO_MAX_PENDING_PER_ADDRESS sign-ins under way waits (429).
+ * Checks the tenant and its provider and prepares the provider's authorization request (state,
+ * nonce, PKCE); keeps nothing. With `linkSessionToken` (a signed-in user linking the provider to
+ * their account), the session must be live and the provider is asked to sign the user in again.
  */
-export async function startSsoLogin(
+export async function beginSsoLogin(
   deps: SsoSignInDeps,
   path: TenantPath,
   provider: string,
-  input: { callbackUrl: string; clientAddress: string; linkSessionToken?: string },
-): Promise<SsoLoginStart> {
+  input: { callbackUrl: string; linkSessionToken?: string },
+): Promise<BegunSsoLogin> {
   const { database, data } = await publicTenant(deps, path);
   const registration = usableRegistration(await deps.ssoRegistrations.find(database.id, path.tenantId, provider), provider);
   let link: PendingSsoLogin['link'] = null;
@@ -75,7 +82,6 @@ export async function startSsoLogin(
     callbackUrl: input.callbackUrl,
     reauthenticate: link !== null,
   });
-  const browserToken = randomBytes(32).toString('base64url');
   const login: PendingSsoLogin = {
     registrationId: registration.id,
     databaseId: database.id,
@@ -85,12 +91,30 @@ export async function startSsoLogin(
     callbackUrl: input.callbackUrl,
     link,
   };
+  return { location: start.url, state: start.state, login, provider: registration.provider };
+}
+
+/**
+ * Starts a sign-in with the tenant's provider (SPEC GET T/auth/oidc/providers/{name}/login),
+ * kept server-side under its state (the route takes `linkSessionToken` only from a same-site
+ * POST). An address with SSO_MAX_PENDING_PER_ADDRESS sign-ins under way waits (429) until the
+ * oldest of them expires.
+ */
+export async function startSsoLogin(
+  deps: SsoSignInDeps,
+  path: TenantPath,
+  provider: string,
+  input: { callbackUrl: string; clientAddress: string; linkSessionToken?: string },
+): Promise<SsoLoginStart> {
+  const begun = await beginSsoLogin(deps, path, provider, input);
+  const browserToken = randomBytes(32).toString('base64url');
   const expires = new Date(Date.now() + SSO_LOGIN_TTL_SECONDS * 1000);
   const limit = { address: addressKey(input.clientAddress), maxPerAddress: SSO_MAX_PENDING_PER_ADDRESS };
-  if (!(await deps.loginStates.save(start.state, browserToken, login, expires, limit))) {
-    throw new RateLimitedError(60, 'Too many sign-ins under way from this address; try again in a minute');
+  const saved = await deps.loginStates.save(begun.state, browserToken, begun.login, expires, limit);
+  if (!saved.saved) {
+    throw new RateLimitedError(saved.retryAfterSeconds, `Too many sign-ins under way from this address; try again in ${saved.retryAfterSeconds} s`);
   }
-  return { location: start.url, browserToken, maxAgeSeconds: SSO_LOGIN_TTL_SECONDS };
+  return { location: begun.location, browserToken, maxAgeSeconds: SSO_LOGIN_TTL_SECONDS };
 }
 
 export interface SsoCallback {
@@ -110,18 +134,15 @@ export interface SsoSignedIn {
   result: LoginResult;
 }
 
-/**
- * Takes the pending sign-in the state names, once: whatever goes wrong after, it cannot be replayed.
- * `tenantId` null: the callback does not name the tenant (the family surface's), the login does.
- */
-export async function takeLogin(deps: SsoSignInDeps, tenantId: string | null, callback: SsoCallback): Promise<PendingSsoLogin> {
+/** Takes the pending sign-in the state names, once: whatever goes wrong after, it cannot be replayed. */
+async function takeLogin(deps: SsoSignInDeps, tenantId: string, callback: SsoCallback): Promise<PendingSsoLogin> {
   if (!callback.state) throw new ValidationError('session_state_missing', 'The callback has no state: start the sign-in again');
   const taken = await deps.loginStates.take(callback.state, callback.browserToken);
   if (!taken) throw new ValidationError('session_state_mismatch', 'This sign-in is unknown, already finished or expired: start it again');
   if (!callback.browserToken) {
     throw new ValidationError('session_state_missing', 'This browser holds no sign-in in progress (its cookie is missing): start the sign-in again here');
   }
-  if (!taken.sameBrowser || (tenantId !== null && taken.login.tenantId !== tenantId)) {
+  if (!taken.sameBrowser || taken.login.tenantId !== tenantId) {
     throw new ValidationError('session_state_mismatch', 'This sign-in was started elsewhere: start it again');
   }
   return taken.login;
@@ -209,18 +230,8 @@ export async function finishSsoLogin(deps: SsoSignInDeps, path: TenantPath, call
   return completeSsoLogin(deps, path, await takeLogin(deps, path.tenantId, callback), callback);
 }
 
-/**
- * The rest of a callback once its login is taken: `expected` (the family surface's) also requires
- * the provider the callback URL names and the redirect URI the login was started with.
- */
-export async function completeSsoLogin(
-  deps: SsoSignInDeps,
-  path: TenantPath,
-  login: PendingSsoLogin,
-  callback: SsoCallback,
-  expected?: { provider: string; callbackUrl: string },
-): Promise<SsoSignedIn> {
-  if (expected && login.callbackUrl !== expected.callbackUrl) throw new ValidationError('session_state_mismatch', 'This sign-in was started for another provider or app: start it again');
+/** The rest of a callback once its login is taken and checked against the request. */
+export async function completeSsoLogin(deps: SsoSignInDeps, path: TenantPath, login: PendingSsoLogin, callback: SsoCallback): Promise<SsoSignedIn> {
   if (callback.error !== undefined || !callback.code) {
     const said = callback.error === undefined ? 'no code' : `'${callback.error.slice(0, 100)}'`;
     throw new ValidationError('oidc_code_missing', `The provider answered ${said} instead of an authorization code: the sign-in did not happen`);
@@ -229,7 +240,6 @@ export async function completeSsoLogin(
   if (access.database.id !== login.databaseId) throw new ValidationError('session_state_mismatch', 'This sign-in was started for another database');
   const registration = await deps.ssoRegistrations.findById(login.registrationId);
   if (registration && registration.tenantId !== login.tenantId) throw unknownProvider(registration.provider);
-  if (registration && expected && registration.provider !== expected.provider) throw new ValidationError('session_state_mismatch', 'This sign-in was started with another provider');
   const usable = usableRegistration(registration, registration?.provider ?? 'unknown');
   const identity = await deps.relyingParty.finish({
     metadata: usable.metadata,

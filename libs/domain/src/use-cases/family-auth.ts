@@ -99,6 +99,14 @@ export async function familySignUp(
   input: FamilySignUpInput,
   options: { signIn: boolean } = { signIn: true },
 ): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
+  return createSignedUpUser(deps, await allowedSignUp(deps, databaseId, input), input, options);
+}
+
+/**
+ * Whether this sign-up may go ahead, before anything is counted or written: the database is live,
+ * its sign-up is open, no existing tenant is named, and the password and tenant name are valid.
+ */
+export async function allowedSignUp(deps: FamilyAuthDeps, databaseId: string, input: FamilySignUpInput): Promise<DatabaseAccess> {
   const access = await familyDatabase(deps, databaseId);
   if (!(await databaseAuthSettings(deps, databaseId)).selfSignUp) {
     throw new ForbiddenError('sign_up_disabled', 'Self sign-up is not enabled for this database (its auth settings’ selfSignUp); a developer creates users with POST T/users');
@@ -106,8 +114,19 @@ export async function familySignUp(
   if (input.tenantId !== undefined) {
     throw new ForbiddenError('tenant_join_refused', 'Signing up into an existing tenant is refused: a member adds users to a tenant (POST /users or PUT /tenants/{t}/users/{u}/link)');
   }
-  const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
+  if (input.newTenantName !== undefined) cleanTenantName(input.newTenantName);
   assertPassword(input.password);
+  return access;
+}
+
+/** The user (and the new tenant it names) of a sign-up allowedSignUp let through, signed in when asked. */
+export async function createSignedUpUser(
+  deps: FamilyAuthDeps,
+  access: DatabaseAccess,
+  input: FamilySignUpInput,
+  options: { signIn: boolean },
+): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
+  const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
   const passwordHash = await deps.hasher.hash(input.password);
   const { email, name, givenName, familyName, picture } = input;
   const user = await access.data.users.create({ email, name, givenName, familyName, picture, passwordHash });

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ForbiddenError } from '@platform/domain';
+import { parseCookies } from '../cookie-jar.js';
 
 /*
  * The API family's cookies, as their server SDK parses them: `nile.session-token`,
@@ -28,7 +29,12 @@ export class FamilyCookies {
   }
 
   nameOf(cookie: FamilyCookie): string {
-    return `${this.secure ? '__Secure-' : ''}nile.${cookie}`;
+    return familyCookieName(cookie, this.secure);
+  }
+
+  /** A cookie the SDK itself sets, under its own name (never prefixed), as sent. */
+  sent(name: string): string | undefined {
+    return this.jar.get(name);
   }
 
   /** A cookie's value as sent; a secure request reads only the prefixed cookie, which plain http cannot plant. */
@@ -49,16 +55,9 @@ export class FamilyCookies {
   }
 }
 
-function parseCookies(header: string): Map<string, string> {
-  const jar = new Map<string, string>();
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=');
-    if (at <= 0) continue;
-    const name = part.slice(0, at).trim();
-    // The first of a repeated name wins, as browsers send the most specific path first.
-    if (!jar.has(name)) jar.set(name, part.slice(at + 1).trim());
-  }
-  return jar;
+/** A family cookie's name: `__Secure-` prefixed when secure. */
+export function familyCookieName(cookie: FamilyCookie, secure: boolean): string {
+  return `${secure ? '__Secure-' : ''}nile.${cookie}`;
 }
 
 function macOf(secret: Uint8Array, token: string): string {

@@ -30,8 +30,9 @@ const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   ...NO_STORE,
   'X-Frame-Options': 'DENY',
-  // The page's address holds the token: no other site learns it from a Referer.
-  'Referrer-Policy': 'no-referrer',
+  // The page's address holds the token: no other site learns it from a Referer. Not no-referrer:
+  // under it browsers send `Origin: null` with the form's POST, which the origin check refuses.
+  'Referrer-Policy': 'same-origin',
   'X-Content-Type-Options': 'nosniff',
 };
 
@@ -62,7 +63,7 @@ export const familyInviteLandingRoutes = [
       'Where an invite link points when the database has no app origin for it. Reads only: a used, expired or revoked token, ' +
       'or one for another tenant or address, is a 400 page (invalid_one_time_token); a live one, a page naming the tenant and ' +
       'the address with an Accept button, which posts to POST /tenants/{tenantId}/invite/accept with the page’s CSRF token ' +
-      '(the `nile.csrf-token` cookie is set when the browser has none). The page loads and runs nothing, and sends no Referer.',
+      '(the `nile.csrf-token` cookie is set when the browser has none). The page loads and runs nothing, and sends no Referer to another origin.',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,

@@ -3,6 +3,7 @@ import { optional, queryBoolean, record, respond, text, uuid } from '@platform/h
 import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
 import { NO_STORE, UrlSchema, signedInHeaders } from './auth.routes.js';
 import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, type FamilyCookies } from './family-cookies.js';
+import { singleField } from '../request-fields.js';
 import { DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, cookiesOf } from './family-route.js';
 
 /*
@@ -10,8 +11,8 @@ import { DOUBLE_SUBMIT_CSRF, FAMILY_BASE, FAMILY_TAGS, cookiesOf } from './famil
  * `signIn(provider)` and route handlers speak it (NextAuth's flow): POST /auth/signin/{provider}
  * answers the provider's authorization URL; the provider sends the browser back to the app's
  * `/api/auth/callback/{provider}`, which the SDK forwards to GET /auth/callback/{provider}; that
- * answer sets `nile.session-token`. The state, nonce and PKCE verifier are the SPEC flow's (kept
- * server-side, usable once, bound to the browser by the `nile.sso-state` cookie).
+ * answer sets `nile.session-token`. The state, nonce and PKCE verifier travel sealed in the
+ * `nile.sso-state` cookie (libs/domain family-sso.ts says why), spent once at the callback.
  */
 
 const providerParams = record({
@@ -32,15 +33,9 @@ export function appCallbackUrl(appOrigin: string, provider: string): string {
   return `${appOrigin}${APP_ROUTE_PREFIX}/auth/callback/${encodeURIComponent(provider)}`;
 }
 
-/** The tenant the SDK names: its `nile.tenant-id` header, else its `nile.tenant-id` cookie. */
-function namedTenant(header: (name: string) => string): string | undefined {
-  const fromHeader = header('nile.tenant-id');
-  if (fromHeader) return fromHeader;
-  for (const part of header('cookie').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === 'nile.tenant-id') return decodeURIComponent(part.slice(at + 1).trim());
-  }
-  return undefined;
+/** The tenant the SDK names: its `nile.tenant-id` header, else its `nile.tenant-id` cookie (a UUID: nothing to decode). */
+function namedTenant(header: (name: string) => string, cookies: FamilyCookies): string | undefined {
+  return header('nile.tenant-id') || cookies.sent('nile.tenant-id');
 }
 
 /**
@@ -51,12 +46,6 @@ export function sentQuery(queryString: string): URLSearchParams {
   const half = (queryString.length - 1) / 2;
   const doubled = Number.isInteger(half) && half > 0 && queryString[half] === '?' && queryString.slice(0, half) === queryString.slice(half + 1);
   return new URLSearchParams(doubled ? queryString.slice(0, half) : queryString);
-}
-
-/** A field sent once; a repeated one counts as absent. */
-function single(query: URLSearchParams, name: string): string | undefined {
-  const values = query.getAll(name);
-  return values.length === 1 ? values[0] : undefined;
 }
 
 /** Where the app goes once signed in: the callback the sign-in kept, if allowed, else the app's origin. */
@@ -80,8 +69,9 @@ export const familySsoRoutes = [
       `${DOUBLE_SUBMIT_CSRF} The \`nile-origin\` header (the app, as the SDK sends it) must name an allowed origin too. The tenant ` +
       'is the `nile.tenant-id` header (or cookie) the SDK forwards: 400 tenant_required without a tenant id; 404 tenant_not_found, ' +
       'unknown_oidc_provider (`credentials` too: password sign-in is POST /auth/callback/credentials) or provider_disabled, as for the SPEC’s login. The provider must accept the app’s redirect URI ' +
-      '`{nile-origin}/api/auth/callback/{provider}`. State, nonce and a PKCE S256 challenge are kept server-side for 10 minutes, ' +
-      'usable once, bound to this browser by the `nile.sso-state` cookie. 429 when the client’s address has 100 sign-ins under way.',
+      '`{nile-origin}/api/auth/callback/{provider}`. State, nonce and a PKCE S256 challenge travel in the `nile.sso-state` cookie, ' +
+      'sealed (authenticated encryption, bound to this database) for 10 minutes; nothing is kept server-side until the callback spends ' +
+      'the state, so starting sign-ins is not limited per address (every request comes from the app’s server).',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: providerParams,
@@ -91,22 +81,20 @@ export const familySsoRoutes = [
       status: 200,
       description: 'The provider’s authorization URL, for the browser to go to',
       schema: UrlSchema,
-      headers: { 'Set-Cookie': '`nile.sso-state` (binds the sign-in to this browser) and `nile.callback-url`, when allowed' },
+      headers: { 'Set-Cookie': '`nile.sso-state` (the sealed sign-in, binding it to this browser) and `nile.callback-url`, when allowed' },
     },
-    errors: [400, 403, 404, 429, 503],
-    handler: async ({ params, body, header, scope, clientAddress }) => {
+    errors: [400, 403, 404, 503],
+    handler: async ({ params, body, header, scope }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
       assertSdkOrigin(scope.familyAuth, header);
       if (params.provider === 'credentials') throw new NotFoundError('unknown_oidc_provider', 'Password sign-in is POST /auth/callback/credentials');
-      const tenantId = namedTenant(header);
+      const tenantId = namedTenant(header, cookies);
       if (!tenantId || !isUuid(tenantId)) throw new ValidationError('tenant_required', 'Name the tenant whose provider signs in: the nile.tenant-id header or cookie, a tenant id');
-      const start = await startFamilySsoLogin(scope, params.database, tenantId, params.provider, {
-        callbackUrl: appCallbackUrl(header('nile-origin'), params.provider),
-        clientAddress,
-      });
+      const appOrigin = header('nile-origin');
+      const start = await startFamilySsoLogin(scope, params.database, tenantId, params.provider, { appOrigin, callbackUrl: appCallbackUrl(appOrigin, params.provider) });
       const next = allowedCallbackUrl(scope.familyAuth, body.callbackUrl);
-      const setCookies = [cookies.set('sso-state', start.browserToken, start.maxAgeSeconds)];
+      const setCookies = [cookies.set('sso-state', start.cookie, start.maxAgeSeconds)];
       if (next) setCookies.push(cookies.set('callback-url', encodeURIComponent(next)));
       return respond({ body: { url: start.location }, headers: { 'Set-Cookie': setCookies, ...NO_STORE } });
     },
@@ -123,8 +111,9 @@ export const familySsoRoutes = [
       'Answers 200 with Location (the SDK makes it the browser’s redirect; a 3xx here would be followed by its fetch and the cookie ' +
       'lost) to the sign-in’s callbackUrl or the app, setting `nile.session-token`: the session the platform revokes and expires. ' +
       'The user is found by their account at the provider, never by email alone, as in the SPEC’s callback. Refusals, with ' +
-      'nothing linked, added or created: 400 session_state_missing, session_state_mismatch (unknown, replayed, expired, from another ' +
-      'browser, database, provider or app), oidc_code_missing; 401 oidc_authentication_failed, invalid_session; 403 csrf_failed, ' +
+      'nothing linked, added or created: 400 session_state_missing (no state, or no `nile.sso-state` cookie), session_state_mismatch ' +
+      '(a cookie altered, expired or sealed for another database; another browser’s state; another provider or app; a state spent ' +
+      'already: each sign-in finishes once), oidc_code_missing; 401 oidc_authentication_failed, invalid_session; 403 csrf_failed, ' +
       'email_not_verified, email_domain_not_allowed, not_a_member; 404 unknown_oidc_provider, provider_disabled, tenant_not_found, ' +
       'database_not_found; 409 account_exists, identity_taken; 502 provider_config_error; 503 client_secret_unreadable.',
     tags: FAMILY_TAGS,
@@ -149,8 +138,8 @@ export const familySsoRoutes = [
       const signedIn = await finishFamilySsoLogin(
         scope,
         params.database,
-        { query, state: single(query, 'state'), code: single(query, 'code'), error: single(query, 'error'), browserToken: cookies.get('sso-state') },
-        { provider: params.provider, callbackUrl: appCallbackUrl(appOrigin, params.provider) },
+        { query, state: singleField(query, 'state'), code: singleField(query, 'code'), error: singleField(query, 'error'), browserToken: cookies.get('sso-state') },
+        { provider: params.provider, appOrigin, callbackUrl: appCallbackUrl(appOrigin, params.provider) },
       );
       const next = landing(scope, cookies, appOrigin);
       const headers = signedInHeaders(cookies, signedIn.result, next);

@@ -22,6 +22,7 @@ import { Migration20261127030000_database_sources } from './Migration20261127030
 import { Migration20261128010000_served_since } from './Migration20261128010000_served_since.js';
 import { Migration20261128020000_failed_copies } from './Migration20261128020000_failed_copies.js';
 import { Migration20261128050000_database_auth_settings } from './Migration20261128050000_database_auth_settings.js';
+import { Migration20261128060000_sso_spent_states } from './Migration20261128060000_sso_spent_states.js';
 
 /** Every control-plane migration, in order. Listed explicitly so bundled builds find them. */
 export const migrationsList = [
@@ -49,4 +50,5 @@ export const migrationsList = [
   { name: 'Migration20261128010000_served_since', class: Migration20261128010000_served_since },
   { name: 'Migration20261128020000_failed_copies', class: Migration20261128020000_failed_copies },
   { name: 'Migration20261128050000_database_auth_settings', class: Migration20261128050000_database_auth_settings },
+  { name: 'Migration20261128060000_sso_spent_states', class: Migration20261128060000_sso_spent_states },
 ];

@@ -24,13 +24,14 @@ describe('ensureFirstPartyClient', function () {
     await server?.stop();
   });
 
-  it('creates a public client of no workspace, then adds another redirect URI beside the first, and writes nothing when it has it', async function () {
+  it('creates a public client of no workspace, puts a new redirect URI in place of the old one, and writes nothing when it has it', async function () {
     const client = { id: 'platform-console', name: 'Platform web console' };
     expect(await ensureFirstPartyClient(controlPlane.orm, { ...client, redirectUri: 'http://127.0.0.1:4100/console' })).to.equal(true);
     expect(await ensureFirstPartyClient(controlPlane.orm, { ...client, redirectUri: 'https://api.example.com/console' })).to.equal(true);
-    expect(await ensureFirstPartyClient(controlPlane.orm, { ...client, redirectUri: 'http://127.0.0.1:4100/console' })).to.equal(false);
+    expect(await ensureFirstPartyClient(controlPlane.orm, { ...client, redirectUri: 'https://api.example.com/console' })).to.equal(false);
+    // The old address receives no more codes.
     expect(await clientRow('platform-console')).to.deep.equal([
-      { workspace_id: null, name: 'Platform web console', type: 'public', secret_digest: null, redirect_uris: ['http://127.0.0.1:4100/console', 'https://api.example.com/console'] },
+      { workspace_id: null, name: 'Platform web console', type: 'public', secret_digest: null, redirect_uris: ['https://api.example.com/console'] },
     ]);
   });
 

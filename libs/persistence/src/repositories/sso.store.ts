@@ -5,6 +5,7 @@ import {
   type NewSsoRegistration,
   type PendingSsoLogin,
   type ProviderMetadata,
+  type SpentSsoStateStore,
   type SsoLoginStateStore,
   type SsoRegistration,
   type SsoRegistrationRepository,
@@ -153,12 +154,19 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
     private readonly pruneEveryMs = 60_000,
   ) {}
 
-  async save(state: string, browserToken: string, login: PendingSsoLogin, expires: Date, limit: { address: string; maxPerAddress: number }): Promise<boolean> {
+  async save(
+    state: string,
+    browserToken: string,
+    login: PendingSsoLogin,
+    expires: Date,
+    limit: { address: string; maxPerAddress: number },
+  ): Promise<{ saved: true } | { saved: false; retryAfterSeconds: number }> {
     const connection = this.orm.em.getConnection();
     if (Date.now() - this.lastPrune >= this.pruneEveryMs) {
       this.lastPrune = Date.now();
       await connection.execute(`delete from sso_login_states where expires < now()`);
     }
+    const address = digestOf(limit.address);
     // One statement: concurrent requests from one address may each see the count just under the
     // cap, so the bound holds to within the requests in flight.
     const rows = await connection.execute<{ saved: number }[]>(
@@ -170,7 +178,7 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
       [
         digestOf(state),
         digestOf(browserToken),
-        digestOf(limit.address),
+        address,
         login.registrationId,
         login.databaseId,
         login.tenantId,
@@ -180,12 +188,19 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
         login.link?.userId ?? null,
         login.link?.sessionId ?? null,
         expires,
-        digestOf(limit.address),
+        address,
         limit.maxPerAddress,
       ],
       'all',
     );
-    return rows.length === 1;
+    if (rows.length === 1) return { saved: true };
+    // A slot frees when the oldest sign-in under way expires.
+    const [oldest] = await connection.execute<{ seconds: number | null }[]>(
+      `select ceil(extract(epoch from min(expires) - now()))::int as seconds from sso_login_states where address_digest = decode(?, 'hex') and expires > now()`,
+      [address],
+      'all',
+    );
+    return { saved: false, retryAfterSeconds: Math.max(1, oldest?.seconds ?? 1) };
   }
 
   async take(state: string, browserToken: string | undefined): Promise<{ login: PendingSsoLogin; sameBrowser: boolean } | null> {
@@ -210,5 +225,29 @@ export class SqlSsoLoginStates implements SsoLoginStateStore {
         link: row.link_user_id && row.link_session_id ? { userId: row.link_user_id, sessionId: row.link_session_id } : null,
       },
     };
+  }
+}
+
+/** The family surface's spent SSO states, by digest, until their cookies would have expired; expired ones are deleted now and then. */
+export class SqlSpentSsoStates implements SpentSsoStateStore {
+  private lastPrune = 0;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly pruneEveryMs = 60_000,
+  ) {}
+
+  async spend(state: string, expires: Date): Promise<boolean> {
+    const connection = this.orm.em.getConnection();
+    if (Date.now() - this.lastPrune >= this.pruneEveryMs) {
+      this.lastPrune = Date.now();
+      await connection.execute(`delete from sso_spent_states where expires < now()`);
+    }
+    const rows = await connection.execute<{ spent: number }[]>(
+      `insert into sso_spent_states (state_digest, expires) values (decode(?, 'hex'), ?) on conflict (state_digest) do nothing returning 1 as spent`,
+      [digestOf(state), expires],
+      'all',
+    );
+    return rows.length === 1;
   }
 }
