@@ -74,7 +74,7 @@ The platform is up.
   Web console                 ${base}/console   Sign in as the developer below
   Token service               ${config.oauth.issuer}   Metadata: ${config.oauth.issuer}/.well-known/oauth-authorization-server
   PostgreSQL gateway          ${config.gateway.publicUrl}   Admin: ${gateway.adminUrl}/healthz, /readyz, /metrics
-  Control plane               ${where}
+${config.gateway.pooledPublicUrl ? `  Pooled endpoint             ${config.gateway.pooledPublicUrl}   Transaction pooling: a credential's pooledConnectionUrl\n` : ''}  Control plane               ${where}
 ${mailCatcher ? `  Mail (development catcher)  ${mailCatcher.url}   \`npm run mail\` prints the latest (${mailCatcher.dir})\n` : ''}${trust}
 A first token, from the token service's client_credentials grant for workspace '${DEFAULT_WORKSPACE.slug}'
 (client ${client.client_id}; valid ${Math.round(token.expires_in / 60)} minutes; \`npm run token\` prints a fresh one):

@@ -31,7 +31,13 @@ function buildHash(): string {
   }
 }
 
-const baseEnv: Env = { ...process.env, BUILD_HASH: buildHash() };
+/**
+ * The gateway's pooled endpoint (transaction pooling) is on under npm start, beside the apps' 4100-4104,
+ * so that a new credential's answer carries its pooled connection string; GATEWAY_POOLED_PORT= (empty) turns it off.
+ */
+const DEFAULT_POOLED_PORT = '4105';
+
+const baseEnv: Env = { GATEWAY_POOLED_PORT: DEFAULT_POOLED_PORT, ...process.env, BUILD_HASH: buildHash() };
 
 /** The apps' logs: one readable line each on a terminal, pino's JSON elsewhere (LOG_FORMAT chooses). */
 function logFormat(): LogFormat {

@@ -93,6 +93,9 @@ describe('npm start', function () {
     expect(statSync(join(prepared.dir, 'tls')).mode & 0o777).to.equal(0o700);
     expect(statSync(join(prepared.dir, 'tls', 'server.key')).mode & 0o777).to.equal(0o600);
     expect(first.output()).to.include(`PostgreSQL gateway          postgres://127.0.0.1:${env.GATEWAY_PORT}   Admin: http://127.0.0.1:${env.GATEWAY_ADMIN_PORT}/healthz`);
+    // The pooled endpoint is on under npm start, with the same certificate.
+    expect(first.output()).to.include(`Pooled endpoint             postgres://127.0.0.1:${env.GATEWAY_POOLED_PORT}   Transaction pooling`);
+    expect(await gatewayTlsHandshake(Number(env.GATEWAY_POOLED_PORT), ca)).to.deep.equal({ answer: 'S', authorized: true, subject: 'CN=localhost' });
     expect(first.output()).to.include(`psql "postgres://<id>:<password>@127.0.0.1:${env.GATEWAY_PORT}/app?sslmode=verify-full&sslrootcert=${caPath}"`);
     const workspaces = await api('GET', '/workspaces', { token: first.token });
     expect(workspaces.status).to.equal(200);
@@ -174,7 +177,7 @@ describe('npm start', function () {
       () => expect.fail('the API still answers after SIGTERM'),
       (error: Error) => expect(error.message).to.match(/fetch failed/),
     );
-    expect([await isPortFree(Number(env.GATEWAY_PORT)), await isPortFree(Number(env.GATEWAY_ADMIN_PORT))], 'the gateway\'s ports after the stop').to.deep.equal([true, true]);
+    expect([await isPortFree(Number(env.GATEWAY_PORT)), await isPortFree(Number(env.GATEWAY_ADMIN_PORT)), await isPortFree(Number(env.GATEWAY_POOLED_PORT))], 'the gateway\'s ports after the stop').to.deep.equal([true, true, true]);
 
     const second = await startPlatform(env);
     started.push(second.child);

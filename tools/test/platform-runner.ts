@@ -17,6 +17,7 @@ export interface PlatformEnv extends Record<string, string> {
   OAUTH_PORT: string;
   GATEWAY_PORT: string;
   GATEWAY_ADMIN_PORT: string;
+  GATEWAY_POOLED_PORT: string;
 }
 
 /**
@@ -33,6 +34,7 @@ export async function platformEnv(): Promise<{ dir: string; env: PlatformEnv }> 
     OAUTH_PORT: String(await freePort()),
     GATEWAY_PORT: String(await freePort()),
     GATEWAY_ADMIN_PORT: String(await freePort()),
+    GATEWAY_POOLED_PORT: String(await freePort()),
     BACKUPS: 'off',
   };
   return { dir, env };
