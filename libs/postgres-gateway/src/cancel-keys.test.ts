@@ -57,9 +57,19 @@ describe('cancel keys', () => {
   });
 
   it('passes on so many cancel requests per second, then none until the next second', () => {
-    const budget = new CancelBudget(3);
-    expect([1, 2, 3, 4].map(() => budget.take(10_000))).to.deep.equal([true, true, true, false]);
-    expect(budget.take(10_999)).to.equal(false);
-    expect(budget.take(11_000)).to.equal(true);
+    const budget = new CancelBudget(3, 3);
+    expect([1, 2, 3, 4].map(() => budget.take('10.0.0.1', 10_000))).to.deep.equal([true, true, true, false]);
+    expect(budget.take('10.0.0.2', 10_999)).to.equal(false);
+    expect(budget.take('10.0.0.1', 11_000)).to.equal(true);
+  });
+
+  it('gives each client address a share of its own: one sending junk leaves the others theirs', () => {
+    const budget = new CancelBudget(100);
+    expect(budget.perAddressPerSecond).to.equal(10);
+    const junk = Array.from({ length: 50 }, () => budget.take('203.0.113.9', 20_000));
+    expect(junk.filter(Boolean)).to.have.length(10);
+    expect(Array.from({ length: 10 }, () => budget.take('198.51.100.7', 20_100))).to.deep.equal(Array(10).fill(true));
+    expect(budget.take('198.51.100.7', 20_200)).to.equal(false);
+    expect(budget.take('203.0.113.9', 21_000)).to.equal(true);
   });
 });

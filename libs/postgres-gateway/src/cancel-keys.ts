@@ -81,20 +81,30 @@ export class SessionKeys {
 /**
  * How many 3.0 cancel requests a gateway passes on to the others per second at most: each is a
  * notification to every gateway, and a client guessing keys must not turn into a flood of them.
+ * One client address (an IPv6 client: its /64) gets a share of its own, so that one sending junk
+ * cannot use up the others' budget.
  */
 export class CancelBudget {
   private windowStart = 0;
   private taken = 0;
+  private readonly byAddress = new Map<string, number>();
 
-  constructor(readonly perSecond: number) {}
+  constructor(
+    readonly perSecond: number,
+    readonly perAddressPerSecond = Math.max(1, Math.floor(perSecond / 10)),
+  ) {}
 
-  take(now = Date.now()): boolean {
+  take(address: string, now = Date.now()): boolean {
     if (now - this.windowStart >= 1_000) {
       this.windowStart = now;
       this.taken = 0;
+      // Holds at most perSecond keys: only requests let through are counted.
+      this.byAddress.clear();
     }
-    if (this.taken >= this.perSecond) return false;
+    const fromAddress = this.byAddress.get(address) ?? 0;
+    if (this.taken >= this.perSecond || fromAddress >= this.perAddressPerSecond) return false;
     this.taken++;
+    this.byAddress.set(address, fromAddress + 1);
     return true;
   }
 }

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { backendAtSlot, type Backend } from './backends.js';
 import { isShortKey, readLongClientKey } from './cancel-keys.js';
 import type { ConnectionContext } from './context.js';
+import { addressKey } from './login-limits.js';
 import { cancelRequest } from './protocol.js';
 
 /**
@@ -12,11 +13,11 @@ import { cancelRequest } from './protocol.js';
  * server with the server's key; otherwise a 3.2 key to the server its slot names, with the server's
  * key it carries, and a 3.0 key to the other gateways through the control plane.
  */
-export async function forwardCancel(processId: number, secretKey: Buffer, context: ConnectionContext): Promise<void> {
+export async function forwardCancel(processId: number, secretKey: Buffer, context: ConnectionContext, clientAddress: string | undefined): Promise<void> {
   const held = context.sessionKeys.find(processId, secretKey);
   if (held) return 'cancel' in held ? held.cancel() : sendCancel(held.backend, processId, held.backendKey);
   if (isShortKey(secretKey)) {
-    if (context.cancelRelay && context.relayedCancels.take()) {
+    if (context.cancelRelay && context.relayedCancels.take(addressKey(clientAddress))) {
       await context.cancelRelay.publish(processId, secretKey).catch((error: unknown) => context.log.warn({ err: error }, 'passing a cancel request on to the other gateways failed'));
     }
     return;

@@ -48,7 +48,7 @@ export async function serveConnection(socket: net.Socket, context: ConnectionCon
   try {
     const packet = await negotiate(handshake, socket, context);
     if (packet.kind === 'cancel') {
-      await forwardCancel(packet.processId, packet.secretKey, context);
+      await forwardCancel(packet.processId, packet.secretKey, context, handshake.address);
       handshake.end();
       return;
     }
