@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NotFoundError } from '@platform/domain';
@@ -41,18 +41,31 @@ function consoleSourceDir(): string {
 
 let built: Promise<ConsoleAssets> | undefined;
 
+/** Where the API's build (`nx build api`) puts the console's bundle: beside the built module. */
+export const BUILT_CONSOLE_DIR = 'console';
+const BUILT_FILES = { script: 'console.js', style: 'console.css' };
+
 /**
- * The console's script and stylesheet, bundled once per process from apps/console and its npm
- * packages (Preact, uPlot) by esbuild, in memory, minified: about 0.2 s at start, so `npm start`,
- * the tests and a built API (node dist/apps/api/main.js beside the sources) serve the same bundle
- * with no build step of their own. A failed build fails the start.
+ * The console's script and stylesheet, bundled from apps/console and its npm packages (Preact,
+ * uPlot) by esbuild, minified. A built API (`node dist/apps/api/main.js`) serves the bundle its
+ * build wrote beside it; under tsx (`npm start`, the tests) there is no build step, and the bundle
+ * is made in memory once per process (about 0.2 s at start). A failed build fails the start.
  */
 export function consoleAssets(): Promise<ConsoleAssets> {
-  built ??= bundle();
+  built ??= (async () => {
+    const prebuilt = join(dirname(fileURLToPath(import.meta.url)), BUILT_CONSOLE_DIR);
+    const files = existsSync(join(prebuilt, BUILT_FILES.script))
+      ? { script: readFileSync(join(prebuilt, BUILT_FILES.script)), style: readFileSync(join(prebuilt, BUILT_FILES.style)) }
+      : await bundleConsole();
+    const script = hashedAsset('console', 'js', files.script);
+    const style = hashedAsset('console', 'css', files.style);
+    return { script, style, byName: new Map([script, style].map((asset) => [asset.name, asset])) };
+  })();
   return built;
 }
 
-async function bundle(): Promise<ConsoleAssets> {
+/** Bundles the console (into `outDir` as console.js and console.css when given: the API's build step). */
+export async function bundleConsole(outDir?: string): Promise<{ script: Buffer; style: Buffer }> {
   const { build, stop } = await import('esbuild');
   const source = consoleSourceDir();
   const result = await build({
@@ -78,9 +91,13 @@ async function bundle(): Promise<ConsoleAssets> {
     if (!file) throw new Error(`the console's bundle has no ${extension} file`);
     return Buffer.from(file.contents);
   };
-  const script = hashedAsset('console', 'js', output('.js'));
-  const style = hashedAsset('console', 'css', output('.css'));
-  return { script, style, byName: new Map([script, style].map((asset) => [asset.name, asset])) };
+  const files = { script: output('.js'), style: output('.css') };
+  if (outDir) {
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, BUILT_FILES.script), files.script);
+    writeFileSync(join(outDir, BUILT_FILES.style), files.style);
+  }
+  return files;
 }
 
 /**
