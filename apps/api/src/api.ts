@@ -273,7 +273,7 @@ function managementApp(
   const info = managementApiInfo({ buildHash: config.buildHash, publicBaseUrl: config.api.publicBaseUrl, publicApiUrl: config.api.publicApiUrl });
   const consoleSettings = { title: info.title, issuer: config.oauth.issuer, publicBaseUrl: config.api.publicBaseUrl };
   return createHttpApp<ApiScope>({
-    routes: [...managementRoutes, tokens.route, ...(consoleRoutes(console, consoleSettings) as Route<ApiScope>[])],
+    routes: [...managementRoutes, tokens.route, tokens.revokeRoute, ...(consoleRoutes(console, consoleSettings) as Route<ApiScope>[])],
     logger,
     tokenVerifier,
     validateResponses: config.validateResponses,

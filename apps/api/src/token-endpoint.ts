@@ -4,14 +4,14 @@ import { systemClock, type LoginThrottle, type PasswordHasher, type Repositories
 import { withScope } from '@platform/http';
 import type { ManagementScope } from '@platform/management-api';
 import { pingControlPlane, SqlGrantStore, watchedClientLookup, type MikroORM } from '@platform/persistence';
-import { tokenRoute, type TokenServiceScope, type TokenServices } from '@platform/token-service';
+import { revokeRoute, tokenRoute, type TokenServiceScope, type TokenServices } from '@platform/token-service';
 import type { ApiConfig } from './config.js';
 
 /** The management API's scope, and the token service's for the one route of it served here. */
 export type ApiScope = ManagementScope & { tokenService: TokenServiceScope };
 
 /**
- * POST /oauth2/token at {base_url}, where the SPEC puts it: the token service's own route over the
+ * POST /oauth2/token at {base_url}, where the SPEC puts it (and POST /oauth2/revoke beside it): the token service's own route over the
  * same control plane, key set and settings, so it answers exactly as apps/oauth does (same grants,
  * errors and tokens; a code issued by one is redeemed at either). The key set is prepared (a first
  * key made on a fresh installation) before this is called.
@@ -34,6 +34,8 @@ export async function tokenEndpoint(orm: MikroORM, config: ApiConfig, keys: KeyS
   };
   return {
     route: withScope(tokenRoute, (scope: ApiScope) => scope.tokenService),
+    /** POST /oauth2/revoke beside it: the web console, a page of this origin, ends its refresh token family on sign-out. */
+    revokeRoute: withScope(revokeRoute, (scope: ApiScope) => scope.tokenService),
     /** The token service's scope over a request's repositories. */
     scopeFor: (repositories: Repositories): TokenServiceScope => ({ ...services, developers: repositories.developers, workspaces: repositories.workspaces }),
     stop: () => clients.stop(),

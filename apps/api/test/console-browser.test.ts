@@ -286,10 +286,18 @@ describe('the console in a real browser (Chromium)', function () {
     expect(after.expiresAt).to.be.greaterThan(Date.now() + 60_000);
   });
 
-  it('signs out: the token is gone from the tab and the page asks to sign in again', async function () {
+  it('signs out: the token is gone from the tab, its refresh token is revoked, and the page asks to sign in again', async function () {
+    const { refreshToken } = JSON.parse((await page.evaluate(() => sessionStorage.getItem('console.session')))!);
+    expect(refreshToken).to.be.a('string');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('console.session'))).to.equal(null);
+    const refreshed = await fetch(`${p.api.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'platform-console', refresh_token: refreshToken }),
+    });
+    expect([refreshed.status, ((await refreshed.json()) as { error: string }).error]).to.deep.equal([400, 'invalid_grant']);
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
   });

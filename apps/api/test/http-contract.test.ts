@@ -169,6 +169,7 @@ describe('HTTP contract', function () {
       '/developers/me/invitations/{invitationId}/accept',
       '/developers/me/invitations/{invitationId}/decline',
       '/oauth2/token',
+      '/oauth2/revoke',
     );
     const rename = body.paths['/workspaces/{workspaceSlug}/databases/{databaseName}'].put;
     expect(rename.security).to.deep.equal([{ jwtBearerAuth: [] }]);

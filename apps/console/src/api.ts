@@ -1,5 +1,5 @@
 // The public API, as any client calls it: JSON over HTTP with the developer's bearer token.
-import { accessToken, signOut, type Settings } from './auth';
+import { accessToken, forgetSession, type Settings } from './auth';
 
 export class ApiError extends Error {
   constructor(
@@ -34,7 +34,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (response.status === 204) return undefined as T;
   const answer = (await response.json().catch(() => ({}))) as { errorCode?: string; message?: string };
   if (response.status === 401) {
-    signOut();
+    forgetSession();
     onSignedOut();
   }
   if (!response.ok) throw new ApiError(response.status, answer.errorCode ?? 'error', answer.message ?? `HTTP ${response.status}`);

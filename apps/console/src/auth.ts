@@ -110,8 +110,22 @@ export function signedIn(): boolean {
   return sessionStorage.getItem(SESSION) !== null;
 }
 
-export function signOut(): void {
+/** Forgets the tab's tokens (the token service refused them, or they cannot be refreshed). */
+export function forgetSession(): void {
   sessionStorage.removeItem(SESSION);
+}
+
+/** Forgets the tokens, and revokes their family at the token service (the refresh token would otherwise stay good for its days). */
+export async function signOut(settings: Settings): Promise<void> {
+  const session = JSON.parse(sessionStorage.getItem(SESSION) ?? 'null') as Session | null;
+  forgetSession();
+  const token = session?.refreshToken ?? session?.accessToken;
+  if (!token) return;
+  await fetch(new URL('oauth2/revoke', settings.apiRoot), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: settings.clientId, token }),
+  }).catch(() => undefined);
 }
 
 /** The refresh under way: panels asking at once share it (a refresh token is single use; a second use revokes the family). */
@@ -128,13 +142,13 @@ export async function accessToken(settings: Settings): Promise<string | null> {
 
 async function refresh(settings: Settings, session: Session): Promise<string | null> {
   if (!session.refreshToken) {
-    signOut();
+    forgetSession();
     return null;
   }
   try {
     return (await tokenRequest(settings, { grant_type: 'refresh_token', refresh_token: session.refreshToken })).accessToken;
   } catch {
-    signOut();
+    forgetSession();
     return null;
   }
 }

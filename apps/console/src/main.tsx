@@ -31,8 +31,7 @@ function App({ settings, error }: { settings: Settings; error?: string }) {
   return (
     <Workspaces
       onSignOut={() => {
-        signOut();
-        setSignedIn(false);
+        void signOut(settings).finally(() => setSignedIn(false));
       }}
     />
   );
