@@ -100,8 +100,7 @@ describe('credentials', function () {
       expect(created.status, created.text).to.equal(201);
       expect(created.headers.get('cache-control')).to.equal('no-store');
       expect(created.body).to.have.all.keys('id', 'password', 'database', 'tenantId', 'connectionUrl', 'pooledConnectionUrl');
-      // This platform runs no pooled endpoint (GATEWAY_POOLED_PORT unset): apps/gateway/test/pooled*.test.ts has one.
-      expect(created.body.pooledConnectionUrl).to.equal(null);
+      expect(created.body.pooledConnectionUrl, 'no pooled endpoint here (apps/gateway/test/pooled*.test.ts have one)').to.equal(null);
       const { id, password } = created.body;
       expect(id).to.match(ROLE_NAME);
       expect(password).to.match(PASSWORD);
