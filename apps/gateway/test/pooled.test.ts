@@ -160,26 +160,37 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
   });
 
   it('leaves nothing of one client to the next on a server session: role, settings, advisory locks, SQL PREPARE, LISTEN, WITH HOLD cursors', async function () {
+    // The next clients log in first (a pooled login takes no server session), so that the first
+    // client's session is handed to them at once, well within GATEWAY_POOL_IDLE_MS (1 s here):
+    // logging in after it, on a slow machine, the session had been closed as idle (CI run, colour null).
+    const next = await Promise.all([pooled(unscoped), pooled(unscoped)]);
     const first = await pooled(unscoped);
-    const physical = (await first.query('select current_database() as name')).rows[0].name as string;
-    const admin = `${physical}_admin`;
-    // Every state a session keeps past its transaction, left behind on purpose, one transaction each.
+    let firstPid: number;
     try {
-      await first.query(`begin; set role ${admin}; set app.colour = 'red'; prepare leftover as select 1; select pg_advisory_lock(42); listen somewhere; declare held cursor with hold for select 1; commit`);
+      const physical = (await first.query('select current_database() as name')).rows[0].name as string;
+      const admin = `${physical}_admin`;
+      // Every state a session keeps past its transaction, left behind on purpose, one transaction each.
+      const left = await first.query(
+        `begin; set role ${admin}; set app.colour = 'red'; prepare leftover as select 1; select pg_advisory_lock(42); listen somewhere; declare held cursor with hold for select 1; select pg_backend_pid() as pid; commit`,
+      );
+      firstPid = (left as unknown as pg.QueryResult[]).find((result) => result.rows?.[0]?.pid !== undefined)!.rows[0].pid as number;
     } finally {
       await first.end();
     }
-    // Both of the pool's connections, so that whichever served the first client is among them.
-    const next = await Promise.all([pooled(unscoped), pooled(unscoped)]);
     try {
+      const pids: number[] = [];
       for (const client of next) {
         await client.query('begin');
         const state = await client.query(
-          "select current_user as who, (select count(*)::int from pg_prepared_statements where name = 'leftover') as prepared, (select count(*)::int from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()) as locks, (select count(*)::int from pg_listening_channels()) as channels, (select count(*)::int from pg_cursors) as cursors, current_setting('app.colour', true) as colour",
+          "select pg_backend_pid() as pid, current_user as who, (select count(*)::int from pg_prepared_statements where name = 'leftover') as prepared, (select count(*)::int from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()) as locks, (select count(*)::int from pg_listening_channels()) as channels, (select count(*)::int from pg_cursors) as cursors, current_setting('app.colour', true) as colour",
         );
         await client.query('commit');
-        expect(state.rows[0]).to.deep.equal({ who: unscoped.id, prepared: 0, locks: 0, channels: 0, cursors: 0, colour: '' });
+        const { pid, ...rest } = state.rows[0];
+        pids.push(pid);
+        // On the first client's session the setting is known but reset (''); on another it was never set (null).
+        expect(rest).to.deep.equal({ who: unscoped.id, prepared: 0, locks: 0, channels: 0, cursors: 0, colour: pid === firstPid ? '' : null });
       }
+      expect(pids, 'the first client’s server session served a next client').to.include(firstPid);
     } finally {
       await Promise.all(next.map((client) => client.end()));
     }
