@@ -71,6 +71,7 @@ describe('where npm start keeps its state', function () {
 
   describe('as root, in a clone under a home folder of mode 700', function () {
     before(function () {
+      // Only root runs PostgreSQL as the postgres user; as another user there is nothing to test.
       if (userInfo().uid !== 0) this.skip();
     });
 

@@ -46,6 +46,7 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
     if (existsSync(PGBACKREST)) return;
     const why = `pgBackRest is not at ${PGBACKREST}: run node tools/pgbackrest.mjs (README, "Backups")`;
     if (process.env.CI === 'true') throw new Error(why);
+    // Skipped outside CI only, for the reason just printed: pgBackRest is fetched by npm test, not by a single file's run.
     console.log(`      skipped: ${why}`);
     this.skip();
   });
@@ -228,6 +229,7 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
   });
 
   it('as root, archives and backs up through a copy of pgBackRest when the postgres user cannot reach the clone', async function () {
+    // Only root can run a server as the postgres user; as another user there is nothing to test.
     if (userInfo().uid !== 0) this.skip();
     // A clone in a home folder of mode 700, in miniature: pgBackRest seen through it.
     const home = join(scratch, 'home');

@@ -23,6 +23,7 @@ describe('startEmbeddedPostgres as root, from a folder the postgres user cannot 
   let server: EmbeddedPostgresHandle | undefined;
 
   before(function () {
+    // Only root hands the binaries to the postgres user; as another user there is nothing to test.
     if (userInfo().uid !== 0) this.skip();
   });
 
@@ -90,6 +91,7 @@ describe('the copy of the binaries made for a server account that cannot reach t
   let account: ServerAccount;
 
   before(function () {
+    // Only root hands the binaries to the postgres user; as another user there is nothing to test.
     if (userInfo().uid !== 0) this.skip();
     account = ensureServerAccount()!;
   });

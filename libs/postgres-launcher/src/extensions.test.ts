@@ -88,6 +88,7 @@ describe('startEmbeddedPostgres with an extensions folder', function () {
 
   describe('as root, in a folder the postgres user cannot enter', function () {
     before(function () {
+      // Only root can make a folder the postgres user cannot enter; as another user there is nothing to test.
       if (userInfo().uid !== 0) this.skip();
     });
 

@@ -81,6 +81,7 @@ describe('LocalComputeDriver with an extensions folder (PG_EXTENSIONS_DIR)', fun
   });
 
   it('gives each instance’s server, in a data folder of its own, pgvector to create', async function () {
+    // Skipped outside CI only when pgvector is not fetched yet (requirePgvector prints why; under CI it fails).
     const extensionsDir = requirePgvector(() => this.skip());
     driver = new LocalComputeDriver({ dir, extensionsDir });
     const id = randomUUID();

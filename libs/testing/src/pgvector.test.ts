@@ -44,6 +44,7 @@ describe('pgvector on the embedded servers the test fixtures start', function ()
       console.log('      skipped: DATABASE_URL names a server of its own, whose extensions are its own');
       this.skip();
     }
+    // Skipped outside CI only when pgvector is not fetched yet (requirePgvector prints why; under CI it fails).
     extensions = requirePgvector(() => this.skip());
     server = await startTestPostgres();
   });

@@ -146,19 +146,19 @@ export function assertSdkOrigin(settings: FamilyAuthSettings, header: (name: str
  * app could ask for links to another's users and receive their tokens.
  */
 export function mailedLinkTarget(appOrigins: readonly string[], url: string | undefined): string | null {
-  if (!url) return null;
-  try {
-    return appOrigins.includes(new URL(url).origin) ? url : null;
-  } catch {
-    return null;
-  }
+  return urlOnOrigins(appOrigins, url);
 }
 
 /** A callback URL on an allowed origin, else null: sign-in never redirects elsewhere. */
 export function allowedCallbackUrl(settings: FamilyAuthSettings, url: string | undefined): string | null {
+  return urlOnOrigins(settings.allowedOrigins, url);
+}
+
+/** `url` when it parses and its origin is one of `origins`, else null. */
+function urlOnOrigins(origins: readonly string[], url: string | undefined): string | null {
   if (!url) return null;
   try {
-    return settings.allowedOrigins.includes(new URL(url).origin) ? url : null;
+    return origins.includes(new URL(url).origin) ? url : null;
   } catch {
     return null;
   }
