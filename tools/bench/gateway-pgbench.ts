@@ -42,6 +42,8 @@ export interface PgbenchRun {
   p99Ms: number;
   /** Seconds of the run, from spawn to exit. */
   wallSeconds: number;
+  /** When each logged transaction ended (epoch milliseconds), in log order; empty without a log. */
+  endedAtMs: number[];
 }
 
 /** The environment of a libpq program: nothing of this process's PG* settings, the target's password and TLS mode. */
@@ -96,7 +98,7 @@ export async function runPgbench(
   const transactions = number(/number of transactions actually processed: (\d+)/, 'transaction count');
   const failed = /number of failed transactions: (\d+)/.exec(stdout);
   const tps = number(/tps = ([\d.]+) \(without initial connection time\)/, 'tps');
-  const latencies = run.logPrefix ? readLatencies(run.logPrefix) : [];
+  const { latencies, endedAtMs } = run.logPrefix ? readLog(run.logPrefix) : { latencies: [], endedAtMs: [] };
   if (run.logPrefix && latencies.length !== transactions) {
     throw new Error(`pgbench logged ${latencies.length} transactions and reported ${transactions}`);
   }
@@ -111,28 +113,34 @@ export async function runPgbench(
     p50Ms: sorted.length ? percentile(sorted, 50) / 1000 : NaN,
     p99Ms: sorted.length ? percentile(sorted, 99) / 1000 : NaN,
     wallSeconds,
+    endedAtMs,
   };
 }
 
 /**
- * The latencies (microseconds) of a run's log, whose files are removed: each line is
- * `client_id transaction_no time script_no time_epoch time_us`, `time` the latency; failed ones say so instead.
+ * The latencies (microseconds) and end times of a run's log, whose files are removed: each line is
+ * `client_id transaction_no time script_no time_epoch time_us`, `time` the latency, `time_epoch` and
+ * `time_us` when the transaction ended; failed ones say so instead of a latency.
  */
-function readLatencies(logPrefix: string): number[] {
+function readLog(logPrefix: string): { latencies: number[]; endedAtMs: number[] } {
   const slash = logPrefix.lastIndexOf('/');
   const dir = logPrefix.slice(0, slash);
   const base = logPrefix.slice(slash + 1);
-  const values: number[] = [];
+  const latencies: number[] = [];
+  const endedAtMs: number[] = [];
   for (const file of readdirSync(dir).filter((name) => name.startsWith(`${base}.`))) {
     for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
       if (!line) continue;
-      const latency = Number(line.split(' ', 3)[2]);
-      if (Number.isFinite(latency)) values.push(latency);
+      const fields = line.split(' ', 6);
+      const latency = Number(fields[2]);
+      if (!Number.isFinite(latency)) continue;
+      latencies.push(latency);
+      endedAtMs.push(Number(fields[4]) * 1000 + Number(fields[5]) / 1000);
     }
     // Some 15 MB a run at 25,000 transactions a second: read once, then gone.
     rmSync(join(dir, file));
   }
-  return values;
+  return { latencies, endedAtMs };
 }
 
 /** CPU time a process has used in user and in system mode, in milliseconds; null once it is gone or where there is no /proc. */

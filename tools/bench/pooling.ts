@@ -1,5 +1,6 @@
 // `npm run bench:pooling [-- --quick] [-- --seconds 10 --warmup 0 --clients 50,200,500,1000
-//   --workloads select-only,tpcb-like --protocols simple,prepared --scale 10 --pool-size 20]`:
+//   --workloads select-only,tpcb-like --protocols simple,prepared --scale 10 --pool-size 20
+//   --targets direct,pgbouncer,gateway-session,gateway-pooled --gateway-workers 2 --profile]`:
 // what transaction pooling buys (issue 30, docs/gateway-pooling.md). pgbench 18 (tools/pg-client-tools.mjs)
 // at many clients against, one after another:
 //   direct            the cluster's port: one server backend per client
@@ -23,7 +24,7 @@
 // then lifted so that direct clients are not refused), pgbench -i -s --scale as the credential.
 // Loopback only; stops everything it started by itself (time limit, Ctrl-C, failure). Exits 0 when
 // every run finished, 1 otherwise. On demand only: never part of the test suite.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +33,7 @@ import { readExtensionsDir } from '@platform/config';
 import { MANY_DATABASES_SETTINGS, scratchDir, startEmbeddedPostgres } from '@platform/postgres-launcher';
 import { createTestControlPlane } from '@platform/test-fixtures';
 import { freePort, query, type TestPostgres } from '@platform/testing';
+import { summarizeProfiles } from './cpu-profiles.js';
 import { initialisePgbench, runPgbench, WORKLOADS, type PgbenchRun, type Target, type Workload } from './gateway-pgbench.js';
 import { startPgbouncer } from './gateway-pgbouncer.js';
 import { audience, expectStatus, issuer, provisionDatabase, runBench, sleep, startApiProcess, startGatewayApp, Teardown } from './support.js';
@@ -58,6 +60,11 @@ const { values: flags } = parseArgs({
     protocols: { type: 'string', default: 'simple,prepared' },
     scale: { type: 'string', default: '10' },
     'pool-size': { type: 'string', default: '20' },
+    targets: { type: 'string', default: 'direct,pgbouncer,gateway-session,gateway-pooled' },
+    /** GATEWAY_WORKERS for the gateway; its own default (the cores, at most 8) unless given. */
+    'gateway-workers': { type: 'string' },
+    /** The gateway's processes write CPU profiles (node --cpu-prof), summarised at the end. */
+    profile: { type: 'boolean', default: false },
   },
 });
 const settings = {
@@ -68,6 +75,8 @@ const settings = {
   protocols: flags.protocols.split(',').map((value) => oneOf('protocols', value, ['simple', 'extended', 'prepared'])),
   scale: positive('scale', flags.scale),
   poolSize: positive('pool-size', flags['pool-size']),
+  gatewayWorkers: flags['gateway-workers'] === undefined ? null : positive('gateway-workers', flags['gateway-workers']),
+  targets: new Set(flags.targets.split(',').map((value) => oneOf('targets', value, ['direct', 'pgbouncer', 'gateway-session', 'gateway-pooled']))),
 };
 
 function whole(name: string, value: string): number {
@@ -112,6 +121,52 @@ interface Row {
   error?: string;
   /** Why the run was not made. */
   skipped?: string;
+  /** CPU time the pooler's processes (PgBouncer, the gateway and its workers) spent per transaction once its clients were connected, in µs. */
+  cpuMicrosPerTransaction?: number;
+}
+
+/**
+ * The pooler's CPU over a window of the run once its clients are connected (from `fromMs` after now,
+ * for `lengthMs`): logins are left out, as pgbench leaves them out of its TPS.
+ */
+async function measureCpuWindow(pid: number, fromMs: number, lengthMs: number): Promise<{ startMs: number; endMs: number; cpuSeconds: number }> {
+  await sleep(fromMs);
+  const startMs = Date.now();
+  const before = cpuSecondsOfTree(pid);
+  await sleep(lengthMs);
+  return { startMs, endMs: Date.now(), cpuSeconds: cpuSecondsOfTree(pid) - before };
+}
+
+/** µs of the pooler's CPU per transaction that ended within the window; undefined when none did. */
+function cpuPerTransaction(window: { startMs: number; endMs: number; cpuSeconds: number }, run: PgbenchRun): number | undefined {
+  let ended = 0;
+  for (const at of run.endedAtMs) if (at >= window.startMs && at < window.endMs) ended++;
+  return ended > 0 ? (window.cpuSeconds * 1e6) / ended : undefined;
+}
+
+/** CPU seconds (user and system) spent so far by a process and every process below it, from /proc. */
+function cpuSecondsOfTree(root: number): number {
+  const stats = new Map<number, { parent: number; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command's closing parenthesis: state, ppid, ... utime (14th of the line), stime (15th).
+      const line = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(entry), { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // The process ended while the folder was read.
+    }
+  }
+  let ticks = 0;
+  const below = [root];
+  while (below.length > 0) {
+    const pid = below.pop()!;
+    ticks += stats.get(pid)?.ticks ?? 0;
+    for (const [child, stat] of stats) if (stat.parent === pid) below.push(child);
+  }
+  // Linux reports these in clock ticks of 1/100 s (USER_HZ) on every architecture Node runs on.
+  return ticks / 100;
 }
 
 /**
@@ -133,6 +188,7 @@ function skipReason(key: TargetKey, workload: Workload, protocol: string): strin
 }
 
 const teardown = new Teardown();
+const profileDir = flags.profile ? resolve('tmp/bench-profiles', `pooling-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
 
 /** apps/gateway has a pooled endpoint once its configuration reads GATEWAY_POOLED_PORT. */
 function gatewayHasPooledPort(): boolean {
@@ -211,15 +267,16 @@ function report(rows: Row[], skipped: string | null): void {
   console.log(`\n## Pooling benchmark: pgbench 18, scale ${settings.scale}, ${settings.seconds} s a run (warm-up ${settings.warmup} s), -j 2, loopback, 2 cores\n`);
   console.log('Backends: sessions of the credential\'s role on the server during the run (sampled every 250 ms), most seen (mean).');
   if (skipped) console.log(`Skipped: ${skipped}`);
-  console.log('\n| workload | protocol | clients | target | TPS | p50 ms | p99 ms | backends max (mean) | vs direct |');
-  console.log('| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log('Pooler CPU: what PgBouncer or the gateway (all its processes) spent per transaction once the clients were connected (logins left out): the figure the load on the machine moves least.');
+  console.log('\n| workload | protocol | clients | target | TPS | p50 ms | p99 ms | backends max (mean) | pooler CPU µs/tx | vs direct |');
+  console.log('| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const row of rows) {
     const direct = rows.find((r) => r.key === 'direct' && r.workload === row.workload && r.protocol === row.protocol && r.clients === row.clients)?.run;
     const cells = row.skipped
-      ? ['skipped (pgbench deadlocks on a pool, see pooling.ts)', '', '', '', '']
+      ? ['skipped (pgbench deadlocks on a pool, see pooling.ts)', '', '', '', '', '']
       : row.run
-      ? [format.tps(row.run.tps), format.ms(row.run.p50Ms), format.ms(row.run.p99Ms), `${row.backends?.max ?? ''} (${row.backends?.mean.toFixed(0) ?? ''})`, direct && row.key !== 'direct' ? `${(row.run.tps / direct.tps).toFixed(2)}x` : '']
-      : [`failed: ${row.error}`, '', '', row.backends ? `${row.backends.max} (${row.backends.mean.toFixed(0)})` : '', ''];
+      ? [format.tps(row.run.tps), format.ms(row.run.p50Ms), format.ms(row.run.p99Ms), `${row.backends?.max ?? ''} (${row.backends?.mean.toFixed(0) ?? ''})`, row.cpuMicrosPerTransaction?.toFixed(0) ?? '', direct && row.key !== 'direct' ? `${(row.run.tps / direct.tps).toFixed(2)}x` : '']
+      : [`failed: ${row.error}`, '', '', row.backends ? `${row.backends.max} (${row.backends.mean.toFixed(0)})` : '', '', ''];
     console.log(`| ${row.workload.name} | ${row.protocol} | ${row.clients} | ${LABELS[row.key]} | ${cells.join(' | ')} |`);
   }
 }
@@ -258,7 +315,10 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
   const pooledEnv: Record<string, string> = pooled
     ? { GATEWAY_POOLED_PORT: String(ports.pooled), GATEWAY_POOL_SIZE: String(settings.poolSize), GATEWAY_POOL_IDLE_MS: String(PGBOUNCER_SERVER_IDLE_SECONDS * 1000) }
     : {};
-  teardown.add(await startGatewayApp(controlPlane, ports.session, { GATEWAY_ALLOW_PLAIN: 'true', ...pooledEnv }));
+  if (profileDir) mkdirSync(join(profileDir, 'gateway'), { recursive: true });
+  const workers: Record<string, string> = settings.gatewayWorkers === null ? {} : { GATEWAY_WORKERS: String(settings.gatewayWorkers) };
+  const gateway = await startGatewayApp(controlPlane, ports.session, { GATEWAY_ALLOW_PLAIN: 'true', ...pooledEnv, ...workers }, profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'gateway')] : []);
+  teardown.add(gateway);
   const bouncer = teardown.add(
     await startPgbouncer({
       program: PGBOUNCER,
@@ -294,6 +354,7 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
     for (const protocol of settings.protocols) {
       for (const clients of settings.clients) {
         for (const [key, target] of targets) {
+          if (!settings.targets.has(key)) continue;
           const row: Row = { workload, protocol, clients, key, skipped: skipReason(key, workload, protocol) };
           rows.push(row);
           if (row.skipped) {
@@ -309,7 +370,10 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
           try {
             if (settings.warmup > 0) await runPgbench(target, { ...shape, seconds: settings.warmup + connecting });
             sampler.current = sampleBackends(admin, credential.id);
+            const pooler = key === 'pgbouncer' ? bouncer.pid : key.startsWith('gateway') ? gateway.child.pid! : null;
+            const window = pooler === null ? null : measureCpuWindow(pooler, connecting * 1000, settings.seconds * 800);
             row.run = await runPgbench(target, { ...shape, seconds: settings.seconds + connecting, logPrefix: join(scratch, `${workload.script}-${protocol}-${clients}-${key}`) });
+            if (window) row.cpuMicrosPerTransaction = cpuPerTransaction(await window, row.run);
             if (row.run.failed > 0) row.error = `${row.run.failed} transactions failed`;
           } catch (error) {
             row.error = firstLine(error);
@@ -320,13 +384,20 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
           console.log(
             `${workload.name.padEnd(11)} ${protocol.padEnd(8)} c=${String(clients).padStart(4)} ${LABELS[key].padEnd(34)} ` +
               (run ? `${format.tps(run.tps).padStart(7)} tps  p50 ${format.ms(run.p50Ms)}  p99 ${format.ms(run.p99Ms)} ms` : `failed: ${row.error}`) +
-              `  backends ${row.backends?.max ?? '-'} (mean ${row.backends?.mean.toFixed(0) ?? '-'})  load ${loadavg()[0].toFixed(1)}`,
+              `  backends ${row.backends?.max ?? '-'} (mean ${row.backends?.mean.toFixed(0) ?? '-'})` +
+              (row.cpuMicrosPerTransaction === undefined ? '' : `  pooler CPU ${row.cpuMicrosPerTransaction.toFixed(0)} µs/tx`) +
+              `  load ${loadavg()[0].toFixed(1)}`,
           );
         }
       }
     }
   }
   report(rows, skipped);
+  if (profileDir) {
+    // The gateway's processes write their profiles as they exit.
+    await gateway.stop();
+    summarizeProfiles(profileDir);
+  }
   return rows.every((row) => row.skipped || (row.run && !row.error));
 });
 
