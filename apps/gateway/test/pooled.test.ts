@@ -232,4 +232,35 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
       await waiter.end().catch(() => {});
     }
   });
+  it('passes a result far larger than the sockets hold whole, and the server session then serves other clients', async function () {
+    const client = await pooled(unscoped);
+    try {
+      // 16 MB in one answer: the gateway's writes to the client back up, and it pauses the server until they drain.
+      const { rows } = await client.query<{ s: string }>("select repeat('x', 1000000) || g as s from generate_series(1, 16) as g");
+      expect(rows.map((row) => [row.s.length, row.s.slice(-2)])).to.deep.equal(Array.from({ length: 16 }, (_, i) => [1_000_000 + String(i + 1).length, `x${i + 1}`.slice(-2)]));
+      const others = await Promise.all([pooled(unscoped), pooled(unscoped)]);
+      expect((await Promise.all(others.map((other, i) => other.query('select $1::int as n', [i])))).map((answer) => answer.rows[0].n)).to.deep.equal([0, 1]);
+      await Promise.all(others.map((other) => other.end()));
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('tells a client whose server session is terminated mid-transaction, and serves the next client on a new one', async function () {
+    const client = await pooled(unscoped);
+    const heard: PgError[] = [];
+    client.on('error', (error: PgError) => heard.push(error));
+    await client.query('begin');
+    const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    await p.superuserQuery('postgres', 'select pg_terminate_backend($1)', [rows[0].pid]);
+    await eventually(async () => (heard.length > 0 ? true : undefined), 10_000, 'the client to hear of it');
+    expect([heard[0].code, heard[0].severity, heard[0].message]).to.deep.equal(['57P01', 'FATAL', 'terminating connection due to administrator command']);
+    const next = await pooled(unscoped);
+    try {
+      expect((await next.query('select 5 as n')).rows).to.deep.equal([{ n: 5 }]);
+    } finally {
+      await next.end();
+      await client.end().catch(() => {});
+    }
+  });
 });

@@ -13,7 +13,7 @@ import { PreparedStatements } from './pooled-statements.js';
 import { noteParameter } from './pooled-parameters.js';
 import type { QueryTracker } from './query-counters.js';
 import { ProtocolViolation, Refusal, SqlState } from './refusals.js';
-import { PoolWaitExpired, type ServerConnection, type ServerPool } from './server-pool.js';
+import { PoolWaitExpired, type ServerConnection, type ServerListener, type ServerPool } from './server-pool.js';
 
 const code = (letter: string): number => letter.charCodeAt(0);
 const QUERY = code('Q');
@@ -24,6 +24,10 @@ const COMMAND_COMPLETE = BackendType.CommandComplete;
 const ERROR = BackendType.ErrorResponse;
 const READY = BackendType.ReadyForQuery;
 const PARAMETER_STATUS = code('S');
+const PARSE = code('P');
+const CLOSE = code('C');
+const TAG_P = code('P');
+const TAG_D = code('D');
 /** Client messages of the extended protocol: a connection is kept from the first to the Sync. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
@@ -46,12 +50,15 @@ export function frames(buffer: Buffer, limit: number): { messages: Buffer[]; res
   return { messages, rest: offset };
 }
 
-export class PooledSession {
+export class PooledSession implements ServerListener {
   private connection: ServerConnection | null = null;
+  /** Messages that came while no server connection was held, and their bytes. */
   private readonly waiting: Buffer[] = [];
+  private waitingBytes = 0;
   private acquiring = false;
-  private clientRest: Buffer = Buffer.alloc(0);
-  private serverRest: Buffer = Buffer.alloc(0);
+  /** The start of a message whose end has not come yet, from the client and from the server. */
+  private clientRest: Buffer | null = null;
+  private serverRest: Buffer | null = null;
   /** Extended-protocol messages went since the last Sync. */
   private extendedOpen = false;
   /** Hand-over queries sent whose ReadyForQuery (and everything before it) the client must not see. */
@@ -60,7 +67,8 @@ export class PooledSession {
   /** A tracked SET on its way, and whether it failed. */
   private pendingChange: TrackedChange | null = null;
   private changeFailed = false;
-  private closed = false;
+  /** The session is over (the client left or was refused). */
+  private ended = false;
   /** The client's reading was paused while it waited for a server connection. */
   private pausedForWait = false;
   /** The gateway answered the client's last messages itself: a Sync now is answered too. */
@@ -86,20 +94,28 @@ export class PooledSession {
     this.client.resume();
   }
 
+  // The client's bytes are walked in place: a message is a view of the chunk it came in (Node reads
+  // each chunk into a buffer of its own, so a view stays valid), and a chunk of whole messages that all
+  // go to the server goes as one write.
   private readonly onClientData = (chunk: Buffer): void => {
-    if (this.closed) return;
-    const buffer = this.clientRest.length === 0 ? chunk : Buffer.concat([this.clientRest, chunk]);
-    let parsed: { messages: Buffer[]; rest: number };
-    try {
-      parsed = frames(buffer, MAX_CLIENT_MESSAGE);
-    } catch (error) {
-      this.refuse(error as Refusal);
-      return;
-    }
-    this.clientRest = parsed.rest === buffer.length ? Buffer.alloc(0) : Buffer.from(buffer.subarray(parsed.rest));
+    if (this.ended) return;
+    const buffer = this.clientRest === null ? chunk : Buffer.concat([this.clientRest, chunk]);
+    this.clientRest = null;
+    const end = buffer.length;
     const out: Buffer[] = [];
     const toClient: Buffer[] = [];
-    for (const message of parsed.messages) {
+    let offset = 0;
+    while (end - offset >= 5) {
+      const length = buffer.readInt32BE(offset + 1);
+      if (length < 4 || length > MAX_CLIENT_MESSAGE) {
+        this.flush(out, toClient);
+        this.refuse(new ProtocolViolation(`invalid message length ${length}`));
+        return;
+      }
+      const next = offset + 1 + length;
+      if (next > end) break;
+      const message = offset === 0 && next === end ? buffer : buffer.subarray(offset, next);
+      offset = next;
       if (message[0] === TERMINATE) {
         this.flush(out, toClient);
         this.end();
@@ -112,16 +128,23 @@ export class PooledSession {
             toClient.push(answer);
             continue;
           }
+          // The common case: an idle connection is there, taken at once (no promise, no turn of the event loop).
+          const idle = this.pool.take();
+          if (idle) this.lease(idle, out);
         }
-        this.waiting.push(Buffer.from(message));
-        if (this.acquiring && !this.pausedForWait && this.waiting.length > 64 && this.waiting.reduce((total, each) => total + each.length, 0) > MAX_WAITING_BYTES) {
-          this.client.pause();
-          this.pausedForWait = true;
-        }
+      }
+      if (this.connection) {
+        this.send(message, out, toClient);
         continue;
       }
-      this.send(message, out, toClient);
+      this.waiting.push(message);
+      this.waitingBytes += message.length;
+      if (this.acquiring && !this.pausedForWait && this.waitingBytes > MAX_WAITING_BYTES) {
+        this.client.pause();
+        this.pausedForWait = true;
+      }
     }
+    if (offset < end) this.clientRest = offset === 0 ? buffer : buffer.subarray(offset);
     this.flush(out, toClient);
     if (!this.connection && this.waiting.length > 0 && !this.acquiring) this.acquire();
   };
@@ -137,6 +160,10 @@ export class PooledSession {
     if (message[0] === SYNC && this.answeredAlone) {
       this.answeredAlone = false;
       return READY_IDLE;
+    }
+    if (message[0] !== PARSE && message[0] !== CLOSE) {
+      this.answeredAlone = false;
+      return null;
     }
     const answer = this.statements.answerAlone(message);
     this.answeredAlone = answer !== null;
@@ -173,29 +200,27 @@ export class PooledSession {
     }
   }
 
+  /** Waits for a server connection; the messages that came meanwhile go out on it. */
   private acquire(): void {
     this.acquiring = true;
     // Reading on while the client waits, up to a bound: pausing a socket costs system calls each time.
-    if (this.waiting.reduce((total, message) => total + message.length, 0) > MAX_WAITING_BYTES) {
+    if (this.waitingBytes > MAX_WAITING_BYTES) {
       this.client.pause();
       this.pausedForWait = true;
     }
     this.pool.acquire().then(
       (connection) => {
         this.acquiring = false;
-        if (this.closed) {
+        if (this.ended) {
           this.pool.release(connection);
           return;
         }
-        this.attach(connection);
         const out: Buffer[] = [];
-        const sql = handOver(connection, this.state);
-        if (sql !== null) {
-          out.push(handOverQuery(sql));
-          this.swallowed++;
-        }
+        this.lease(connection, out);
         const toClient: Buffer[] = [];
-        for (const message of this.waiting.splice(0)) this.send(message, out, toClient);
+        const waiting = this.waiting.splice(0);
+        this.waitingBytes = 0;
+        for (const message of waiting) this.send(message, out, toClient);
         this.flush(out, toClient);
         if (this.pausedForWait) this.client.resume();
         this.pausedForWait = false;
@@ -212,78 +237,111 @@ export class PooledSession {
     );
   }
 
-  private attach(connection: ServerConnection): void {
+  /** Holds `connection` from now: its answers come here, and one last used by another client is made this one's first (into `out`). */
+  private lease(connection: ServerConnection, out: Buffer[]): void {
     this.connection = connection;
-    this.serverRest = Buffer.alloc(0);
-    connection.socket.on('data', this.onServerData);
-    connection.socket.once('close', this.onServerClose);
-    // A connection fresh from its login comes paused (ByteReader.detach), and a 'data' listener does not resume an explicit pause.
-    connection.socket.resume();
+    this.serverRest = null;
+    connection.listener = this;
+    const sql = handOver(connection, this.state);
+    if (sql !== null) {
+      out.push(handOverQuery(sql));
+      this.swallowed++;
+    }
   }
 
   private detach(clean: boolean): void {
     const connection = this.connection;
     if (!connection) return;
     this.connection = null;
-    connection.socket.off('data', this.onServerData);
-    connection.socket.off('close', this.onServerClose);
-    connection.socket.resume();
+    connection.listener = null;
+    // Paused for this client's backpressure: the next holder reads it.
+    if (connection.socket.isPaused()) connection.socket.resume();
     if (clean) this.pool.release(connection);
     else this.pool.discard(connection);
   }
 
-  private readonly onServerClose = (): void => {
+  /** The server closed the connection this client holds (ServerListener). */
+  closed(): void {
     this.connection = null;
     this.refuse(new Refusal({ severity: 'FATAL', code: SqlState.connectionFailure, message: 'the server closed the connection unexpectedly' }));
-  };
+  }
 
-  private readonly onServerData = (chunk: Buffer): void => {
+  /**
+   * What the server sends on the connection this client holds (ServerListener). Messages are walked in
+   * place; those that go to the client as they are (nearly all) go as one view of the chunk, and only
+   * the few the gateway answers for, drops or rewrites are looked at apart.
+   */
+  data(chunk: Buffer): void {
     const connection = this.connection;
     if (!connection) return;
-    const buffer = this.serverRest.length === 0 ? chunk : Buffer.concat([this.serverRest, chunk]);
-    let parsed: { messages: Buffer[]; rest: number };
-    try {
-      parsed = frames(buffer, 0x7fffffff);
-    } catch (error) {
-      this.context.log.warn({ err: error }, 'a pooled server connection sent a malformed message');
-      this.detach(false);
-      this.end();
-      return;
-    }
-    this.serverRest = parsed.rest === buffer.length ? Buffer.alloc(0) : Buffer.from(buffer.subarray(parsed.rest));
-    const out: Buffer[] = [];
-    for (const message of parsed.messages) {
-      const type = message[0];
-      if (type === PARAMETER_STATUS) noteParameter(connection, message);
+    const buffer = this.serverRest === null ? chunk : Buffer.concat([this.serverRest, chunk]);
+    this.serverRest = null;
+    const end = buffer.length;
+    let offset = 0;
+    /** What goes to the client, once a message does not go as it came; before that, [0, offset). */
+    let out: Buffer[] | null = null;
+    /** Where the current run of messages passed on as they came starts. */
+    let passFrom = 0;
+    while (end - offset >= 5) {
+      const type = buffer[offset];
+      const length = buffer.readInt32BE(offset + 1);
+      if (length < 4) {
+        this.context.log.warn({ length }, 'a pooled server connection sent a malformed message');
+        this.detach(false);
+        this.end();
+        return;
+      }
+      const next = offset + 1 + length;
+      if (next > end) break;
+      if (type === PARAMETER_STATUS) noteParameter(connection, buffer.subarray(offset, next));
       if (this.swallowed > 0) {
+        // An answer to the gateway's own hand-over query: dropped.
+        out ??= [];
+        if (offset > passFrom) out.push(buffer.subarray(passFrom, offset));
+        passFrom = next;
         if (type === ERROR) {
           // Its state is unknown now: reset in full at the next hand-over.
           connection.dirty = true;
-          this.context.log.warn({ error: message.toString('utf8', 5) }, 'a pooled connection’s hand-over failed');
+          this.context.log.warn({ error: buffer.toString('utf8', offset + 5, next) }, 'a pooled connection’s hand-over failed');
         }
         if (type === READY) this.swallowed--;
-        continue;
+      } else {
+        if (type === COMMAND_COMPLETE) this.commandComplete(buffer, offset, next, connection);
+        else if (type === ERROR) this.changeFailed = true;
+        else if (type === READY) {
+          this.status = buffer[offset + 5];
+          if (this.pendingChange && !this.changeFailed) this.state.apply(this.pendingChange);
+          this.pendingChange = null;
+        }
+        this.tracker?.fromServer(type, type === READY ? buffer[offset + 5] : -1);
+        if (!this.statements.passes(type)) {
+          out ??= [];
+          if (offset > passFrom) out.push(buffer.subarray(passFrom, offset));
+          this.statements.fromServer(buffer.subarray(offset, next), out);
+          passFrom = next;
+        }
       }
-      if (type === COMMAND_COMPLETE) this.commandComplete(message, connection);
-      else if (type === ERROR) this.changeFailed = true;
-      else if (type === READY) {
-        this.status = message[5];
-        if (this.pendingChange && !this.changeFailed) this.state.apply(this.pendingChange);
-        this.pendingChange = null;
-      }
-      this.tracker?.fromServer(type, type === READY ? message[5] : -1);
-      this.statements.fromServer(message, out);
+      offset = next;
     }
-    if (out.length > 0 && !this.client.write(allPassedOn(out, parsed.messages) ? buffer.subarray(0, parsed.rest) : out.length === 1 ? out[0] : Buffer.concat(out))) {
+    if (offset < end) this.serverRest = offset === 0 ? buffer : buffer.subarray(offset);
+    let toClient: Buffer | null = null;
+    if (out === null) toClient = offset === 0 ? null : offset === end ? buffer : buffer.subarray(0, offset);
+    else {
+      if (offset > passFrom) out.push(buffer.subarray(passFrom, offset));
+      toClient = out.length === 0 ? null : out.length === 1 ? out[0] : Buffer.concat(out);
+    }
+    if (toClient !== null && !this.client.write(toClient)) {
       connection.socket.pause();
-      this.client.once('drain', () => connection.socket.resume());
+      this.client.once('drain', () => {
+        if (this.connection === connection) connection.socket.resume();
+      });
     }
-    if (this.idle && this.serverRest.length === 0) {
+    if (this.idle && this.serverRest === null) {
       this.detach(true);
       // Messages that came while the connection was held go out on the next lease.
       if (this.waiting.length > 0 && !this.acquiring) this.acquire();
     }
-  };
+  }
 
   /** A cancel request with the client's key: to the server session running its query now, or nowhere. */
   async cancel(): Promise<void> {
@@ -295,9 +353,11 @@ export class PooledSession {
     return this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen && this.swallowed === 0;
   }
 
-  /** Statements that change what the connection holds beyond the transaction. */
-  private commandComplete(message: Buffer, connection: ServerConnection): void {
-    const tag = message.toString('latin1', 5, Math.min(message.length - 1, 20));
+  /** Statements that change what the connection holds beyond the transaction (only tags starting with P or D are read). */
+  private commandComplete(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
+    const first = buffer[offset + 5];
+    if (first !== TAG_P && first !== TAG_D) return;
+    const tag = buffer.toString('latin1', offset + 5, Math.min(next - 1, offset + 20));
     if (tag === 'PREPARE') connection.sqlPrepared = true;
     else if (tag === 'DEALLOCATE') {
       // It may have been one of the pool's statements: the next hand-over, even to this client, deallocates them all.
@@ -311,26 +371,19 @@ export class PooledSession {
 
   /** The client is told why (FATAL) and the connection ends. */
   private refuse(refusal: Refusal): void {
-    if (this.closed) return;
+    if (this.ended) return;
     if (!this.client.destroyed && !this.client.writableEnded) this.client.end(errorResponse(refusal.fields));
     this.end();
   }
 
   /** The client left (or was refused): a connection mid-transaction is closed, a clean one goes back. */
   private end(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.ended) return;
+    this.ended = true;
     this.detach(this.idle);
     if (!this.client.writableEnded) this.client.end();
     setTimeout(() => this.client.destroy(), this.context.clientStallMs).unref();
   }
-}
-
-/** Whether `out` is every message of `messages`, in order: the bytes read can go on as they came. */
-function allPassedOn(out: Buffer[], messages: Buffer[]): boolean {
-  if (out.length !== messages.length || out.length < 2) return false;
-  for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) return false;
-  return true;
 }
 
 /** A simple Query message. */

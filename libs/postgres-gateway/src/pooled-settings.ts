@@ -122,18 +122,24 @@ export class PooledClientState {
     }
   }
 
+  /** settings() as last made: the same map until a tracked statement changes it (a hand-over happens at most once a transaction). */
+  private made: ReadonlyMap<string, string> | null = null;
+
   /** Every setting the client's session has now, by name (lower case), with the statement that sets it. */
-  settings(): Map<string, string> {
+  settings(): ReadonlyMap<string, string> {
+    if (this.made) return this.made;
     const settings = new Map(this.defaults);
     for (const [name, statement] of this.tracked) {
       settings.delete(name);
       settings.set(name, statement);
     }
+    this.made = settings;
     return settings;
   }
 
   /** Applies a tracked statement the server ran without an error. */
   apply(change: TrackedChange): void {
+    this.made = null;
     if ('set' in change) {
       this.tracked.delete(change.set);
       this.tracked.set(change.set, change.statement);

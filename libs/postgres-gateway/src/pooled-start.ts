@@ -27,31 +27,26 @@ function exchange(connection: ServerConnection, query: Buffer, readies: number):
   return new Promise((resolve, reject) => {
     const messages: Buffer[] = [];
     let rest = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      const buffer = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
-      const parsed = frames(buffer, 0x7fffffff);
-      rest = Buffer.from(buffer.subarray(parsed.rest));
-      for (const message of parsed.messages) {
-        messages.push(Buffer.from(message));
-        if (message[0] === BackendType.ReadyForQuery && --readies === 0) {
-          done();
-          resolve(messages);
-          return;
+    connection.listener = {
+      data: (chunk) => {
+        const buffer = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+        const parsed = frames(buffer, 0x7fffffff);
+        rest = Buffer.from(buffer.subarray(parsed.rest));
+        for (const message of parsed.messages) {
+          messages.push(Buffer.from(message));
+          if (message[0] === BackendType.ReadyForQuery && --readies === 0) {
+            connection.listener = null;
+            resolve(messages);
+            return;
+          }
         }
-      }
+      },
+      closed: () => {
+        connection.listener = null;
+        reject(new Error('the pooled server connection closed during a login'));
+      },
     };
-    const onClose = () => {
-      done();
-      reject(new Error('the pooled server connection closed during a login'));
-    };
-    const done = () => {
-      connection.socket.off('data', onData);
-      connection.socket.off('close', onClose);
-    };
-    connection.socket.on('data', onData);
-    connection.socket.once('close', onClose);
     connection.socket.write(query);
-    connection.socket.resume();
   });
 }
 

@@ -29,6 +29,15 @@ const ENDS: Record<string, number[]> = {
   F: [code('Z')],
 };
 
+/**
+ * The queue entry of a client message with no statement of its own to track, by the message's type
+ * byte: one shared object per type, never changed (a message a transaction sends needs no new one).
+ */
+const FORWARD: (Expected | undefined)[] = [];
+for (const [type, ends] of Object.entries(ENDS)) {
+  FORWARD[code(type)] = Object.freeze({ kind: 'forward' as const, ends, simple: type === 'S' || type === 'Q' || type === 'F' });
+}
+
 type Expected =
   /** A client message's answer: passed on until one of `ends`. `simple`: a query or Sync, which an error does not end. */
   | { kind: 'forward'; ends: number[]; simple: boolean; parsed?: { connection: ServerConnection; name: string } }
@@ -129,7 +138,7 @@ export class PreparedStatements {
    */
   fromClient(message: Buffer, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
     const type = String.fromCharCode(message[0]);
-    const ends = ENDS[type];
+    const forward = FORWARD[message[0]];
     if (type === 'P') {
       const name = cString(message, 5);
       if (name.value !== '') return this.parse(message, name, connection, toServer, toClient);
@@ -157,7 +166,7 @@ export class PreparedStatements {
       }
     }
     toServer.push(message);
-    if (ends) this.queue.push({ kind: 'forward', ends, simple: type === 'S' || type === 'Q' || type === 'F' });
+    if (forward) this.queue.push(forward);
   }
 
   private parse(message: Buffer, name: { value: string; end: number }, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
@@ -204,6 +213,22 @@ export class PreparedStatements {
   private answer(bytes: Buffer, toClient: Buffer[]): void {
     if (this.queue.length === 0) toClient.push(bytes);
     else this.queue.push({ kind: 'answer', bytes });
+  }
+
+  /**
+   * The common case of a server message, decided from its type alone: true when it goes to the client
+   * as it is with nothing of the gateway's after it (the queue kept, or its head ended); false, with
+   * nothing changed, when `fromServer` must see it.
+   */
+  passes(type: number): boolean {
+    const head = this.queue[0];
+    if (!head || head.kind === 'answer' || ASYNC.has(type)) return true;
+    if (head.kind !== 'forward' || (type === ERROR && !head.simple)) return false;
+    if (!head.ends.includes(type)) return true;
+    if (this.queue.length > 1 && this.queue[1].kind === 'answer') return false;
+    if (head.parsed) this.names.parsedOnce(head.parsed.name);
+    this.queue.shift();
+    return true;
   }
 
   /** One server message: passed on into `toClient` or dropped, with any of the gateway's answers now due. */

@@ -40,8 +40,17 @@ export interface PoolLogin {
 /** No server connection came free within the pool's wait. */
 export class PoolWaitExpired extends Error {}
 
+/** Who reads a lent connection's server messages now: the client holding it, or a login's exchange. */
+export interface ServerListener {
+  data(chunk: Buffer): void;
+  /** The server closed the connection. */
+  closed(): void;
+}
+
 /** One server session of a pool. */
 export class ServerConnection {
+  /** Its reader while lent; what the server sends while it is idle in the pool is dropped. */
+  listener: ServerListener | null = null;
   /** The client whose session state (settings, tenant) it carries now; null: none (fresh). */
   owner: object | null = null;
   /** The settings it carries (pooled-settings.ts), by name. */
@@ -52,7 +61,8 @@ export class ServerConnection {
   readonly prepared = new Map<string, true>();
   /** It ran SQL-level PREPARE: the next hand-over deallocates everything. */
   sqlPrepared = false;
-  idleTimer: NodeJS.Timeout | null = null;
+  /** When it was last given back (Date.now()): the pool's reaper closes it after the idle time. */
+  idleSince = 0;
   closed = false;
   /** Cancel requests on their way to its server: it is lent to no one else until they have arrived. */
   cancelling = 0;
@@ -92,6 +102,12 @@ interface Waiter {
 /** How often a pool with waiters looks for one whose wait has ended: one timer per pool, not one per wait. */
 const WAIT_SWEEP_MS = 50;
 
+/**
+ * How often a pool looks for connections idle past their time: a tenth of it, within bounds. One timer
+ * per pool rather than one per release: a connection is given back at every transaction's end.
+ */
+const reapEvery = (idleMs: number): number => Math.min(5_000, Math.max(50, Math.floor(idleMs / 10)));
+
 export class ServerPool {
   private readonly idle: ServerConnection[] = [];
   private readonly waiters: Waiter[] = [];
@@ -100,6 +116,7 @@ export class ServerPool {
   /** The gateway stops: connections given back are closed. */
   private closing = false;
   private sweeper: NodeJS.Timeout | null = null;
+  private reaper: NodeJS.Timeout | null = null;
   /** The parameters the server reported to the pool's first connection: what pooled clients are told at login. */
   parameters: Map<string, string> | null = null;
   /** The pool's names of its clients' prepared statements (pooled-statements.ts). */
@@ -119,14 +136,15 @@ export class ServerPool {
     return this.settings.waitMs;
   }
 
+  /** An idle connection, the one given back last (its server's caches are the warmest), or null. */
+  take(): ServerConnection | null {
+    return this.idle.pop() ?? null;
+  }
+
   /** A connection for one transaction: an idle one, a new one while the pool has room, or the next given back. */
   acquire(): Promise<ServerConnection> {
     const connection = this.idle.pop();
-    if (connection) {
-      if (connection.idleTimer) clearTimeout(connection.idleTimer);
-      connection.idleTimer = null;
-      return Promise.resolve(connection);
-    }
+    if (connection) return Promise.resolve(connection);
     const waited = new Promise<ServerConnection>((resolve, reject) => {
       this.waiters.push({ resolve, reject, due: Date.now() + this.settings.waitMs });
     });
@@ -161,9 +179,22 @@ export class ServerPool {
       waiter.resolve(connection);
       return;
     }
+    connection.idleSince = Date.now();
     this.idle.push(connection);
-    connection.idleTimer = setTimeout(() => this.discard(connection), this.settings.idleMs);
-    connection.idleTimer.unref();
+    if (!this.reaper) {
+      this.reaper = setInterval(() => this.reap(), reapEvery(this.settings.idleMs));
+      this.reaper.unref();
+    }
+  }
+
+  /** Closes the connections idle for longer than the idle time (the oldest are first in the list); the timer stops with the last connection. */
+  private reap(): void {
+    const due = Date.now() - this.settings.idleMs;
+    while (this.idle.length > 0 && this.idle[0].idleSince <= due) this.discard(this.idle[0]);
+    if (this.count === 0 && this.reaper) {
+      clearInterval(this.reaper);
+      this.reaper = null;
+    }
   }
 
   /** Cancels what `connection` runs now (a client's cancel request); it goes to no other client until the request has reached the server. */
@@ -184,7 +215,6 @@ export class ServerPool {
   discard(connection: ServerConnection): void {
     if (connection.closed) return;
     connection.closed = true;
-    if (connection.idleTimer) clearTimeout(connection.idleTimer);
     const at = this.idle.indexOf(connection);
     if (at >= 0) this.idle.splice(at, 1);
     this.count--;
@@ -197,7 +227,9 @@ export class ServerPool {
   close(): void {
     this.closing = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.reaper) clearInterval(this.reaper);
     this.sweeper = null;
+    this.reaper = null;
     for (const connection of [...this.idle]) this.discard(connection);
   }
 
@@ -206,8 +238,15 @@ export class ServerPool {
     openServerConnection(this.login).then(
       (connection) => {
         this.parameters ??= connection.parameters;
-        connection.socket.on('close', () => this.discard(connection));
+        // One reader for the connection's life, handing each chunk to whoever holds it: no listener is added or removed per transaction.
+        connection.socket.on('data', (chunk: Buffer) => connection.listener?.data(chunk));
+        connection.socket.on('close', () => {
+          connection.listener?.closed();
+          this.discard(connection);
+        });
         connection.socket.on('error', () => this.discard(connection));
+        // Fresh from its login it comes paused (ByteReader.detach); idle, it reads on and drops what comes (a notice, a FATAL before close).
+        connection.socket.resume();
         this.release(connection);
       },
       (error: unknown) => {
