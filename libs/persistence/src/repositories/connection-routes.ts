@@ -3,11 +3,17 @@ import type { ConnectionRoute, ConnectionRoutes } from '@platform/domain';
 import { CredentialEntity } from '../entities/credential.entity.js';
 import { isMoving } from './mappers.js';
 
+/** What a route takes from a database's compute instance. */
+interface InstanceRoute {
+  cancel_slot: number | null;
+  max_connections: number | null;
+}
+
 /**
  * The gateway's lookup: one indexed read per login (two for a database on a compute instance: its
- * cancel slot and its type's connections), no cache. Nothing here needs one to be safe (a deleted credential's role is dropped
- * on its server, which refuses it whatever the gateway believes), and without one a renamed,
- * deleted or moved database is seen at the next login.
+ * cancel slot and its type's connections), no cache. Nothing here needs one to be safe (a deleted
+ * credential's role is dropped on its server, which refuses it whatever the gateway believes), and
+ * without one a renamed, deleted or moved database is seen at the next login.
  */
 export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
   constructor(private readonly orm: MikroORM) {}
@@ -23,9 +29,7 @@ export class ControlPlaneConnectionRoutes implements ConnectionRoutes {
     const [instance] = onInstance
       ? await this.orm.em
           .getConnection()
-          .execute<
-            { cancel_slot: number | null; max_connections: number | null }[]
-          >(`select cancel_slot, (instance_type ->> 'maxConnections')::int as max_connections from compute_instances where id = ?`, [database.instanceId])
+          .execute<InstanceRoute[]>(`select cancel_slot, (instance_type ->> 'maxConnections')::int as max_connections from compute_instances where id = ?`, [database.instanceId])
       : [];
     return {
       credentialId: row.id,
