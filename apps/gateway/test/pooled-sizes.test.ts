@@ -97,4 +97,15 @@ describe('gateway: pooled endpoint, a size per pool', function () {
       await other.process.stop();
     }
   });
+
+  it('divides each pool among GATEWAY_WORKERS, so that the whole gateway holds one pool’s size: 2 workers, pools of 1 each, 2 in all', async function () {
+    const pooledPort = await freePort();
+    const other = await p.startAnotherGateway({ GATEWAY_WORKERS: '2', GATEWAY_POOLED_PORT: String(pooledPort) });
+    try {
+      // Round-robin hands each worker 3 of the 6 clients: without the share each would open a pool of 2.
+      expect(await load(await db.newCredential(), 6, pooledPort)).to.equal(2);
+    } finally {
+      await other.process.stop();
+    }
+  });
 });
