@@ -33,7 +33,12 @@ export interface GatewayConfig extends PlatformConfig {
   workers: number;
   /** Control-plane connections this process may hold (routes, insights); a worker holds its share of 10. */
   controlPlanePoolSize: number;
-  /** The pooled endpoint's pools (GATEWAY_POOL_*); used only with GATEWAY_POOLED_PORT. */
+  /**
+   * The pooled endpoint's pools (GATEWAY_POOL_*); used only with GATEWAY_POOLED_PORT. Each pool's
+   * size follows the sessions its login may hold on its server (its connection limit): a fifth of
+   * it when GATEWAY_POOL_SIZE is unset (at least 1), GATEWAY_POOL_SIZE when set but never above the
+   * limit itself (poolSize). `workers` is 1 here: the whole gateway; workerShare gives each worker its share.
+   */
   pools: PoolSettings;
 }
 
@@ -90,7 +95,8 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     workers: readInteger(env, 'GATEWAY_WORKERS', defaultWorkers(availableParallelism()), { min: 1, max: 64 }),
     controlPlanePoolSize: 10,
     pools: {
-      size: readInteger(env, 'GATEWAY_POOL_SIZE', DEFAULT_POOL_SETTINGS.size, { min: 1, max: 10_000 }),
+      size: readOptionalString(env, 'GATEWAY_POOL_SIZE') === undefined ? null : readInteger(env, 'GATEWAY_POOL_SIZE', 0, { min: 1, max: 10_000 }),
+      workers: 1,
       waitMs: readInteger(env, 'GATEWAY_POOL_WAIT_MS', DEFAULT_POOL_SETTINGS.waitMs, { min: 10, max: 600_000 }),
       idleMs: readInteger(env, 'GATEWAY_POOL_IDLE_MS', DEFAULT_POOL_SETTINGS.idleMs, { min: 100, max: 86_400_000 }),
       preparedStatements: readInteger(env, 'GATEWAY_POOL_PREPARED_STATEMENTS', DEFAULT_POOL_SETTINGS.preparedStatements, { min: 1, max: 100_000 }),

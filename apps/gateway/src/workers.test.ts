@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { poolSize } from '@platform/postgres-gateway';
 import { defaultWorkers, loadGatewayConfig } from './config.js';
 import { workerShare } from './workers.js';
 
@@ -16,7 +17,10 @@ describe('gateway workers: defaults and shares', function () {
     // The control-plane pool of 10: 3 each, at least 2.
     expect(share.controlPlanePoolSize).to.equal(3);
     expect(workerShare({ ...config, workers: 8 }).controlPlanePoolSize).to.equal(2);
-    // Each pooled endpoint's pool of 20 (GATEWAY_POOL_SIZE): 6 server sessions per worker, 18 in all.
-    expect(share.pools.size).to.equal(6);
+    // Each pooled endpoint's pool: its size divided among the 3 workers. A database's default limit of 100
+    // sessions makes pools of 20 (a fifth): 6 server sessions per worker, 18 in all; GATEWAY_POOL_SIZE=5: 1 each.
+    expect(share.pools).to.include({ size: null, workers: 3 });
+    expect([poolSize(share.pools, 100), poolSize(config.pools, 100)]).to.deep.equal([6, 20]);
+    expect(poolSize(workerShare(loadGatewayConfig({ ...ENV, GATEWAY_WORKERS: '3', GATEWAY_POOL_SIZE: '5' })).pools, 100)).to.equal(1);
   });
 });

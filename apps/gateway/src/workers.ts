@@ -64,8 +64,9 @@ export function workerShare(config: GatewayConfig): GatewayConfig {
     maxLoginsPerUser: share(config.maxLoginsPerUser),
     maxLoginsPerUserAddress: share(config.maxLoginsPerUserAddress),
     controlPlanePoolSize: share(config.controlPlanePoolSize, 2),
-    // The pooled endpoint's server sessions too: the workers' pools together hold GATEWAY_POOL_SIZE at most.
-    pools: { ...config.pools, size: share(config.pools.size) },
+    // The pooled endpoint's server sessions too: each pool's size is divided among the workers (poolSize), so
+    // that the workers' pools of one login together hold that pool's size at most.
+    pools: { ...config.pools, workers: config.workers },
   };
 }
 

@@ -73,11 +73,11 @@ describe('gateway configuration', function () {
     expect(refusal({ ...plain, GATEWAY_ADMIN_TOKEN: `${'a'.repeat(32)} b` }).variable).to.equal('GATEWAY_ADMIN_TOKEN');
   });
 
-  it('sizes the pooled endpoint’s pools with defaults (20 server sessions, 5 s wait, 60 s idle, 200 statements), and refuses a size of 0', function () {
+  it('sizes the pooled endpoint’s pools with defaults (no size: a fifth of each pool’s connection limit; 5 s wait, 60 s idle, 200 statements), and refuses a size of 0', function () {
     const plain = { DATABASE_URL, GATEWAY_ALLOW_PLAIN: 'true' };
-    expect(loadGatewayConfig(plain).pools).to.deep.equal({ size: 20, waitMs: 5_000, idleMs: 60_000, preparedStatements: 200 });
+    expect(loadGatewayConfig(plain).pools).to.deep.equal({ size: null, workers: 1, waitMs: 5_000, idleMs: 60_000, preparedStatements: 200 });
     const set = loadGatewayConfig({ ...plain, GATEWAY_POOL_SIZE: '5', GATEWAY_POOL_WAIT_MS: '250', GATEWAY_POOL_IDLE_MS: '1000', GATEWAY_POOL_PREPARED_STATEMENTS: '10' });
-    expect(set.pools).to.deep.equal({ size: 5, waitMs: 250, idleMs: 1_000, preparedStatements: 10 });
+    expect(set.pools).to.deep.equal({ size: 5, workers: 1, waitMs: 250, idleMs: 1_000, preparedStatements: 10 });
     expect(refusal({ ...plain, GATEWAY_POOL_SIZE: '0' }).variable).to.equal('GATEWAY_POOL_SIZE');
   });
 

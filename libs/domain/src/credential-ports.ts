@@ -66,6 +66,12 @@ export interface ConnectionRoute {
   moving?: boolean;
   /** With `database.server`: the instance's cancel slot, which its sessions' cancel keys carry; null when it has none. */
   cancelSlot?: number | null;
+  /**
+   * Sessions the credential's logins may hold on the database's server, when the control plane
+   * knows it: a compute instance's, its type's maxConnections. Null or absent on a region's
+   * cluster, whose catalog holds it (the database's and the role's CONNECTION LIMIT).
+   */
+  connectionLimit?: number | null;
 }
 
 /** Live credentials by role name, for the gateway. */

@@ -13,4 +13,5 @@ export { MAX_CANCEL_SLOT } from './cancel-keys.js';
 export { InsightsWriter } from './insights-writer.js';
 export { metricsText } from './metrics-text.js';
 export { DEFAULT_POOL_SETTINGS, type PoolSettings } from './server-pool.js';
-export type { VerifierSource } from './pooled-login.js';
+export type { RoleCatalogEntry, VerifierSource } from './pooled-login.js';
+export { poolSize, POOL_SHARE_OF_LIMIT, POOL_SIZE_WITHOUT_LIMIT, type PoolSizing } from './pool-size.js';

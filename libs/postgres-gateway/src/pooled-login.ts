@@ -12,35 +12,57 @@ import { refusals } from './refusals.js';
 import type { RouteDecision } from './route.js';
 import { parseVerifier, serverFirstMessage, serverNonce, verifyClientProof, type ScramVerifier } from './scram-keys.js';
 import { checkClientFinalMessage } from './scram-messages.js';
+import { sessionLimit } from './pool-size.js';
 import type { PoolLogin } from './server-pool.js';
 import type { LoginRequest } from './startup.js';
 
-/** Reads a role's SCRAM verifier (`pg_authid.rolpassword`) on a server; null when the gateway cannot. */
-export interface VerifierSource {
-  find(backend: Backend, role: string): Promise<string | null>;
+/** What a server's catalog holds of a credential role: its SCRAM verifier and the connection limits its sessions meet (-1: none). */
+export interface RoleCatalogEntry {
+  /** `pg_authid.rolpassword`. */
+  verifier: string | null;
+  /** `pg_authid.rolconnlimit`. */
+  roleConnectionLimit: number;
+  /** `pg_database.datconnlimit` of the login's database; null when it is not there. */
+  databaseConnectionLimit: number | null;
 }
 
-/** How long a verifier read is kept: a credential's password never changes, and a deleted one has no route. */
+/** Reads a role's catalog entry on a server (the physical database's limit with it); null when the gateway cannot or the role is not there. */
+export interface VerifierSource {
+  find(backend: Backend, role: string, physicalName: string): Promise<RoleCatalogEntry | null>;
+}
+
+/** A role's verifier, and the sessions its logins may hold on its cluster (sessionLimit; null: none). */
+export interface RoleLogin {
+  verifier: ScramVerifier;
+  connectionLimit: number | null;
+}
+
+/**
+ * How long a verifier read is kept: a credential's password never changes, and a deleted one has no
+ * route. A changed connection limit is seen by the next read, a minute later at most.
+ */
 const VERIFIER_TTL_MS = 60_000;
 
-/** Verifiers by server and role, read once a minute at most. */
+/** Verifiers and connection limits by server, database and role, read once a minute at most. */
 export class VerifierCache {
-  private readonly cached = new Map<string, { verifier: ScramVerifier | null; until: number }>();
+  private readonly cached = new Map<string, { found: RoleLogin | null; until: number }>();
 
   constructor(private readonly source: VerifierSource) {}
 
-  async find(backend: Backend, role: string): Promise<ScramVerifier | null> {
-    const key = `${backend.host}:${backend.port}/${role}`;
+  async find(backend: Backend, role: string, physicalName: string): Promise<RoleLogin | null> {
+    const key = `${backend.host}:${backend.port}/${physicalName}/${role}`;
     const hit = this.cached.get(key);
-    if (hit && hit.until > Date.now()) return hit.verifier;
-    const verifier = parseVerifier(await this.source.find(backend, role));
-    this.cached.set(key, { verifier, until: Date.now() + VERIFIER_TTL_MS });
-    return verifier;
+    if (hit && hit.until > Date.now()) return hit.found;
+    const entry = await this.source.find(backend, role, physicalName);
+    const verifier = parseVerifier(entry?.verifier ?? null);
+    const found = entry && verifier ? { verifier, connectionLimit: sessionLimit(entry.databaseConnectionLimit, entry.roleConnectionLimit) } : null;
+    this.cached.set(key, { found, until: Date.now() + VERIFIER_TTL_MS });
+    return found;
   }
 
   /** Forgets a role's verifier (its proof failed: the next login reads it again). */
-  forget(backend: Backend, role: string): void {
-    this.cached.delete(`${backend.host}:${backend.port}/${role}`);
+  forget(backend: Backend, role: string, physicalName: string): void {
+    this.cached.delete(`${backend.host}:${backend.port}/${physicalName}/${role}`);
   }
 }
 
@@ -73,20 +95,22 @@ export async function pooledAuthenticate(
   holdUserSlots(handshake, user, context);
   if (decision.kind === 'unknown') return failMockExchange(client, reader, first, user, context, answered);
 
-  let verifier: ScramVerifier | null = null;
+  const { route } = decision;
+  let found: RoleLogin | null = null;
   // Only a region's cluster: the gateway has no superuser of compute instances.
-  if (!decision.route.database.server) {
-    verifier = await verifiers.find(decision.backend, decision.route.credentialId).catch((error: unknown) => {
+  if (!route.database.server) {
+    found = await verifiers.find(decision.backend, route.credentialId, route.database.physicalName).catch((error: unknown) => {
       context.log.warn({ user, err: error }, 'reading a credential’s verifier failed; the login is relayed instead');
       return null;
     });
   }
-  if (!verifier) {
+  if (!found) {
     const cluster = await relayAuthentication({ client, clientReader: reader, target: decision.backend, startup: decision.startup, first, user, context, answered, opened: (socket) => (handshake.backend = socket) });
     if (decision.refusalOnceAuthenticated) throw decision.refusalOnceAuthenticated;
     return { kind: 'session', cluster };
   }
 
+  const { verifier } = found;
   const nonce = `${first.clientNonce}${serverNonce()}`;
   const serverFirst = serverFirstMessage(first.clientNonce, nonce.slice(first.clientNonce.length), verifier);
   client.write(authenticationSaslContinue(serverFirst));
@@ -94,13 +118,21 @@ export async function pooledAuthenticate(
   checkClientFinalMessage(final, first, nonce);
   const proven = verifyClientProof(verifier, first.data, serverFirst, final);
   if (!proven) {
-    verifiers.forget(decision.backend, decision.route.credentialId);
+    verifiers.forget(decision.backend, route.credentialId, route.database.physicalName);
     throw refusals.passwordFailed(user);
   }
   client.write(Buffer.concat([authentication(12, proven.serverFinal), authentication(0)]));
   if (decision.refusalOnceAuthenticated) throw decision.refusalOnceAuthenticated;
   return {
     kind: 'pooled',
-    login: { backend: decision.backend, physicalName: decision.route.database.physicalName, role: decision.route.credentialId, verifier, clientKey: proven.clientKey },
+    login: {
+      backend: decision.backend,
+      physicalName: route.database.physicalName,
+      role: route.credentialId,
+      verifier,
+      clientKey: proven.clientKey,
+      // The control plane's figure where it has one (a compute instance's type), else the cluster's catalog.
+      connectionLimit: route.connectionLimit ?? found.connectionLimit,
+    },
   };
 }

@@ -11,13 +11,12 @@ import { sendCancel } from './cancel-request.js';
 import { BackendType } from './message-types.js';
 import { MAX_BACKEND_HANDSHAKE_MESSAGE, PROTOCOL_3_0, TERMINATE, readBackendKeyData, saslInitialResponse, saslResponse, startupMessage } from './protocol.js';
 import { StatementNames } from './pooled-statements.js';
+import { poolSize, type PoolSizing } from './pool-size.js';
 import { ScramClient, type ScramVerifier } from './scram-keys.js';
 import { SCRAM_MECHANISM } from './scram-messages.js';
 
-/** How pools are sized and timed (README "Pooled endpoint"). */
-export interface PoolSettings {
-  /** Server connections per pool at most (GATEWAY_POOL_SIZE). */
-  size: number;
+/** How pools are sized and timed (README "Pooled endpoint"); each pool's size follows its login's connection limit (pool-size.ts). */
+export interface PoolSettings extends PoolSizing {
   /** How long a client waits for a server connection before it is refused (GATEWAY_POOL_WAIT_MS). */
   waitMs: number;
   /** How long a server connection stays open unused (GATEWAY_POOL_IDLE_MS). */
@@ -26,7 +25,7 @@ export interface PoolSettings {
   preparedStatements: number;
 }
 
-export const DEFAULT_POOL_SETTINGS: PoolSettings = { size: 20, waitMs: 5_000, idleMs: 60_000, preparedStatements: 200 };
+export const DEFAULT_POOL_SETTINGS: PoolSettings = { size: null, workers: 1, waitMs: 5_000, idleMs: 60_000, preparedStatements: 200 };
 
 /** What opens a pool's connections: where, as whom, and the keys a client of the role proved. */
 export interface PoolLogin {
@@ -35,7 +34,12 @@ export interface PoolLogin {
   role: string;
   verifier: ScramVerifier;
   clientKey: Buffer;
+  /** Sessions the login may hold on its server (ConnectionRoute's, or its cluster's catalog); null: none known. */
+  connectionLimit: number | null;
 }
+
+/** One pool's settings: its own size, in server connections at most. */
+type OnePoolSettings = Omit<PoolSettings, keyof PoolSizing> & { size: number };
 
 /** No server connection came free within the pool's wait. */
 export class PoolWaitExpired extends Error {}
@@ -124,7 +128,8 @@ export class ServerPool {
 
   constructor(
     public login: PoolLogin,
-    private readonly settings: PoolSettings,
+    /** Replaced when the login's connection limit changes (ServerPools.poolFor): new connections follow it. */
+    public settings: OnePoolSettings,
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
@@ -324,16 +329,22 @@ export class ServerPools {
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
-  /** The pool for a login, made on first use; a pool whose role's verifier changed takes the new keys. */
+  /**
+   * The pool for a login, made on first use; a pool whose role's verifier changed takes the new keys,
+   * one whose connection limit changed its new size (it opens no more past it; those open stay until
+   * unused for the idle time).
+   */
   poolFor(login: PoolLogin): ServerPool {
     const key = `${login.backend.host}:${login.backend.port}/${login.physicalName}/${login.role}`;
+    const size = poolSize(this.settings, login.connectionLimit);
     let pool = this.pools.get(key);
     if (!pool) {
-      pool = new ServerPool(login, this.settings, this.onFailure);
+      pool = new ServerPool(login, { ...this.settings, size }, this.onFailure);
       this.pools.set(key, pool);
-    } else if (!pool.login.verifier.storedKey.equals(login.verifier.storedKey)) {
-      pool.login = login;
+      return pool;
     }
+    if (!pool.login.verifier.storedKey.equals(login.verifier.storedKey) || pool.login.connectionLimit !== login.connectionLimit) pool.login = login;
+    if (pool.settings.size !== size) pool.settings = { ...pool.settings, size };
     return pool;
   }
 
