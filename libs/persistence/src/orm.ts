@@ -3,6 +3,7 @@ import pg from 'pg';
 import { MikroORM, defineConfig } from '@mikro-orm/postgresql';
 import { honourDeadlines } from '@platform/deadline';
 import { entities } from './entities/index.js';
+import { releaseLostClients } from './lost-connections.js';
 import { migrationsList } from './migrations/index.js';
 
 export { MikroORM };
@@ -40,8 +41,12 @@ function ormConfig(options: OrmOptions) {
     // pg waits for ever by default: for a connection from a full pool, and for a server that
     // accepts the socket and never answers (a frozen one). Both are bounded here, and a request's
     // checkouts and queries give up at its deadline (work outside one, migrations and the
-    // reconcilers, is not cut).
-    driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, onPoolCreated: (pool: pg.Pool) => honourDeadlines(pool, 'a control-plane connection') },
+    // reconcilers, is not cut). A client whose connection ends under its holder goes back at once
+    // (a transaction's would otherwise stay checked out, and the ORM's close wait for it for ever).
+    driverOptions: {
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      onPoolCreated: (pool: pg.Pool) => honourDeadlines(releaseLostClients(pool), 'a control-plane connection'),
+    },
     debug: options.debug ?? false,
     // Every unit of work runs in a forked EntityManager; touching the global one is a bug.
     allowGlobalContext: false,
