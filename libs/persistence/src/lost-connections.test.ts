@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createScratchDatabase, dropScratchDatabase, query, startTestPostgres, type ScratchDatabase, type TestPostgres } from '@platform/testing';
-import { openOrm, type MikroORM } from './orm.js';
+import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
+import { closeOrm, openOrm, type MikroORM } from './orm.js';
 
 /** How long the ORM may take to close once its connection was lost: a leaked client made it wait for ever. */
 const CLOSE_WITHIN_MS = 3_000;
@@ -87,4 +88,34 @@ describe('the control plane ORM when a transaction’s connection is lost', func
       }
     });
   }
+
+  it('closes past a client that is never given back: its connection is ended after the grace, and the log names its last statement', async function () {
+    const orm = await openOrm({ databaseUrl: database.url, poolSize: 2 });
+    // Through the ORM first: Kysely ends the pool at close only once it has used it.
+    await orm.em.getConnection().execute('select 1');
+    const pool = await (orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    const held = await pool.connect();
+    await held.query('select 42 as   held_here');
+    held.on('error', () => {});
+    const logged: { details: object; message: string }[] = [];
+    const started = Date.now();
+    await closeOrm(orm, { graceMs: 300, log: { error: (details, message) => void logged.push({ details, message }) } });
+    expect(Date.now() - started).to.be.within(300, CLOSE_WITHIN_MS);
+    expect(logged).to.have.length(1);
+    expect(logged[0].message).to.equal('a control-plane connection was still checked out 300 ms into the close; ended');
+    expect(logged[0].details).to.include({ lastStatement: 'select 42 as held_here' });
+    expect((logged[0].details as { heldMs: number }).heldMs).to.be.at.least(300);
+    // Its holder's own release comes too late and does nothing (the pool would throw on a second one).
+    expect(() => held.release()).not.to.throw();
+  });
+
+  it('closes at once, logging nothing, when every client was given back', async function () {
+    const orm = await openOrm({ databaseUrl: database.url, poolSize: 2 });
+    await orm.em.getConnection().execute('select 1');
+    const logged: object[] = [];
+    const started = Date.now();
+    await closeOrm(orm, { graceMs: 2_000, log: { error: (details) => void logged.push(details) } });
+    expect(Date.now() - started).to.be.below(1_000);
+    expect(logged).to.deep.equal([]);
+  });
 });
