@@ -6,7 +6,7 @@ import { ConnectionBudget, PgDataPlane, serviceUrl } from '@platform/data-plane'
 import { FAMILY_SSO_STATE_PURPOSE, systemClock, type TokenVerifier } from '@platform/domain';
 import { createHttpApp, serve, type Route, type Serving } from '@platform/http';
 import { managementApiInfo, managementRoutes, sessionCookieFor, type ManagementServices } from '@platform/management-api';
-import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
+import { AdvisoryLeader, CachedDatabaseLocator, insightsHousekeeping, MikroProvisioningStore, MikroSigningKeyRepository, closeOrm, openOrm, openRepositories, pingControlPlane, PolledRevocationList, SqlComputeInstances, SqlComputeStore, SqlInsightsRetention, SqlObserverStore, SqlAuthSettings, SqlQueryMinutes, SqlSignInFailureStore, SqlSpentSsoStates, SqlSsoLoginStates, SqlSsoRegistrations, type MikroORM } from '@platform/persistence';
 import { BACKUP_DEFAULTS, type BackupSettings } from '@platform/postgres-launcher';
 import { startWithClosers, type Closers } from '@platform/process';
 import { BackupScheduler, ComputeReconciler, DatabaseMover, DatabaseReconciler, PointInTimeCopier, DiskSpaceProbe, LocalComputeDriver, ObserverSampler, PgClusterDirectory } from '@platform/provisioner';
@@ -48,7 +48,7 @@ export async function startApi(config: ApiConfig, options: { logger?: Logger } =
   return startWithClosers(logger, async (closers) => {
     closers.push('log', () => logger.info('api stopped'));
     const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs });
-    closers.push('control plane', () => orm.close());
+    closers.push('control plane', () => closeOrm(orm, { log: logger }));
     const opening: Opening = { config, logger, closers, orm };
     const clusters = await openClusters(opening);
     const keys = await openSigningKeys(opening);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { REGIONS } from '@platform/domain';
 import { startAdminServer } from '@platform/http';
-import { ControlPlaneCancelRelay, ControlPlaneConnectionRoutes, type MikroORM, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
+import { closeOrm, ControlPlaneCancelRelay, ControlPlaneConnectionRoutes, type MikroORM, openOrm, pingControlPlane, SqlQueryMinutes } from '@platform/persistence';
 import { InsightsWriter, metricsText, PostgresGateway, regionBackend } from '@platform/postgres-gateway';
 import { startWithClosers } from '@platform/process';
 import type { GatewayConfig } from './config.js';
@@ -27,7 +27,7 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
   return startWithClosers(logger, async (closers) => {
     closers.push('log', () => logger.info('gateway stopped'));
     const orm = await openOrm({ databaseUrl: config.databaseUrl, connectTimeoutMs: config.postgres.connectTimeoutMs, poolSize: config.controlPlanePoolSize });
-    closers.push('control plane', () => orm.close());
+    closers.push('control plane', () => closeOrm(orm, { log: logger }));
     // Protocol 3.0 cancel requests for sessions of other gateways reach them through the control plane.
     const cancelRelay = new ControlPlaneCancelRelay(orm, config.databaseUrl, {
       cancel: (processId, secretKey) => void gateway.cancelFromPeer(processId, secretKey),

@@ -3,7 +3,7 @@ import { JwtAccessTokens, JwtTokenVerifier, KeySet, maxSignedTokenSeconds, passw
 import { systemClock, type Repositories } from '@platform/domain';
 import { createHttpApp, serve, type Serving } from '@platform/http';
 import { tokenServiceApiInfo, tokenServiceRoutes, type TokenServiceScope, type TokenServices } from '@platform/token-service';
-import { grantPurge, type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore, watchedClientLookup } from '@platform/persistence';
+import { closeOrm, grantPurge, type MikroORM, MikroSigningKeyRepository, openOrm, openRepositories, pingControlPlane, SqlGrantStore, SqlSignInFailureStore, watchedClientLookup } from '@platform/persistence';
 import { startWithClosers } from '@platform/process';
 import type { OAuthConfig } from './config.js';
 
@@ -20,7 +20,7 @@ export async function startTokenService(config: OAuthConfig, options: { logger?:
   const logger = options.logger ?? pino({ name: 'oauth', level: config.logLevel });
   return startWithClosers(logger, async (closers) => {
     const orm = await openOrm({ databaseUrl: config.databaseUrl, poolSize: 8, connectTimeoutMs: config.postgres.connectTimeoutMs });
-    closers.push('control plane', () => orm.close());
+    closers.push('control plane', () => closeOrm(orm, { log: logger }));
     const keys = await openSigningKeys(orm, config, logger);
     const clients = await watchedClientLookup(orm, {
       databaseUrl: config.databaseUrl,

@@ -1,4 +1,4 @@
-export { openOrm, migrateControlPlane, MikroORM, type OrmOptions } from './orm.js';
+export { openOrm, closeOrm, migrateControlPlane, MikroORM, type CloseOptions, type OrmOptions } from './orm.js';
 export { openRepositories, pingControlPlane } from './request-scope.js';
 export { MikroProvisioningStore } from './repositories/provisioning.store.js';
 export { MikroSigningKeyRepository } from './repositories/signing-key.repository.js';
