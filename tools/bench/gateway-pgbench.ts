@@ -143,13 +143,33 @@ function readLog(logPrefix: string): { latencies: number[]; endedAtMs: number[] 
   return { latencies, endedAtMs };
 }
 
-/** CPU time a process has used in user and in system mode, in milliseconds; null once it is gone or where there is no /proc. */
+/**
+ * CPU time a process and every live process below it (a gateway's workers) have used, in user and in
+ * system mode, in milliseconds; null once it is gone or where there is no /proc.
+ */
 export function processCpuMs(pid: number | undefined): { user: number; system: number } | null {
   if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return null;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS, system: (Number(fields[12]) * 1000) / CLOCK_TICKS };
+  const stats = new Map<number, { parent: number; user: number; system: number }>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces): ppid is the 2nd, utime and stime the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      stats.set(Number(entry), { parent: Number(fields[1]), user: Number(fields[11]), system: Number(fields[12]) });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  let user = 0;
+  let system = 0;
+  const below = [pid];
+  while (below.length > 0) {
+    const next = below.pop()!;
+    user += stats.get(next)?.user ?? 0;
+    system += stats.get(next)?.system ?? 0;
+    for (const [child, stat] of stats) if (stat.parent === next) below.push(child);
+  }
+  return { user: (user * 1000) / CLOCK_TICKS, system: (system * 1000) / CLOCK_TICKS };
 }
 
 /** Linux's USER_HZ, what /proc counts CPU time in. */

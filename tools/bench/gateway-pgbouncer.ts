@@ -3,15 +3,16 @@
 // (PgBouncer refuses to run as root; started as root it switches to that account with -u). And the
 // bare Node relay (node-relay.ts), the floor under any proxy written for Node.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@platform/testing';
 import { sleep, track } from './support.js';
 
-/** Debian's pgbouncer package (1.18). */
-export const PGBOUNCER = '/usr/sbin/pgbouncer';
+/** The copy tools/pgbouncer.mjs unpacks (1.21 or later), else the system's package (Debian 12's is 1.18). */
+const FETCHED = resolve(import.meta.dirname, '../../.data/pgbouncer/bin/pgbouncer');
+export const PGBOUNCER = existsSync(FETCHED) ? FETCHED : '/usr/sbin/pgbouncer';
 const ACCOUNT = 'postgres';
 
 export interface RunningPgbouncer {

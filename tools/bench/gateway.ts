@@ -4,7 +4,8 @@
 // by side with the same credential straight on the cluster and through PgBouncer (session pooling).
 // Targets, each measured alone, one after another:
 //   direct             the cluster's port, the database's physical name, the credential's role and password
-//   pgbouncer          PgBouncer 1.18, pool_mode=session, no TLS, to the same database as the same role
+//   pgbouncer          PgBouncer (tools/pgbouncer.mjs's, else the system's), pool_mode=session, no TLS, to the same
+//                      database as the same role
 //   node-relay         a bare Node TCP relay (node-relay.ts) to the cluster's port: no routing, TLS or counting;
 //                      the floor under any proxy written for Node, to tell Node's cost from the gateway's own
 //   gateway            apps/gateway, GATEWAY_ALLOW_PLAIN=true, sslmode=disable

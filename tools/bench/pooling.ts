@@ -24,7 +24,7 @@
 // then lifted so that direct clients are not refused), pgbench -i -s --scale as the credential.
 // Loopback only; stops everything it started by itself (time limit, Ctrl-C, failure). Exits 0 when
 // every run finished, 1 otherwise. On demand only: never part of the test suite.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,7 +34,7 @@ import { MANY_DATABASES_SETTINGS, scratchDir, startEmbeddedPostgres } from '@pla
 import { createTestControlPlane } from '@platform/test-fixtures';
 import { freePort, query, type TestPostgres } from '@platform/testing';
 import { summarizeProfiles } from './cpu-profiles.js';
-import { initialisePgbench, runPgbench, WORKLOADS, type PgbenchRun, type Target, type Workload } from './gateway-pgbench.js';
+import { initialisePgbench, processCpuMs, runPgbench, WORKLOADS, type PgbenchRun, type Target, type Workload } from './gateway-pgbench.js';
 import { startPgbouncer } from './gateway-pgbouncer.js';
 import { audience, expectStatus, issuer, provisionDatabase, runBench, sleep, startApiProcess, startGatewayApp, Teardown } from './support.js';
 
@@ -144,29 +144,10 @@ function cpuPerTransaction(window: { startMs: number; endMs: number; cpuSeconds:
   return ended > 0 ? (window.cpuSeconds * 1e6) / ended : undefined;
 }
 
-/** CPU seconds (user and system) spent so far by a process and every process below it, from /proc. */
+/** CPU seconds (user and system) spent so far by a process and every process below it. */
 function cpuSecondsOfTree(root: number): number {
-  const stats = new Map<number, { parent: number; ticks: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Fields after the command's closing parenthesis: state, ppid, ... utime (14th of the line), stime (15th).
-      const line = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
-      stats.set(Number(entry), { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // The process ended while the folder was read.
-    }
-  }
-  let ticks = 0;
-  const below = [root];
-  while (below.length > 0) {
-    const pid = below.pop()!;
-    ticks += stats.get(pid)?.ticks ?? 0;
-    for (const [child, stat] of stats) if (stat.parent === pid) below.push(child);
-  }
-  // Linux reports these in clock ticks of 1/100 s (USER_HZ) on every architecture Node runs on.
-  return ticks / 100;
+  const spent = processCpuMs(root);
+  return spent === null ? 0 : (spent.user + spent.system) / 1000;
 }
 
 /**
