@@ -1,20 +1,17 @@
 import { expect } from 'chai';
-import { httpClient, linkIn, startTestMailServer, type TestResponse } from '@platform/testing';
+import { httpClient, linkIn, startTestMailServer } from '@platform/testing';
 import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { pairOf } from './support/family-cookies.js';
 
 const APP_ORIGIN = 'https://app.example.test';
 /** What a browser sends with a form's POST. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 /** The API's public origin (PUBLIC_API_URL in the test platform): a form on its own page posts from it. */
 const API_ORIGIN = 'http://api.test';
-
-function pairOf(response: TestResponse | Response, name: string): string {
-  return (response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`)) ?? '').split(';')[0]!;
-}
 
 /** The hidden fields of the page's form, as a browser would post them. */
 function formFields(html: string): Record<string, string> {
