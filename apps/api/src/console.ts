@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NotFoundError } from '@platform/domain';
+import { exactRedirectUri, NotFoundError } from '@platform/domain';
 import { assetAnswer, defineRoute, docsAssets, escapeHtml, fromPage, hashedAsset, htmlAnswer, PAGE_HEADERS, record, respond, text, type HashedAsset, type Route } from '@platform/http';
 import { ensureFirstPartyClient, type MikroORM } from '@platform/persistence';
 
@@ -9,9 +9,14 @@ import { ensureFirstPartyClient, type MikroORM } from '@platform/persistence';
 export const CONSOLE_CLIENT_ID = 'platform-console';
 const CONSOLE_CLIENT_NAME = 'Platform web console';
 
-/** Where the console's sign-in comes back to: the page itself, at the API's public address. */
+/**
+ * Where the console's sign-in comes back to: the page itself, at the API's public address. On a
+ * loopback address without a port (http://localhost) the port is written out (:80): the token
+ * service lets a loopback URI registered without a port match any port (RFC 8252, for command-line
+ * tools), and the console's codes must not go to whatever else listens on this machine.
+ */
 export function consoleRedirectUri(publicBaseUrl: string): string {
-  return `${publicBaseUrl.replace(/\/+$/, '')}/console`;
+  return exactRedirectUri(`${publicBaseUrl.replace(/\/+$/, '')}/console`);
 }
 
 /**

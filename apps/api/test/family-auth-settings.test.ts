@@ -6,6 +6,7 @@ import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { pairOf } from './support/family-cookies.js';
 
 /** Two companies' apps on one platform: both origins are in ALLOWED_ORIGINS, each is one database's app. */
 const APP_X = 'https://x.example.test';
@@ -20,10 +21,6 @@ interface Member {
   tenants: string[];
   cookie: string;
   csrfToken: string;
-}
-
-function pairOf(response: TestResponse | Response, name: string): string {
-  return (response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`)) ?? '').split(';')[0]!;
 }
 
 /**

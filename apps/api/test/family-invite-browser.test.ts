@@ -1,16 +1,13 @@
 import { expect } from 'chai';
-import { httpClient, linkIn, startTestMailServer, type TestResponse } from '@platform/testing';
+import { httpClient, linkIn, startTestMailServer } from '@platform/testing';
 import { launchChromium } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { pairOf } from './support/family-cookies.js';
 
 const APP_ORIGIN = 'https://app.example.test';
-function pairOf(response: TestResponse | Response, name: string): string {
-  return (response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`)) ?? '').split(';')[0]!;
-}
-
 // The invite link of a database without app origins opens the API's own page: a click on its Accept
 // button, in a real browser, must be a same-origin POST the origin checks accept (under
 // Referrer-Policy no-referrer, Chromium sent `Origin: null` and every accept was refused 403).

@@ -1,18 +1,17 @@
 import { expect } from 'chai';
-import { httpClient, linkIn, startTestMailServer, type TestResponse } from '@platform/testing';
+import { httpClient, linkIn, startTestMailServer } from '@platform/testing';
 import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { pairOf } from './support/family-cookies.js';
 
 const APP_ORIGIN = 'https://app.example.test';
+/** What a browser sends with a form's POST. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 /** The API's public origin (PUBLIC_API_URL in the test platform): a form on its own page posts from it. */
 const API_ORIGIN = 'http://api.test';
-
-function pairOf(response: TestResponse | Response, name: string): string {
-  return (response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`)) ?? '').split(';')[0]!;
-}
 
 /** The hidden fields of the page's form, as a browser would post them. */
 function formFields(html: string): Record<string, string> {
@@ -76,11 +75,11 @@ describe('the API family’s invite page: a GET shows, only the form accepts', f
   const pending = async (tenant: string, cookie: string) => ((await request('GET', `${base}/tenants/${tenant}/invites`, { headers: { ...sdkHeaders, cookie } })).body as unknown[]).length;
   const members = async (tenant: string, cookie: string) =>
     ((await request('GET', `${base}/tenants/${tenant}/users`, { headers: { ...sdkHeaders, cookie } })).body as { email: string }[]).map((user) => user.email);
-  const post = (fields: Record<string, string>, cookie: string) =>
+  const post = (fields: Record<string, string>, cookie: string, accept?: string) =>
     fetch(`${api.url}${base}/tenants/${fields.tenant}/invite/accept`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: API_ORIGIN, cookie },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: API_ORIGIN, cookie, ...(accept ? { accept } : {}) },
       body: new URLSearchParams(Object.entries(fields).filter(([name]) => name !== 'tenant')).toString(),
     });
 
@@ -124,10 +123,24 @@ describe('the API family’s invite page: a GET shows, only the form accepts', f
     expect(me.body).to.include({ email: carol }).and.to.have.property('tenants').deep.equal([tenant]);
     expect(await pending(tenant, cookie)).to.equal(0);
 
-    // Used: the form and the page both refuse it.
+    // Used: the form and the page both refuse it. A JSON client gets the APIError; the browser
+    // posting the form again (a double click, the back button) gets a page that says why.
     const replay = await post({ ...fields, tenant }, csrfCookie);
     expect(replay.status).to.equal(400);
+    expect(replay.headers.get('content-type')).to.equal('application/json; charset=utf-8');
     expect(await replay.json()).to.include({ errorCode: 'invalid_one_time_token' });
+    const again = await post({ ...fields, tenant }, csrfCookie, BROWSER_ACCEPT);
+    expect(again.status).to.equal(400);
+    expect(again.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(again.headers.get('content-security-policy')).to.equal("default-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'");
+    const againHtml = await again.text();
+    expect(againHtml).to.include('<h1>This invite cannot be used</h1>');
+    expect(againHtml).to.include('it was used already, has expired, or is not for this account');
+    expect(againHtml).to.include('<code id="error-code">invalid_one_time_token</code>');
+    expect(pairOf(again, 'nile.session-token')).to.equal('');
+    const jsonFirst = await post({ ...fields, tenant }, csrfCookie, 'application/json, text/html;q=0.5');
+    expect(jsonFirst.status).to.equal(400);
+    expect(await jsonFirst.json()).to.include({ errorCode: 'invalid_one_time_token' });
     const used = await fetch(new URL(`${link.pathname}${link.search}`, api.url));
     expect(used.status).to.equal(400);
     expect(await used.text()).to.include('<code id="error-code">invalid_one_time_token</code>');
@@ -151,5 +164,15 @@ describe('the API family’s invite page: a GET shows, only the form accepts', f
     expect(await madeUp.text()).to.include('<code id="error-code">invalid_one_time_token</code>');
     // A malformed query is the API's usual 400.
     expectApiError(await request('GET', `${base}/tenants/${tenant}/invite?identifier=${encodeURIComponent(dave)}`), 400, 'validation_failed');
+  });
+
+  it('documents every answer of the form’s POST, the refusals in both media types', async function () {
+    const { body: document } = await request('GET', '/openapi.json');
+    const responses = document.paths['/v2/databases/{database}/tenants/{tenantId}/invite/accept'].post.responses;
+    expect(Object.keys(responses)).to.have.members(['200', '303', '400', '401', '403', '404', '413', '415', '500', '503']);
+    expect(Object.keys(responses['200'].content)).to.deep.equal(['text/html']);
+    expect(Object.keys(responses['400'].content)).to.deep.equal(['text/html', 'application/json']);
+    expect(Object.keys(responses['404'].content)).to.deep.equal(['text/html', 'application/json']);
+    expect(Object.keys(responses['403'].content)).to.deep.equal(['application/json']);
   });
 });

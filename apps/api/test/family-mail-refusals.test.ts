@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { httpClient, linkIn, query, startTestMailServer, type TestResponse } from '@platform/testing';
+import { httpClient, linkIn, query, startTestMailServer } from '@platform/testing';
 import { expectApiError } from '@platform/test-fixtures';
 import { startApi, type RunningApi } from '../src/api.js';
 import { loadApiConfig } from '../src/config.js';
 import { physicalNameOf, platform, type TestPlatform } from './support/platform.js';
 import { TEST_PASSWORD, developerWithReadyDatabase, uniqueEmail } from './support/fixtures.js';
+import { pairOf } from './support/family-cookies.js';
 
 const APP_ORIGIN = 'http://app.test';
 /** The client address rides in X-Forwarded-For (the loopback is a trusted proxy here): this file's mail budget is its own. */
@@ -18,10 +19,6 @@ interface Member {
   tenants: string[];
   cookie: string;
   csrfToken: string;
-}
-
-function pairOf(response: TestResponse, name: string): string {
-  return (response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`)) ?? '').split(';')[0]!;
 }
 
 /**

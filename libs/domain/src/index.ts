@@ -100,7 +100,7 @@ export { OAUTH_ERROR_CODES, OAuthError } from './oauth-errors.js';
 export { deleteClient, listClients, registerClient, rotateClientSecret } from './use-cases/clients.js';
 export type { ClientDeps, ClientSecrets } from './use-cases/clients.js';
 export {
-  authenticateClient, checkAuthorizationRequest, clientCredentialsTokens, exchangeAuthorizationCode,
+  authenticateClient, checkAuthorizationRequest, clientCredentialsTokens, exactRedirectUri, exchangeAuthorizationCode,
   introspectToken, refreshTokens, revokeToken,
 } from './use-cases/grants.js';
 export type { AuthorizationCheck, IssuedTokens } from './use-cases/grants.js';

@@ -47,7 +47,8 @@ export const authSettingsRoutes = [
     summary: 'Change a database’s auth settings',
     description:
       `${SETTINGS} Each field given replaces its value, each omitted keeps it. 400 invalid_app_origin for an origin that is not ` +
-      `https (or http on localhost) or has a path, query or fragment; 400 too_many_app_origins past ${MAX_APP_ORIGINS}; nothing changes then.`,
+      `https (or http on localhost) or has a path, query or fragment; 400 too_many_app_origins past ${MAX_APP_ORIGINS}; nothing changes then. ` +
+      '404 database_not_found also when the database is purged while the change is written.',
     tags: ['databases'],
     auth: 'management',
     params: databasePathParams,

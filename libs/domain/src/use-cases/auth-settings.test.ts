@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import type { DeveloperPrincipal, Workspace } from '../model.js';
 import { failure } from './assertions.test-support.js';
-import { MAX_APP_ORIGINS, databaseAuthSettings, normalizeAppOrigin, type StoredAuthSettings } from './auth-settings.js';
+import { MAX_APP_ORIGINS, databaseAuthSettings, normalizeAppOrigin, updateAuthSettings, type StoredAuthSettings } from './auth-settings.js';
+import { FixedWorkspaces, InMemoryDatabases } from './database-fakes.test-support.js';
 
 describe('database auth settings', () => {
   it('keeps an https origin, or http on a loopback host, without a trailing slash', () => {
@@ -21,7 +23,7 @@ describe('database auth settings', () => {
     const stored = new Map<string, StoredAuthSettings>();
     const authSettings = {
       find: async (id: string) => stored.get(id) ?? null,
-      update: async (id: string, patch: Partial<StoredAuthSettings>) => void stored.set(id, { selfSignUp: null, appOrigins: [], ...stored.get(id), ...patch }),
+      update: async (id: string, patch: Partial<StoredAuthSettings>) => Boolean(stored.set(id, { selfSignUp: null, appOrigins: [], ...stored.get(id), ...patch })),
     };
     expect(await databaseAuthSettings({}, 'a')).to.deep.equal({ selfSignUp: false, appOrigins: [] });
     expect(await databaseAuthSettings({ selfSignUp: true, authSettings }, 'a')).to.deep.equal({ selfSignUp: true, appOrigins: [] });
@@ -29,5 +31,19 @@ describe('database auth settings', () => {
     expect(await databaseAuthSettings({ selfSignUp: true, authSettings }, 'a')).to.deep.equal({ selfSignUp: true, appOrigins: ['https://app.example.com'] });
     stored.set('a', { selfSignUp: false, appOrigins: [] });
     expect(await databaseAuthSettings({ selfSignUp: true, authSettings }, 'a')).to.deep.equal({ selfSignUp: false, appOrigins: [] });
+  });
+
+  it('answers database_not_found, as for any missing database, when the database is purged between the check and the write', async () => {
+    const acme: Workspace = { id: 'ws-acme', name: 'Acme', slug: 'acme', billingCustomerId: null, created: new Date(0) };
+    const alice: DeveloperPrincipal = { kind: 'developer', developerId: 'dev-alice', scopes: [] };
+    const databases = new InMemoryDatabases([]);
+    await databases.create({ id: 'db-1', workspace: acme, name: 'orders', region: 'AWS_US_WEST_2' });
+    const writes: string[] = [];
+    // The store finds the database's row gone when it writes (a purge committed after getDatabase read it).
+    const authSettings = { find: async () => null, update: async (id: string) => (writes.push(id), false) };
+    const deps = { workspaces: new FixedWorkspaces([{ workspace: acme, members: ['dev-alice'] }]), databases, authSettings };
+    const error = await failure(updateAuthSettings(deps, alice, 'acme', 'orders', { selfSignUp: true }));
+    expect(error).to.include({ code: 'database_not_found', kind: 'not_found', message: "Database 'orders' not found" });
+    expect(writes).to.deep.equal(['db-1']);
   });
 });

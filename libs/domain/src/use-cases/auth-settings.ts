@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import type { Principal } from '../model.js';
-import { getDatabase, type DatabaseDeps } from './databases.js';
+import { databaseNotFound, getDatabase, type DatabaseDeps } from './databases.js';
 
 /*
  * Each database's settings for the API family's auth API (README "Apps built on the family's
@@ -27,8 +27,11 @@ export interface StoredAuthSettings {
 /** The stored settings of each database (the control plane's database_auth_settings). */
 export interface AuthSettingsStore {
   find(databaseId: string): Promise<StoredAuthSettings | null>;
-  /** Sets the fields given and keeps the others, in one step: concurrent changes of different fields both hold. */
-  update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<void>;
+  /**
+   * Sets the fields given and keeps the others, in one step: concurrent changes of different fields
+   * both hold. False, with nothing written, when the database is gone (purged since it was found).
+   */
+  update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<boolean>;
 }
 
 export interface AuthSettingsDeps {
@@ -82,7 +85,7 @@ export async function getAuthSettings(deps: DatabaseDeps & AuthSettingsDeps, cal
  * Changes a database's auth settings: each field given replaces its value, each omitted keeps it.
  * `selfSignUp: null` follows the platform default again. Origins are checked (400
  * `invalid_app_origin`, at most MAX_APP_ORIGINS: 400 `too_many_app_origins`) and kept unique, in
- * order. Nothing changes on a refusal.
+ * order. Nothing changes on a refusal. A database purged meanwhile is 404 `database_not_found`.
  */
 export async function updateAuthSettings(
   deps: DatabaseDeps & AuthSettingsDeps,
@@ -97,9 +100,11 @@ export async function updateAuthSettings(
   }
   const origins = patch.appOrigins === undefined ? undefined : [...new Set(patch.appOrigins.map(normalizeAppOrigin))];
   if (!deps.authSettings) throw new Error('auth settings are not wired into this API');
-  await deps.authSettings.update(database.id, {
+  const written = await deps.authSettings.update(database.id, {
     ...(patch.selfSignUp !== undefined ? { selfSignUp: patch.selfSignUp } : {}),
     ...(origins !== undefined ? { appOrigins: origins } : {}),
   });
+  // Purged between the read above and the write: as if it had not been found.
+  if (!written) throw databaseNotFound(databaseName);
   return databaseAuthSettings(deps, database.id);
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { OAuthClient } from '../model.js';
 import { OAuthError } from '../oauth-errors.js';
-import { authenticateClient, checkAuthorizationRequest, parseScopes, redirectUriMatches } from './grants.js';
+import { authenticateClient, checkAuthorizationRequest, exactRedirectUri, parseScopes, redirectUriMatches } from './grants.js';
 
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
@@ -48,6 +48,21 @@ describe('grants', () => {
       expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:99999/callback')).to.equal(false);
       expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:0/callback')).to.equal(false);
       expect(redirectUriMatches(['http://127.0.0.1/callback'], 'http://127.0.0.1:065535/callback')).to.equal(false);
+    });
+  });
+
+  describe('exactRedirectUri', () => {
+    it('writes out the port of a portless loopback http URI, which then matches itself only', () => {
+      expect(exactRedirectUri('http://localhost/console')).to.equal('http://localhost:80/console');
+      expect(exactRedirectUri('http://127.0.0.1')).to.equal('http://127.0.0.1:80');
+      expect(exactRedirectUri('http://[::1]?x=1')).to.equal('http://[::1]:80?x=1');
+      for (const unchanged of ['http://127.0.0.1:4100/console', 'https://localhost/console', 'http://localhost.example/console', 'http://api.test/console']) {
+        expect(exactRedirectUri(unchanged)).to.equal(unchanged);
+      }
+      const registered = [exactRedirectUri('http://127.0.0.1/console')];
+      expect(redirectUriMatches(registered, 'http://127.0.0.1:80/console')).to.equal(true);
+      expect(redirectUriMatches(registered, 'http://127.0.0.1:5000/console')).to.equal(false);
+      expect(redirectUriMatches(registered, 'http://127.0.0.1/console')).to.equal(false);
     });
   });
 

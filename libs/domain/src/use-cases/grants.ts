@@ -81,6 +81,20 @@ export async function authenticateClient(
   return found.client;
 }
 
+/** The loopback http origins, without a port, to which RFC 8252's any-port rule applies. */
+const LOOPBACK_HTTP_ORIGIN = String.raw`http://(?:127\.0\.0\.1|\[::1\]|localhost)`;
+const PORTLESS_LOOPBACK = new RegExp(String.raw`^${LOOPBACK_HTTP_ORIGIN}(?=[/?]|$)`);
+const LOOPBACK_WITH_PORT = new RegExp(String.raw`^(${LOOPBACK_HTTP_ORIGIN}):([1-9]\d{0,4})(/[^#]*)?$`);
+
+/**
+ * A redirect URI that the any-port rule of redirectUriMatches does not widen: a loopback http URI
+ * without a port gets its default port (80) written out, so it matches itself only. For a web
+ * page's redirect URI (the console's), which must never reach a process on another local port.
+ */
+export function exactRedirectUri(uri: string): string {
+  return uri.replace(PORTLESS_LOOPBACK, (origin) => `${origin}:80`);
+}
+
 /**
  * Whether `presented` is one of the client's redirect URIs, compared as exact strings, except
  * that a loopback URI registered without a port matches it on any port (RFC 8252 section 7.3:
@@ -88,7 +102,7 @@ export async function authenticateClient(
  */
 export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
   if (registered.includes(presented)) return true;
-  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost)):([1-9]\d{0,4})(\/[^#]*)?$/.exec(presented);
+  const loopback = LOOPBACK_WITH_PORT.exec(presented);
   if (!loopback || Number(loopback[2]) > 65_535) return false;
   return registered.includes(`${loopback[1]}${loopback[3] ?? ''}`);
 }

@@ -1,5 +1,5 @@
 import { DomainError, acceptInvite, previewInvite, startTokenSession } from '@platform/domain';
-import { escapeHtml, htmlDocument, optional, queryBoolean, record, respond, text, toApiError, type Responded } from '@platform/http';
+import { escapeHtml, htmlDocument, optional, prefersHtml, queryBoolean, record, respond, text, toApiError, type Responded } from '@platform/http';
 import { defineManagementRoute } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
 import { htmlPage } from '../sso-pages.js';
@@ -104,19 +104,32 @@ export const familyInviteLandingRoutes = [
     description:
       `${DOUBLE_SUBMIT_CSRF} The form of GET /tenants/{tenantId}/invite posts here; accepting is as PUT /tenants/{tenantId}/invite ` +
       'says (the token proves the inbox; an address without an account gets one with no password). Then 303 to `callbackUrl` ' +
-      'when it is on an allowed origin, else a page that says so. A used, expired or revoked token is 400 invalid_one_time_token.',
+      'when it is on an allowed origin, else a page that says so. A used, expired or revoked token is 400 invalid_one_time_token ' +
+      '(a form posted twice, a double click): an HTML page that says so when the Accept header ranks text/html above JSON ' +
+      '(a browser), the APIError otherwise; so is a database gone since (404).',
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,
     body: AcceptForm,
     formOrJson: true,
     success: { status: 200, contentType: 'text/html', description: 'Accepted and signed in: a page that says so', headers: { 'Set-Cookie': '`nile.session-token`' } },
-    responses: [{ status: 303, description: 'Accepted and signed in: on to the callback', headers: { Location: 'The callback', 'Set-Cookie': '`nile.session-token`' } }],
+    responses: [
+      { status: 303, description: 'Accepted and signed in: on to the callback', headers: { Location: 'The callback', 'Set-Cookie': '`nile.session-token`' } },
+      htmlPage(400, 'The token is used, expired or revoked (invalid_one_time_token): a page for a browser, the APIError otherwise (always for a malformed form)'),
+      htmlPage(404, 'The database is gone: a page for a browser, the APIError otherwise'),
+    ],
     errors: [400, 403, 404],
     handler: async ({ params, body, header, scope }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
-      const accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+      let accepted;
+      try {
+        accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+      } catch (error) {
+        // The form's own browser (posted twice, or from a page left open) reads a page; a JSON client, its APIError.
+        if (error instanceof DomainError && prefersHtml(header('accept') ?? '')) return refusalPage(error);
+        throw error;
+      }
       const result = await startTokenSession(scope, params.database, accepted.user.id);
       const next = nextUrl(scope, header, body.callbackUrl);
       const headers = signedInHeaders(cookies, result, next);

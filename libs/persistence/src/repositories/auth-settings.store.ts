@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AuthSettingsStore, StoredAuthSettings } from '@platform/domain';
+import { isForeignKeyViolation } from '../errors.js';
 
 /** Each database's auth settings (database_auth_settings), read on every request that needs them: no cache, a change holds at once on every replica. */
 export class SqlAuthSettings implements AuthSettingsStore {
@@ -17,9 +18,20 @@ export class SqlAuthSettings implements AuthSettingsStore {
     return row ? { selfSignUp: row.self_sign_up, appOrigins: row.app_origins } : null;
   }
 
-  async update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<void> {
+  async update(databaseId: string, patch: Partial<StoredAuthSettings>): Promise<boolean> {
     const setsSignUp = patch.selfSignUp !== undefined;
     const setsOrigins = patch.appOrigins !== undefined;
+    try {
+      await this.write(databaseId, patch, setsSignUp, setsOrigins);
+      return true;
+    } catch (error) {
+      // The database was purged after the caller found it: its row is gone, and so are its settings.
+      if (isForeignKeyViolation(error, 'database_auth_settings_database_id_fkey')) return false;
+      throw error;
+    }
+  }
+
+  private async write(databaseId: string, patch: Partial<StoredAuthSettings>, setsSignUp: boolean, setsOrigins: boolean): Promise<void> {
     await this.execute(
       `insert into database_auth_settings (database_id, self_sign_up, app_origins, updated)
        values (?, ?::boolean, array(select jsonb_array_elements_text(?::jsonb)), now())
