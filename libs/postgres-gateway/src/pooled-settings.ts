@@ -103,29 +103,34 @@ export function handOver(connection: HandOverTarget, state: PooledClientState, f
   return sql === '' ? null : sql;
 }
 
-/** One pooled client's session state. Its identity is what a server connection's `owner` compares. */
+/**
+ * One pooled client's session state. Its identity is what a server connection's `owner` compares.
+ * Its maps are made when a first setting comes: most clients set nothing, and an idle one keeps this.
+ */
 export class PooledClientState {
   /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults, by setting. */
-  private readonly defaults = new Map<string, string>();
+  private defaults: Map<string, string> | null = null;
   /** Tracked SETs since, by setting name, in the order they came. */
-  private readonly tracked = new Map<string, string>();
+  private tracked: Map<string, string> | null = null;
 
   constructor(login: Pick<LoginRequest, 'parameters' | 'options' | 'tenantSetting'>, tenantId: string | null) {
+    const defaults = new Map<string, string>();
     for (const [name, value] of login.parameters) {
       if (NOT_SETTINGS.has(name) || name.startsWith('_pq_.') || isTenantParameter(name) || !SETTING_NAME.test(name)) continue;
-      this.defaults.set(name.toLowerCase(), setStatement(name, value));
+      defaults.set(name.toLowerCase(), setStatement(name, value));
     }
-    for (const [name, value] of optionSettings(login.options)) this.defaults.set(name.toLowerCase(), setStatement(name, value));
+    for (const [name, value] of optionSettings(login.options)) defaults.set(name.toLowerCase(), setStatement(name, value));
     if (tenantId !== null) {
       const setting = login.tenantSetting ?? TENANT_CONTEXT_SETTING;
-      this.defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
+      defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
     }
+    if (defaults.size > 0) this.defaults = defaults;
   }
 
   /** Every setting the client's session has now, by name (lower case), with the statement that sets it. */
   settings(): Map<string, string> {
     const settings = new Map(this.defaults);
-    for (const [name, statement] of this.tracked) {
+    for (const [name, statement] of this.tracked ?? []) {
       settings.delete(name);
       settings.set(name, statement);
     }
@@ -135,15 +140,15 @@ export class PooledClientState {
   /** Applies a tracked statement the server ran without an error. */
   apply(change: TrackedChange): void {
     if ('set' in change) {
+      this.tracked ??= new Map();
       this.tracked.delete(change.set);
       this.tracked.set(change.set, change.statement);
     } else if (change.reset === 'all') {
-      this.tracked.clear();
+      this.tracked = null;
     } else {
-      this.tracked.delete(change.reset);
+      this.tracked?.delete(change.reset);
     }
   }
-
 }
 
 /** `-c name=value` and `--name=value` of a client's options; other options are not settings and are ignored. */
