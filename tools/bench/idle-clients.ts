@@ -103,7 +103,7 @@ await runBench(20 * 60, teardown, async () => {
       if (waited > 300_000) throw new Error('no heap snapshot within 5 minutes');
       await sleep(500);
       const files = readdirSync(snapshots).filter((name) => name.endsWith('.heapsnapshot'));
-      if (files.length > count && (await gateway.request('GET', '/healthz')).status === 200) return join(snapshots, files.sort()[files.length - 1]);
+      if (files.length > count && (await gateway.request('GET', '/healthz').catch(() => undefined))?.status === 200) return join(snapshots, files.sort()[files.length - 1]);
     }
   };
   const heapBefore = await heapSnapshot();
