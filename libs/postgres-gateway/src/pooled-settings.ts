@@ -103,13 +103,28 @@ export function handOver(connection: HandOverTarget, state: PooledClientState, f
   return sql === '' ? null : sql;
 }
 
+/** Clients of one application send the same startup settings: their (never changed) maps are shared, up to a bound. */
+const SHARED_DEFAULTS_MAX = 1_000;
+const sharedDefaultsByContent = new Map<string, ReadonlyMap<string, string>>();
+
+function sharedDefaults(defaults: Map<string, string>): ReadonlyMap<string, string> {
+  // NUL cannot occur in a startup packet's names and values: the key is unambiguous (tenants stay apart).
+  const content = [...defaults].flat().join('\0');
+  const shared = sharedDefaultsByContent.get(content);
+  if (shared) return shared;
+  // Full (many tenants named at login, say): started again rather than grown without bound.
+  if (sharedDefaultsByContent.size >= SHARED_DEFAULTS_MAX) sharedDefaultsByContent.clear();
+  sharedDefaultsByContent.set(content, defaults);
+  return defaults;
+}
+
 /**
  * One pooled client's session state. Its identity is what a server connection's `owner` compares.
  * Its maps are made when a first setting comes: most clients set nothing, and an idle one keeps this.
  */
 export class PooledClientState {
   /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults, by setting. */
-  private defaults: Map<string, string> | null = null;
+  private defaults: ReadonlyMap<string, string> | null = null;
   /** Tracked SETs since, by setting name, in the order they came. */
   private tracked: Map<string, string> | null = null;
 
@@ -124,7 +139,7 @@ export class PooledClientState {
       const setting = login.tenantSetting ?? TENANT_CONTEXT_SETTING;
       defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
     }
-    if (defaults.size > 0) this.defaults = defaults;
+    if (defaults.size > 0) this.defaults = sharedDefaults(defaults);
   }
 
   /** Every setting the client's session has now, by name (lower case), with the statement that sets it. */
