@@ -2,7 +2,7 @@
 // client's state on one of the pool's connections (its settings, its tenant, checked live there as
 // on the session endpoint), then answers the client itself: the server's parameters as that
 // connection reports them, a cancel key of the gateway's, ReadyForQuery.
-import { randomFillSync, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { parseBackendMessage } from './backend-parser.js';
 import type { ConnectionContext } from './context.js';
 import { BackendType } from './message-types.js';
@@ -127,8 +127,7 @@ export async function startPooledSession(
   for (const [name, value] of statuses) out.push(parameterStatus(name, value));
   // The client has no backend of its own: the process id and key are the gateway's.
   const processId = randomInt(1, 0x7fffffff);
-  // From Node's shared buffer pool: the key lives as long as the idle client, and one ArrayBuffer of its own each cost more than the key.
-  const key = randomFillSync(Buffer.allocUnsafe(login.protocolVersion >= PROTOCOL_3_2 ? 32 : 4));
+  const key = randomBytes(login.protocolVersion >= PROTOCOL_3_2 ? 32 : 4);
   out.push(backendKeyData(processId, key));
   out.push(READY_IDLE);
   handshake.client.write(Buffer.concat(out));
