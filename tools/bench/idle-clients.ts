@@ -5,15 +5,18 @@
 // having run one query each (their pool's server sessions are given back at once: idle clients hold
 // none). Reported: the gateway's resident memory (VmRSS from /proc) before and after, per client; the server sessions the credential holds meanwhile; and --probes logins of a new client
 // with its first query, one after another, while the idle ones are held (median, p99, max).
+// --heap-snapshot: the gateway also writes a V8 heap snapshot at both points (SIGUSR2, into a temporary
+// folder), and the object kinds that grew are listed per client (heap-summary.ts).
 // Setup: an embedded PostgreSQL, a control plane, apps/api (a database and a credential), stopped
 // before measuring. Loopback only; stops everything it started, within its time limit. On demand only.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ensureDevelopmentCertificates } from '@platform/dev-tls';
 import { freePort, query } from '@platform/testing';
+import { compareHeaps } from './heap-summary.js';
 import { expectStatus, percentile, provisionDatabase, runBench, sleep, startApiProcess, startControlPlane, startGatewayApp, Teardown } from './support.js';
 
 const { values: flags } = parseArgs({
@@ -21,6 +24,7 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '10000' },
     probes: { type: 'string', default: '20' },
     tls: { type: 'boolean', default: false },
+    'heap-snapshot': { type: 'boolean', default: false },
   },
 });
 const clients = Number(flags.clients);
@@ -52,6 +56,9 @@ await runBench(20 * 60, teardown, async () => {
   await api.stop();
   const pooled = new URL(created.body.pooledConnectionUrl as string);
   const certificates = teardown.add(mkdtempSync(join(tmpdir(), 'bench-idle-tls-')), async (dir) => rmSync(dir, { recursive: true, force: true }));
+  if (flags['heap-snapshot']) mkdirSync(resolve('tmp'), { recursive: true });
+  // Kept (tmp/ of the repository, as bench:soak's) for a closer look in DevTools.
+  const snapshots = flags['heap-snapshot'] ? mkdtempSync(join(resolve('tmp'), 'bench-idle-heap-')) : null;
   const tls = flags.tls ? await ensureDevelopmentCertificates(certificates, ['localhost', '127.0.0.1']) : null;
   const gateway = teardown.add(
     await startGatewayApp(controlPlane, port, {
@@ -62,7 +69,7 @@ await runBench(20 * 60, teardown, async () => {
       GATEWAY_MAX_LOGINS_PER_ADDRESS: String(BATCH * 2),
       GATEWAY_MAX_LOGINS_PER_USER: String(BATCH * 2),
       GATEWAY_MAX_LOGINS_PER_USER_ADDRESS: String(BATCH * 2),
-    }),
+    }, snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : []),
     (app) => app.stop(),
   );
   const gatewayPid = gateway.child.pid!;
@@ -86,6 +93,20 @@ await runBench(20 * 60, teardown, async () => {
   await Promise.all(warm.map((client) => client.end()));
   await sleep(2_000);
   const before = residentKb(gatewayPid);
+  /** Has the gateway write a heap snapshot, and answers its file once written (the gateway answers again only then). */
+  const heapSnapshot = async (): Promise<string | null> => {
+    if (!snapshots) return null;
+    const count = readdirSync(snapshots).length;
+    process.kill(gatewayPid, 'SIGUSR2');
+    for (let waited = 0; ; waited += 500) {
+      if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) throw new Error(`the gateway ended on its heap snapshot (${gateway.child.signalCode ?? gateway.child.exitCode})`);
+      if (waited > 300_000) throw new Error('no heap snapshot within 5 minutes');
+      await sleep(500);
+      const files = readdirSync(snapshots).filter((name) => name.endsWith('.heapsnapshot'));
+      if (files.length > count && (await gateway.request('GET', '/healthz').catch(() => undefined))?.status === 200) return join(snapshots, files.sort()[files.length - 1]);
+    }
+  };
+  const heapBefore = await heapSnapshot();
 
   const held: pg.Client[] = [];
   const started = Date.now();
@@ -96,6 +117,7 @@ await runBench(20 * 60, teardown, async () => {
   const loginSeconds = (Date.now() - started) / 1000;
   await sleep(5_000);
   const after = residentKb(gatewayPid);
+  const heapAfter = await heapSnapshot();
   const role = decodeURIComponent(pooled.username);
   const [{ n: serverSessions }] = await query<{ n: number }>(postgres.adminUrl, 'select count(*)::int as n from pg_stat_activity where usename = $1', [role]);
 
@@ -115,6 +137,7 @@ idle clients through the pooled endpoint (${tls ? 'TLS' : 'plain'}), one gateway
   per idle client       ${(perClient / 1024).toFixed(2)} kB (goal: under 10 kB)
   server sessions       ${serverSessions} of the credential's role while they are held
   a new login + query   median ${percentile(probeMs, 50).toFixed(1)} ms, p99 ${percentile(probeMs, 99).toFixed(1)} ms, max ${probeMs[probeMs.length - 1].toFixed(1)} ms over ${probes} (goal: under 100 ms)`);
+  if (heapBefore && heapAfter) console.log(`\nheap snapshots in ${snapshots}\n${compareHeaps(heapBefore, heapAfter, held.length).join('\n')}`);
   await Promise.all(held.map((client) => client.end().catch(() => {})));
   return perClient < 10 * 1024 && probeMs[probeMs.length - 1] < 100;
 });

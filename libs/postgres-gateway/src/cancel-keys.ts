@@ -48,32 +48,53 @@ export const isShortKey = (key: Buffer): boolean => key.length === 4;
  */
 export type HeldSession = { backend: Backend; backendKey: Buffer } | { cancel(): Promise<void> };
 
+interface HeldKey {
+  key: Buffer;
+  session: HeldSession;
+}
+
 /** The sessions one gateway holds, by the process id and key their clients were given. */
 export class SessionKeys {
-  private readonly byProcessId = new Map<number, { key: Buffer; session: HeldSession }[]>();
+  /**
+   * One entry per process id, or several when process ids of two servers are equal: no array for
+   * the common case, since an idle pooled client holds its entry as long as it stays connected.
+   */
+  private readonly byProcessId = new Map<number, HeldKey | HeldKey[]>();
 
   get size(): number {
     let count = 0;
-    for (const entries of this.byProcessId.values()) count += entries.length;
+    for (const entries of this.byProcessId.values()) count += Array.isArray(entries) ? entries.length : 1;
     return count;
   }
 
   /** Keeps the session's key until `client` closes. Process ids of two servers may be equal; keys tell them apart. */
   hold(processId: number, key: Buffer, session: HeldSession, client: Duplex): void {
-    const entry = { key, session };
+    const entry: HeldKey = { key, session };
     const entries = this.byProcessId.get(processId);
-    if (entries) entries.push(entry);
-    else this.byProcessId.set(processId, [entry]);
-    client.once('close', () => {
-      const left = (this.byProcessId.get(processId) ?? []).filter((each) => each !== entry);
-      if (left.length > 0) this.byProcessId.set(processId, left);
-      else this.byProcessId.delete(processId);
-    });
+    if (!entries) this.byProcessId.set(processId, entry);
+    else if (Array.isArray(entries)) entries.push(entry);
+    else this.byProcessId.set(processId, [entries, entry]);
+    // 'close' comes once: `on` spares the wrapper `once` keeps per listener.
+    client.on('close', () => this.forget(processId, entry));
+  }
+
+  private forget(processId: number, entry: HeldKey): void {
+    const entries = this.byProcessId.get(processId);
+    if (!Array.isArray(entries)) {
+      if (entries === entry) this.byProcessId.delete(processId);
+      return;
+    }
+    const left = entries.filter((each) => each !== entry);
+    if (left.length > 1) this.byProcessId.set(processId, left);
+    else if (left.length === 1) this.byProcessId.set(processId, left[0]);
+    else this.byProcessId.delete(processId);
   }
 
   /** The session with this process id and client's key, if this gateway holds it. */
   find(processId: number, key: Buffer): HeldSession | undefined {
-    const entry = this.byProcessId.get(processId)?.find((each) => each.key.length === key.length && timingSafeEqual(each.key, key));
+    const entries = this.byProcessId.get(processId);
+    if (!entries) return undefined;
+    const entry = (Array.isArray(entries) ? entries : [entries]).find((each) => each.key.length === key.length && timingSafeEqual(each.key, key));
     return entry?.session;
   }
 }

@@ -70,6 +70,10 @@ export const DEFAULT_SCRAM_STEP_TIMEOUT_MS = 2_500;
 /** Far more than clients cancel legitimately; a flood of guessed keys stops there. */
 export const DEFAULT_RELAYED_CANCELS_PER_SECOND = 100;
 
+function destroySocket(this: net.Socket): void {
+  this.destroy();
+}
+
 /** The PostgreSQL gateway: one listening socket, every connection served on its own. */
 export class PostgresGateway {
   readonly counters: QueryCounters | null;
@@ -78,8 +82,14 @@ export class PostgresGateway {
   private readonly pooled: PooledEndpoint | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly context: ConnectionContext;
+  /** Every socket's 'close' listener (the socket is `this`). */
+  private readonly forgetSocket: (this: net.Socket) => void;
 
   constructor(private readonly options: GatewayOptions) {
+    const sockets = this.sockets;
+    this.forgetSocket = function (this: net.Socket) {
+      sockets.delete(this);
+    };
     this.counters = options.countQueries ? new QueryCounters() : null;
     this.context = {
       routes: options.routes,
@@ -114,9 +124,11 @@ export class PostgresGateway {
   private listener(pooled: PooledEndpoint | null): net.Server {
     return net.createServer({ noDelay: true }, (socket) => {
       this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+      // The same two listeners for every socket (emitters call them with the socket as `this`), and
+      // `on` rather than `once` for 'close', which comes once: nothing per connection but the socket.
+      socket.on('close', this.forgetSocket);
       // A reset or a broken pipe ends that connection only.
-      socket.on('error', () => socket.destroy());
+      socket.on('error', destroySocket);
       void serveConnection(socket, this.context, pooled);
     });
   }

@@ -66,4 +66,18 @@ describe('pooled client settings', () => {
     state.apply({ reset: 'nile.tenant_id' });
     expect([...state.settings().values()]).to.deep.equal([`SET "nile"."tenant_id" = '${TENANT}';`]);
   });
+
+  it('keeps clients with the same login settings apart once one of them SETs, and tenants apart', () => {
+    const other = '0190f3c4-5b6a-7c8d-9e0f-665544332211';
+    const first = new PooledClientState(login([['application_name', 'app']]), TENANT);
+    const second = new PooledClientState(login([['application_name', 'app']]), TENANT);
+    const third = new PooledClientState(login([['application_name', 'app']]), other);
+    first.apply({ set: 'application_name', statement: "set application_name = 'mine';" });
+    first.apply({ set: 'search_path', statement: 'set search_path = x;' });
+    expect([...first.settings().values()]).to.deep.equal([`SET "platform"."tenant_id" = '${TENANT}';`, "set application_name = 'mine';", 'set search_path = x;']);
+    expect([...second.settings().values()]).to.deep.equal([`SET "application_name" = 'app';`, `SET "platform"."tenant_id" = '${TENANT}';`]);
+    expect([...third.settings().values()]).to.deep.equal([`SET "application_name" = 'app';`, `SET "platform"."tenant_id" = '${other}';`]);
+    first.apply({ reset: 'all' });
+    expect([...first.settings().values()]).to.deep.equal([`SET "application_name" = 'app';`, `SET "platform"."tenant_id" = '${TENANT}';`]);
+  });
 });

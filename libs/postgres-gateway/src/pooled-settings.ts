@@ -103,33 +103,56 @@ export function handOver(connection: HandOverTarget, state: PooledClientState, f
   return sql === '' ? null : sql;
 }
 
-/** One pooled client's session state. Its identity is what a server connection's `owner` compares. */
+const NO_SETTINGS: ReadonlyMap<string, string> = new Map();
+
+/** Clients of one application send the same startup settings: their (never changed) maps are shared, up to a bound. */
+const SHARED_DEFAULTS_MAX = 1_000;
+const sharedDefaultsByContent = new Map<string, ReadonlyMap<string, string>>();
+
+function sharedDefaults(defaults: Map<string, string>): ReadonlyMap<string, string> {
+  // NUL cannot occur in a startup packet's names and values: the key is unambiguous (tenants stay apart).
+  const content = [...defaults].flat().join('\0');
+  const shared = sharedDefaultsByContent.get(content);
+  if (shared) return shared;
+  // Full (many tenants named at login, say): started again rather than grown without bound.
+  if (sharedDefaultsByContent.size >= SHARED_DEFAULTS_MAX) sharedDefaultsByContent.clear();
+  sharedDefaultsByContent.set(content, defaults);
+  return defaults;
+}
+
+/**
+ * One pooled client's session state. Its identity is what a server connection's `owner` compares.
+ * Its maps are made when a first setting comes: most clients set nothing, and an idle one keeps this.
+ */
 export class PooledClientState {
   /** SETs from the startup packet (its parameters and `-c` options) and the tenant: the session's defaults, by setting. */
-  private readonly defaults = new Map<string, string>();
+  private defaults: ReadonlyMap<string, string> | null = null;
   /** Tracked SETs since, by setting name, in the order they came. */
-  private readonly tracked = new Map<string, string>();
+  private tracked: Map<string, string> | null = null;
+  /** settings() with tracked SETs, as last made: the same map until another one comes (a hand-over happens once a transaction). */
+  private made: ReadonlyMap<string, string> | null = null;
 
   constructor(login: Pick<LoginRequest, 'parameters' | 'options' | 'tenantSetting'>, tenantId: string | null) {
+    const defaults = new Map<string, string>();
     for (const [name, value] of login.parameters) {
       if (NOT_SETTINGS.has(name) || name.startsWith('_pq_.') || isTenantParameter(name) || !SETTING_NAME.test(name)) continue;
-      this.defaults.set(name.toLowerCase(), setStatement(name, value));
+      defaults.set(name.toLowerCase(), setStatement(name, value));
     }
-    for (const [name, value] of optionSettings(login.options)) this.defaults.set(name.toLowerCase(), setStatement(name, value));
+    for (const [name, value] of optionSettings(login.options)) defaults.set(name.toLowerCase(), setStatement(name, value));
     if (tenantId !== null) {
       const setting = login.tenantSetting ?? TENANT_CONTEXT_SETTING;
-      this.defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
+      defaults.set(setting.toLowerCase(), setStatement(setting, tenantId));
     }
+    if (defaults.size > 0) this.defaults = sharedDefaults(defaults);
   }
-
-  /** settings() as last made: the same map until a tracked statement changes it (a hand-over happens at most once a transaction). */
-  private made: ReadonlyMap<string, string> | null = null;
 
   /** Every setting the client's session has now, by name (lower case), with the statement that sets it. */
   settings(): ReadonlyMap<string, string> {
+    // Most clients set nothing after login: their startup settings are the (shared) map itself.
+    if (this.tracked === null || this.tracked.size === 0) return this.defaults ?? NO_SETTINGS;
     if (this.made) return this.made;
     const settings = new Map(this.defaults);
-    for (const [name, statement] of this.tracked) {
+    for (const [name, statement] of this.tracked ?? []) {
       settings.delete(name);
       settings.set(name, statement);
     }
@@ -141,15 +164,15 @@ export class PooledClientState {
   apply(change: TrackedChange): void {
     this.made = null;
     if ('set' in change) {
+      this.tracked ??= new Map();
       this.tracked.delete(change.set);
       this.tracked.set(change.set, change.statement);
     } else if (change.reset === 'all') {
-      this.tracked.clear();
+      this.tracked = null;
     } else {
-      this.tracked.delete(change.reset);
+      this.tracked?.delete(change.reset);
     }
   }
-
 }
 
 /** `-c name=value` and `--name=value` of a client's options; other options are not settings and are ignored. */

@@ -129,7 +129,8 @@ export async function startPooledSession(
   handshake.started();
   const cell = context.counters?.cell(decision.route.database.id, decision.tenantId) ?? null;
   const session = new PooledSession(handshake.client, pool, state, cell ? new QueryTracker(cell) : null, context, pools.settings.preparedStatements);
-  // A cancel request with this key reaches the server session running the client's query then, or nothing.
-  context.sessionKeys.hold(processId, key, { cancel: () => session.cancel() }, handshake.client);
+  // A cancel request with this key reaches the server session running the client's query then, or
+  // nothing. The session itself is what is held (its cancel()): no wrapper kept per idle client.
+  context.sessionKeys.hold(processId, key, session, handshake.client);
   session.start(handshake.reader.detach());
 }

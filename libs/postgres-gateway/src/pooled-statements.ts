@@ -89,8 +89,8 @@ const z = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
 
 /** One pooled client's statements, and the queue of answers expected from its current server connection. */
 export class PreparedStatements {
-  /** The client's statement name → the pool's name, and the Parse that makes it. */
-  private readonly byName = new Map<string, { poolName: string; parse: Buffer; changesSession: boolean }>();
+  /** The client's statement name → the pool's name, and the Parse that makes it; made at the first (most clients name none). */
+  private byName: Map<string, { poolName: string; parse: Buffer; changesSession: boolean }> | null = null;
   private readonly queue: Expected[] = [];
 
   constructor(
@@ -105,7 +105,7 @@ export class PreparedStatements {
 
   /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
   clear(): void {
-    this.byName.clear();
+    this.byName = null;
   }
 
   /**
@@ -122,11 +122,11 @@ export class PreparedStatements {
       const query = cString(message, name.end);
       const poolName = this.names.nameOf(`${message.subarray(query.end).toString('hex')}:${query.value}`);
       if (!this.names.wasParsed(poolName)) return null;
-      this.byName.set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)), changesSession: changesSession(query.value) });
+      (this.byName ??= new Map()).set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)), changesSession: changesSession(query.value) });
       return PARSE_COMPLETE;
     }
     if (type === 'C' && message[5] === code('S')) {
-      this.byName.delete(cString(message, 6).value);
+      this.byName?.delete(cString(message, 6).value);
       return CLOSE_COMPLETE;
     }
     return null;
@@ -159,7 +159,7 @@ export class PreparedStatements {
       if (name.value !== '') {
         if (type === 'C') {
           // The client's name goes; the pool's statement stays on the server for other clients.
-          this.byName.delete(name.value);
+          this.byName?.delete(name.value);
           return this.answer(CLOSE_COMPLETE, toClient);
         }
         message = frame(message[0], Buffer.from('S'), z(this.ensure(name.value, connection, toServer)));
@@ -176,7 +176,7 @@ export class PreparedStatements {
     const parse = frame(message[0], z(poolName), message.subarray(name.end));
     const changes = changesSession(query.value);
     if (changes) connection.dirty = true;
-    this.byName.set(name.value, { poolName, parse, changesSession: changes });
+    (this.byName ??= new Map()).set(name.value, { poolName, parse, changesSession: changes });
     if (connection.prepared.has(poolName)) {
       this.evict(connection.touch(poolName, this.perConnection), toServer);
       return this.answer(PARSE_COMPLETE, toClient);
@@ -188,7 +188,7 @@ export class PreparedStatements {
 
   /** The pool's name for a client's statement, prepared on `connection` first if it lacks it. */
   private ensure(clientName: string, connection: ServerConnection, toServer: Buffer[]): string {
-    const known = this.byName.get(clientName);
+    const known = this.byName?.get(clientName);
     // Unknown to this client: a name no pool statement has, so that the server's own error answers.
     if (!known) return clientName.startsWith('_pool_') ? `${clientName} (not prepared)` : clientName;
     if (known.changesSession) connection.dirty = true;
@@ -228,6 +228,8 @@ export class PreparedStatements {
     if (this.queue.length > 1 && this.queue[1].kind === 'answer') return false;
     if (head.parsed) this.names.parsedOnce(head.parsed.name);
     this.queue.shift();
+    // As in answered(): an idle client keeps no shifted array's capacity.
+    if (this.queue.length === 0) this.queue.length = 0;
     return true;
   }
 
@@ -258,5 +260,7 @@ export class PreparedStatements {
   /** Sends the gateway's answers that have come to the head of the queue. */
   private answered(toClient: Buffer[]): void {
     while (this.queue[0]?.kind === 'answer') toClient.push((this.queue.shift() as { bytes: Buffer }).bytes);
+    // All answered: the queue's storage goes (V8 keeps a shifted array's capacity), as an idle client holds it.
+    if (this.queue.length === 0) this.queue.length = 0;
   }
 }

@@ -19,8 +19,8 @@ export function relaySession(
   tracker: QueryTracker | null,
   context: Pick<ConnectionContext, 'clientStallMs' | 'log'>,
 ): void {
-  const fromClient = tracker ? new MessageScanner(tracker.fromClient) : null;
-  const fromServer = tracker ? new MessageScanner(tracker.fromServer) : null;
+  const fromClient = tracker ? new MessageScanner((type) => tracker.fromClient(type)) : null;
+  const fromServer = tracker ? new MessageScanner((type, status) => tracker.fromServer(type, status)) : null;
   let stall: NodeJS.Timeout | null = null;
   let ending: NodeJS.Timeout | null = null;
   const close = () => {
