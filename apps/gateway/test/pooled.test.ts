@@ -238,6 +238,8 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
       // 16 MB in one answer: the gateway's writes to the client back up, and it pauses the server until they drain.
       const { rows } = await client.query<{ s: string }>("select repeat('x', 1000000) || g as s from generate_series(1, 16) as g");
       expect(rows.map((row) => [row.s.length, row.s.slice(-2)])).to.deep.equal(Array.from({ length: 16 }, (_, i) => [1_000_000 + String(i + 1).length, `x${i + 1}`.slice(-2)]));
+      // And the other way: a 5 MB parameter, a Bind that comes in many reads.
+      expect((await client.query<{ n: number }>('select length($1::text) as n', ['y'.repeat(5_000_000)])).rows).to.deep.equal([{ n: 5_000_000 }]);
       const others = await Promise.all([pooled(unscoped), pooled(unscoped)]);
       expect((await Promise.all(others.map((other, i) => other.query('select $1::int as n', [i])))).map((answer) => answer.rows[0].n)).to.deep.equal([0, 1]);
       await Promise.all(others.map((other) => other.end()));
@@ -261,6 +263,21 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     } finally {
       await next.end();
       await client.end().catch(() => {});
+    }
+  });
+  it('refuses a message it cannot read with 08P01, closing that client alone', async function () {
+    const client = await pooled(unscoped);
+    const heard = new Promise<PgError>((resolve) => client.once('error', resolve));
+    // A Parse whose statement name has no terminating zero byte.
+    (client as unknown as { connection: { stream: net.Socket } }).connection.stream.write(Buffer.from([0x50, 0, 0, 0, 5, 0x78]));
+    const error = await heard;
+    expect([error.code, error.severity, error.message]).to.deep.equal(['08P01', 'FATAL', 'invalid message format']);
+    await client.end().catch(() => {});
+    const next = await pooled(unscoped);
+    try {
+      expect((await next.query('select 6 as n')).rows).to.deep.equal([{ n: 6 }]);
+    } finally {
+      await next.end();
     }
   });
 });

@@ -18,7 +18,8 @@ export const POOL_SIZE_WITHOUT_LIMIT = 20;
 /**
  * The server sessions a login's pool may hold: the setting, or a fifth of `connectionLimit`; never
  * above the limit, at least 1; then divided among the workers (rounded down, at least 1), so that
- * the workers together hold no more than one pool's size. `connectionLimit` null: none is known.
+ * the workers together hold no more than one pool's size, except where that size is below the
+ * number of workers: each still holds one (README "Pooled endpoint"). `connectionLimit` null: none is known.
  */
 export function poolSize(sizing: PoolSizing, connectionLimit: number | null): number {
   let size: number;

@@ -11,6 +11,7 @@ import type { PooledClientState, TrackedChange } from './pooled-settings.js';
 import { changesSession, handOver, trackedChange } from './pooled-settings.js';
 import { PreparedStatements } from './pooled-statements.js';
 import { noteParameter } from './pooled-parameters.js';
+import { PartialMessage, handOverQuery } from './pooled-messages.js';
 import type { QueryTracker } from './query-counters.js';
 import { ProtocolViolation, Refusal, SqlState } from './refusals.js';
 import { PoolWaitExpired, type ServerConnection, type ServerListener, type ServerPool } from './server-pool.js';
@@ -26,29 +27,15 @@ const READY = BackendType.ReadyForQuery;
 const PARAMETER_STATUS = code('S');
 const PARSE = code('P');
 const CLOSE = code('C');
-const TAG_P = code('P');
-const TAG_D = code('D');
 /** Client messages of the extended protocol: a connection is kept from the first to the Sync. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
 const MAX_CLIENT_MESSAGE = 64 << 20;
+/** The longest message a server may send (PostgreSQL's own is 1 GB). */
+const MAX_SERVER_MESSAGE = 0x7fffffff;
 /** What a client may send while it waits for a server connection before its socket is paused. */
 const MAX_WAITING_BYTES = 1 << 20;
 const READY_IDLE = Buffer.from([READY, 0, 0, 0, 5, TRANSACTION_IDLE]);
-
-/** Splits `buffer` from `offset` into whole messages; answers those and where the rest starts. */
-export function frames(buffer: Buffer, limit: number): { messages: Buffer[]; rest: number } {
-  const messages: Buffer[] = [];
-  let offset = 0;
-  while (buffer.length - offset >= 5) {
-    const length = buffer.readInt32BE(offset + 1);
-    if (length < 4 || length > limit) throw new ProtocolViolation(`invalid message length ${length}`);
-    if (buffer.length - offset < 1 + length) break;
-    messages.push(buffer.subarray(offset, offset + 1 + length));
-    offset += 1 + length;
-  }
-  return { messages, rest: offset };
-}
 
 export class PooledSession implements ServerListener {
   private connection: ServerConnection | null = null;
@@ -56,9 +43,9 @@ export class PooledSession implements ServerListener {
   private readonly waiting: Buffer[] = [];
   private waitingBytes = 0;
   private acquiring = false;
-  /** The start of a message whose end has not come yet, from the client and from the server. */
-  private clientRest: Buffer | null = null;
-  private serverRest: Buffer | null = null;
+  /** A message whose end has not come yet, from the client and from the server. */
+  private clientRest: PartialMessage | null = null;
+  private serverRest: PartialMessage | null = null;
   /** Extended-protocol messages went since the last Sync. */
   private extendedOpen = false;
   /** Hand-over queries sent whose ReadyForQuery (and everything before it) the client must not see. */
@@ -104,8 +91,24 @@ export class PooledSession implements ServerListener {
   // go to the server goes as one write.
   private clientData(chunk: Buffer): void {
     if (this.ended) return;
-    const buffer = this.clientRest === null ? chunk : Buffer.concat([this.clientRest, chunk]);
-    this.clientRest = null;
+    let buffer = chunk;
+    if (this.clientRest !== null) {
+      const whole = this.clientRest.add(chunk);
+      if (whole === null) return;
+      buffer = whole;
+      this.clientRest = null;
+    }
+    try {
+      this.clientMessages(buffer);
+    } catch (error) {
+      // A message the gateway cannot read (a string without its terminating zero): PostgreSQL's answer to it.
+      if (!(error instanceof ProtocolViolation)) throw error;
+      this.refuse(error);
+    }
+  }
+
+  /** The client's messages in `buffer`, the start of one not whole yet kept for the next chunk. */
+  private clientMessages(buffer: Buffer): void {
     const end = buffer.length;
     const out: Buffer[] = [];
     const toClient: Buffer[] = [];
@@ -149,7 +152,7 @@ export class PooledSession implements ServerListener {
         this.pausedForWait = true;
       }
     }
-    if (offset < end) this.clientRest = offset === 0 ? buffer : buffer.subarray(offset);
+    if (offset < end) this.clientRest = new PartialMessage(offset === 0 ? buffer : buffer.subarray(offset), MAX_CLIENT_MESSAGE);
     this.flush(out, toClient);
     if (!this.connection && this.waiting.length > 0 && !this.acquiring) this.acquire();
   }
@@ -225,7 +228,13 @@ export class PooledSession implements ServerListener {
         const toClient: Buffer[] = [];
         const waiting = this.waiting.splice(0);
         this.waitingBytes = 0;
-        for (const message of waiting) this.send(message, out, toClient);
+        try {
+          for (const message of waiting) this.send(message, out, toClient);
+        } catch (error) {
+          if (!(error instanceof ProtocolViolation)) throw error;
+          this.refuse(error);
+          return;
+        }
         this.flush(out, toClient);
         if (this.pausedForWait) this.client.resume();
         this.pausedForWait = false;
@@ -279,8 +288,13 @@ export class PooledSession implements ServerListener {
   data(chunk: Buffer): void {
     const connection = this.connection;
     if (!connection) return;
-    const buffer = this.serverRest === null ? chunk : Buffer.concat([this.serverRest, chunk]);
-    this.serverRest = null;
+    let buffer = chunk;
+    if (this.serverRest !== null) {
+      const whole = this.serverRest.add(chunk);
+      if (whole === null) return;
+      buffer = whole;
+      this.serverRest = null;
+    }
     const end = buffer.length;
     let offset = 0;
     /** What goes to the client, once a message does not go as it came; before that, [0, offset). */
@@ -311,7 +325,7 @@ export class PooledSession implements ServerListener {
         }
         if (type === READY) this.swallowed--;
       } else {
-        if (type === COMMAND_COMPLETE) this.commandComplete(buffer, offset, next, connection);
+        if (type === COMMAND_COMPLETE) this.statements.commandComplete(buffer, offset, next, connection);
         else if (type === ERROR) this.changeFailed = true;
         else if (type === READY) {
           this.status = buffer[offset + 5];
@@ -328,7 +342,7 @@ export class PooledSession implements ServerListener {
       }
       offset = next;
     }
-    if (offset < end) this.serverRest = offset === 0 ? buffer : buffer.subarray(offset);
+    if (offset < end) this.serverRest = new PartialMessage(offset === 0 ? buffer : buffer.subarray(offset), MAX_SERVER_MESSAGE);
     let toClient: Buffer | null = null;
     if (out === null) toClient = offset === 0 ? null : offset === end ? buffer : buffer.subarray(0, offset);
     else {
@@ -358,22 +372,6 @@ export class PooledSession implements ServerListener {
     return this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen && this.swallowed === 0;
   }
 
-  /** Statements that change what the connection holds beyond the transaction (only tags starting with P or D are read). */
-  private commandComplete(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
-    const first = buffer[offset + 5];
-    if (first !== TAG_P && first !== TAG_D) return;
-    const tag = buffer.toString('latin1', offset + 5, Math.min(next - 1, offset + 20));
-    if (tag === 'PREPARE') connection.sqlPrepared = true;
-    else if (tag === 'DEALLOCATE') {
-      // It may have been one of the pool's statements: the next hand-over, even to this client, deallocates them all.
-      connection.sqlPrepared = true;
-      connection.owner = null;
-    } else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
-      connection.prepared.clear();
-      this.statements.clear();
-    }
-  }
-
   /** The client is told why (FATAL) and the connection ends. */
   private refuse(refusal: Refusal): void {
     if (this.ended) return;
@@ -385,18 +383,9 @@ export class PooledSession implements ServerListener {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.detach(this.idle);
+    // A server message cut in two is not a clean connection either: the next holder would read its end.
+    this.detach(this.idle && this.serverRest === null);
     if (!this.client.writableEnded) this.client.end();
     setTimeout(() => this.client.destroy(), this.context.clientStallMs).unref();
   }
-}
-
-/** A simple Query message. */
-export function handOverQuery(sql: string): Buffer {
-  const text = Buffer.from(`${sql}\0`, 'utf8');
-  const message = Buffer.alloc(5 + text.length);
-  message[0] = QUERY;
-  message.writeInt32BE(4 + text.length, 1);
-  text.copy(message, 5);
-  return message;
 }

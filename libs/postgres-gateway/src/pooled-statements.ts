@@ -9,12 +9,15 @@
 // right places, every message sent has its entry in a queue of expected answers, in order, as the
 // server answers them: the answer that ends each, PostgreSQL's skipping to the Sync after an error.
 import { changesSession } from './pooled-settings.js';
+import { ProtocolViolation } from './refusals.js';
 import type { ServerConnection } from './server-pool.js';
 
 const code = (letter: string): number => letter.charCodeAt(0);
 const PARSE_COMPLETE = Buffer.from([code('1'), 0, 0, 0, 4]);
 const CLOSE_COMPLETE = Buffer.from([code('3'), 0, 0, 0, 4]);
 const ERROR = code('E');
+const TAG_P = code('P');
+const TAG_D = code('D');
 /** Answers a server may send at any time, which belong to no request. */
 const ASYNC = new Set([code('N'), code('A'), code('S')]);
 /** What ends the answer to each client message. */
@@ -73,7 +76,7 @@ export class StatementNames {
 
 function cString(buffer: Buffer, at: number): { value: string; end: number } {
   const end = buffer.indexOf(0, at);
-  if (end < 0) throw new Error('unterminated string');
+  if (end < 0) throw new ProtocolViolation('invalid message format', 'A string in a message has no terminating zero byte.');
   return { value: buffer.toString('utf8', at, end), end: end + 1 };
 }
 
@@ -106,6 +109,22 @@ export class PreparedStatements {
   /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
   clear(): void {
     this.byName = null;
+  }
+
+  /** Statements that change what the connection holds beyond the transaction (its tag; only those starting with P or D are read). */
+  commandComplete(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
+    const first = buffer[offset + 5];
+    if (first !== TAG_P && first !== TAG_D) return;
+    const tag = buffer.toString('latin1', offset + 5, Math.min(next - 1, offset + 20));
+    if (tag === 'PREPARE') connection.sqlPrepared = true;
+    else if (tag === 'DEALLOCATE') {
+      // It may have been one of the pool's statements: the next hand-over, even to this client, deallocates them all.
+      connection.sqlPrepared = true;
+      connection.owner = null;
+    } else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
+      connection.prepared.clear();
+      this.clear();
+    }
   }
 
   /**
