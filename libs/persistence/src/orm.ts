@@ -85,8 +85,19 @@ export async function closeOrm(orm: MikroORM, { graceMs = DEFAULT_CLOSE_GRACE_MS
   for (const checkout of endCheckouts(pool)) {
     log.error({ heldMs: now - checkout.since, lastStatement: checkout.lastStatement }, `a control-plane connection was still checked out ${graceMs} ms into the close; ended`);
   }
-  await closing;
+  // The pool also waits for connections still being opened (up to their connect timeout): bounded too.
+  const ended = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_AFTER_TAKE_BACK_MS)));
+  try {
+    if ((await Promise.race([closing, ended])) === 'late') {
+      log.error({ waitedMs: graceMs + CLOSE_AFTER_TAKE_BACK_MS }, 'the control-plane pool had not closed after its clients were taken back (a connection still opening); left to the process’s exit');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
+
+/** How long the close waits for the pool once its checked-out clients were taken back. */
+const CLOSE_AFTER_TAKE_BACK_MS = 1_000;
 
 /** Applies pending control-plane migrations; safe to run from several processes at once. */
 export async function migrateControlPlane(orm: MikroORM): Promise<string[]> {
