@@ -1,4 +1,4 @@
-import { DomainError, acceptInvite, previewInvite, startTokenSession } from '@platform/domain';
+import { DomainError, NotFoundError, ValidationError, acceptInvite, previewInvite, startTokenSession } from '@platform/domain';
 import { escapeHtml, htmlDocument, optional, prefersHtml, queryBoolean, record, respond, text, toApiError, type Responded } from '@platform/http';
 import { defineManagementRoute } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
@@ -69,14 +69,14 @@ export const familyInviteLandingRoutes = [
     params: familyTenantParams,
     query: LinkQuery,
     success: { status: 200, contentType: 'text/html', description: 'The invite and its Accept form', headers: { 'Set-Cookie': '`nile.csrf-token`, when new' } },
-    responses: [htmlPage(400, 'The link’s token is not valid (invalid_one_time_token)')],
+    responses: [htmlPage(400, 'The link’s token is not valid (invalid_one_time_token)'), htmlPage(404, 'The database is gone')],
     errors: [],
     handler: async ({ params, query, header, scope }) => {
       let invite;
       try {
         invite = await previewInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: query.token, email: query.identifier });
       } catch (error) {
-        if (error instanceof DomainError) return refusalPage(error);
+        if (error instanceof ValidationError || error instanceof NotFoundError) return refusalPage(error);
         throw error;
       }
       const cookies = cookiesOf(scope, header);
@@ -127,7 +127,9 @@ export const familyInviteLandingRoutes = [
         accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
       } catch (error) {
         // The form's own browser (posted twice, or from a page left open) reads a page; a JSON client, its APIError.
-        if (error instanceof DomainError && prefersHtml(header('accept') ?? '')) return refusalPage(error);
+        // Only the refusals documented as pages: anything else (the customer database out of reach, 503) stays an APIError.
+        const documented = error instanceof ValidationError || error instanceof NotFoundError;
+        if (documented && prefersHtml(header('accept') ?? '')) return refusalPage(error);
         throw error;
       }
       const result = await startTokenSession(scope, params.database, accepted.user.id);
