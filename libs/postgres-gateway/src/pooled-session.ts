@@ -91,13 +91,9 @@ export class PooledSession implements ServerListener {
   // go to the server goes as one write.
   private clientData(chunk: Buffer): void {
     if (this.ended) return;
-    let buffer = chunk;
-    if (this.clientRest !== null) {
-      const whole = this.clientRest.add(chunk);
-      if (whole === null) return;
-      buffer = whole;
-      this.clientRest = null;
-    }
+    const buffer = this.clientRest === null ? chunk : this.clientRest.add(chunk);
+    if (buffer === null) return;
+    this.clientRest = null;
     try {
       this.clientMessages(buffer);
     } catch (error) {
@@ -288,13 +284,9 @@ export class PooledSession implements ServerListener {
   data(chunk: Buffer): void {
     const connection = this.connection;
     if (!connection) return;
-    let buffer = chunk;
-    if (this.serverRest !== null) {
-      const whole = this.serverRest.add(chunk);
-      if (whole === null) return;
-      buffer = whole;
-      this.serverRest = null;
-    }
+    const buffer = this.serverRest === null ? chunk : this.serverRest.add(chunk);
+    if (buffer === null) return;
+    this.serverRest = null;
     const end = buffer.length;
     let offset = 0;
     /** What goes to the client, once a message does not go as it came; before that, [0, offset). */
