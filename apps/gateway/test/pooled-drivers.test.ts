@@ -18,7 +18,7 @@ function requireDriver(context: Mocha.Context, what: string, present: boolean): 
   if (present) return;
   if (process.env.CI) throw new Error(`${what} is missing: .ci/run should have installed it`);
   // Not installed on this machine (.ci/run installs it): nothing to run it with.
-  context.skip();
+  context.skip(); // skip reason: the driver is not installed here (outside CI only; .ci/run installs it)
 }
 
 function pythonHas(module: string): boolean {

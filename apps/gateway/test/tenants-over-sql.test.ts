@@ -45,7 +45,7 @@ describe('gateway: tenants over SQL, as the API family’s applications write it
 
   it('runs the SQL quickstart with psql: a vector column, tenants by SQL, a cross-tenant read, the same read in a tenant context, nearest neighbours, RESET', async function () {
     // Skipped outside CI only when pgvector is not fetched yet (requirePgvector prints why; under CI it fails).
-    requirePgvector(() => this.skip());
+    requirePgvector(() => this.skip()); // skip reason: pgvector not fetched on this machine (outside CI only)
     const [first, second]: string[] = [randomUUID(), randomUUID()];
     const everyTodo = `select tenants.name || '|' || title || '|' || estimate || '|' || embedding::text || '|' || complete from todos join tenants on tenants.id = todos.tenant_id order by tenants.name, title`;
     const nearest = `select title || '|' || round((embedding <-> '[0.8,0.2,0.6]')::numeric, 4) from todos order by embedding <-> '[0.8,0.2,0.6]'`;
@@ -105,7 +105,7 @@ describe('gateway: tenants over SQL, as the API family’s applications write it
 
   it('serves the published server SDK, unmodified: nile.query reads every tenant without a context, one tenant in withContext', async function () {
     // Skipped outside CI only when pgvector is not fetched yet (requirePgvector prints why; under CI it fails).
-    requirePgvector(() => this.skip());
+    requirePgvector(() => this.skip()); // skip reason: pgvector not fetched on this machine (outside CI only)
     // A database of its own: the quickstart above has its own todos.
     const sdkDb = await p.newDatabase();
     const credential = await sdkDb.newCredential();

@@ -48,6 +48,7 @@ describe('backups of an embedded cluster (pgBackRest)', function () {
     if (process.env.CI === 'true') throw new Error(why);
     // Skipped outside CI only, for the reason just printed: pgBackRest is fetched by npm test, not by a single file's run.
     console.log(`      skipped: ${why}`);
+    // Outside CI only: pgBackRest is not fetched on this machine (the line above says so).
     this.skip();
   });
 

@@ -23,6 +23,7 @@ export function requireChromium(suite: { skip(): void }): void {
   if (existsSync(CHROMIUM)) return;
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run should have installed Debian's chromium`);
   console.warn(`    skipped: Debian chromium is not installed at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
+  // Skipped outside CI only, for the reason just printed: Chromium is not installed on this machine.
   suite.skip();
 }
 

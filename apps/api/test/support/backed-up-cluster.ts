@@ -16,7 +16,7 @@ export function requirePgbackrest(context: Mocha.Context): void {
   console.log(`      skipped: ${why}`);
   // Skipped outside CI only, for the reason just printed: these files need pgBackRest, which a
   // developer may not have fetched yet (npm test fetches it; CI fails above without it).
-  context.skip();
+  context.skip(); // skip reason: pgBackRest not fetched on this machine (outside CI only)
 }
 
 export interface BackedUpCluster {
