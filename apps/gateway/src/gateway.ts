@@ -44,15 +44,18 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
       // Closed after the last connection (closed below it): its queries are in the final write.
       closers.push('insights', () => insights.stop());
     }
-    const listening = await gateway.listen();
-    closers.push('gateway', () => gateway.close());
     const isReady = () => pingControlPlane(orm, config.postgres.readinessTimeoutMs);
     if (options.worker) {
-      answerSupervisor({ metrics: () => metricsText(gateway), ready: isReady });
-      tellSupervisorStarted(listening.host, listening.port);
-      logger.debug({ host: listening.host, port: listening.port }, 'gateway worker listening');
-      return { host: listening.host, port: listening.port, pooledPort: listening.pooledPort, adminUrl: null, gateway, close: () => closers.close() };
+      // A worker does not listen: its supervisor does, and hands it connections (workers.ts).
+      closers.push('gateway', () => gateway.close());
+      answerSupervisor({ adopt: (socket, endpoint) => gateway.adopt(socket, endpoint), metrics: () => metricsText(gateway), ready: isReady });
+      tellSupervisorStarted();
+      logger.debug('gateway worker serving');
+      const { host, port, pooledPort } = config.gateway;
+      return { host, port, pooledPort, adminUrl: null, gateway, close: () => closers.close() };
     }
+    const listening = await gateway.listen();
+    closers.push('gateway', () => gateway.close());
     const admin = await startAdminServer({ host: config.adminHost, port: config.adminPort, token: config.adminToken, realm: 'gateway admin', isReady, metrics: () => metricsText(gateway) });
     closers.push('admin', () => admin.close());
     logger.info({ host: listening.host, port: listening.port, pooledPort: listening.pooledPort, tls: config.tls !== null, allowPlain: config.allowPlain, adminUrl: admin.url }, 'gateway listening');

@@ -1,15 +1,18 @@
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
+import type net from 'node:net';
 import { pino, type Logger } from 'pino';
 import { ConfigError } from '@platform/config';
 import { startAdminServer } from '@platform/http';
 import type { GatewayConfig } from './config.js';
+import { ConnectionHandOver, type ConnectionMessage, type Endpoint } from './hand-over.js';
 import { countersOf, sumMetricsTexts } from './metrics-sum.js';
 
 /**
- * Several processes serving one port (GATEWAY_WORKERS). Node's cluster module shares the
- * listening socket: the supervisor accepts and hands each connection to the next worker in turn
- * (round-robin, Node's default outside Windows), so one client's connections spread evenly.
+ * Several processes serving one port (GATEWAY_WORKERS), forked with Node's cluster module. The
+ * supervisor listens on the ports and hands each connection to the next serving worker in turn
+ * (hand-over.ts: not cluster's own sharing, which can hold a connection for ever when its worker
+ * dies), so one client's connections spread evenly.
  *
  * Each worker is a whole gateway (its own control-plane connections, routes cache, cancel relay and
  * insights writer under its own gateway id: insights add up across workers as across gateways).
@@ -21,28 +24,39 @@ import { countersOf, sumMetricsTexts } from './metrics-sum.js';
 
 /** What workers and the supervisor say to each other. */
 type WorkerMessage =
-  | { kind: 'started'; host: string; port: number }
+  | { kind: 'started' }
+  | { kind: 'taken'; id: number }
   | { kind: 'metrics'; id: number; text: string }
   | { kind: 'ready'; id: number; ready: boolean };
-type SupervisorMessage = { kind: 'metrics' | 'ready'; id: number };
+type Question = { kind: 'metrics' | 'ready'; id: number };
+type SupervisorMessage = Question | ConnectionMessage;
 
 export interface GatewaySupervisor {
   host: string;
   port: number;
+  pooledPort: number | null;
   adminUrl: string;
   close(): Promise<void>;
 }
 
-/** A worker's answers to its supervisor's questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect'). */
-export function answerSupervisor(answers: { metrics: () => string; ready: () => Promise<boolean> }): void {
-  process.on('message', (message: SupervisorMessage) => {
+/**
+ * A worker's answers to its supervisor: the connections it hands over (`adopt`; a message whose
+ * connection did not arrive is answered all the same, so that the supervisor closes its copy) and its
+ * questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect').
+ */
+export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
+  process.on('message', (message: SupervisorMessage, socket?: net.Socket) => {
+    if (message?.kind === 'connection') {
+      if (socket) answers.adopt(socket, message.endpoint);
+      tellSupervisor({ kind: 'taken', id: message.id });
+    }
     if (message?.kind === 'metrics') tellSupervisor({ kind: 'metrics', id: message.id, text: answers.metrics() });
     if (message?.kind === 'ready') void answers.ready().then((ready) => tellSupervisor({ kind: 'ready', id: message.id, ready }));
   });
 }
 
-export function tellSupervisorStarted(host: string, port: number): void {
-  tellSupervisor({ kind: 'started', host, port });
+export function tellSupervisorStarted(): void {
+  tellSupervisor({ kind: 'started' });
 }
 
 function tellSupervisor(message: WorkerMessage): void {
@@ -88,17 +102,20 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   /** The counters of workers gone: a counter of /metrics never goes down when a worker dies. */
   let departed = '';
   let quickDeaths = 0;
+  const handOver = new ConnectionHandOver((error) => logger.warn({ err: error }, 'accepting a client connection failed'));
 
-  const fork = (): Promise<{ host: string; port: number }> => {
+  const fork = (): Promise<void> => {
     const worker = cluster.fork();
     const forkedAt = Date.now();
     forked.add(worker);
     worker.on('error', (error) => logger.warn({ err: error, worker: worker.id }, 'talking to a gateway worker failed'));
     worker.on('message', (message: WorkerMessage) => {
-      if (message.kind !== 'started') waiting.get(message.id)?.(message);
+      if (message.kind === 'taken') handOver.taken(worker, message.id);
+      else if (message.kind !== 'started') waiting.get(message.id)?.(message);
     });
     worker.once('exit', (code, signal) => {
       forked.delete(worker);
+      handOver.gone(worker);
       const last = serving.get(worker);
       serving.delete(worker);
       if (last) departed = sumMetricsTexts([departed, countersOf(last)]);
@@ -114,7 +131,8 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
       worker.on('message', (message: WorkerMessage) => {
         if (message.kind !== 'started') return;
         serving.set(worker, '');
-        resolve(message);
+        handOver.serving(worker);
+        resolve();
       });
       worker.once('exit', (code) => {
         // A worker refusing its configuration exits 78 (runService), having printed which variable.
@@ -125,7 +143,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   };
 
   /** One question to one worker; fails when it does not answer in time. */
-  const ask = (worker: Worker, kind: SupervisorMessage['kind']) =>
+  const ask = (worker: Worker, kind: Question['kind']) =>
     new Promise<WorkerMessage>((resolve, reject) => {
       const id = ++asked;
       const timer = setTimeout(() => {
@@ -137,7 +155,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
         waiting.delete(id);
         resolve(message);
       });
-      worker.send({ kind, id } satisfies SupervisorMessage, undefined, {}, () => {});
+      worker.send({ kind, id } satisfies Question, undefined, {}, () => {});
     });
 
   /** Every serving worker's counters and gauges, kept for the day it dies; fails when one does not answer. */
@@ -164,10 +182,15 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     );
   };
 
-  let listening: { host: string; port: number }[];
+  let listening: { host: string; port: number; pooledPort: number | null };
   try {
-    listening = await Promise.all(Array.from({ length: config.workers }, () => fork()));
+    await Promise.all(Array.from({ length: config.workers }, () => fork()));
+    // The ports open once every worker serves, as a single gateway's open once it can serve.
+    const session = await handOver.listen(config.gateway.host, config.gateway.port, 'session');
+    const pooled = config.gateway.pooledPort === null ? null : await handOver.listen(config.gateway.host, config.gateway.pooledPort, 'pooled');
+    listening = { host: session.address, port: session.port, pooledPort: pooled?.port ?? null };
   } catch (error) {
+    handOver.close();
     await stopWorkers();
     throw error;
   }
@@ -188,14 +211,13 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     },
     metrics: async () => sumMetricsTexts([departed, ...(await gatherMetrics())]),
   });
-  const { host, port } = listening[0];
-  logger.info({ host, port, workers: config.workers, adminUrl: admin.url }, 'gateway listening');
+  logger.info({ ...listening, workers: config.workers, adminUrl: admin.url }, 'gateway listening');
   return {
-    host,
-    port,
+    ...listening,
     adminUrl: admin.url,
     close: async () => {
       clearInterval(keeper);
+      handOver.close();
       await stopWorkers();
       await admin.close();
       logger.info('gateway stopped');

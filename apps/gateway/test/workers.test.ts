@@ -8,7 +8,7 @@ import net from 'node:net';
 import type pg from 'pg';
 import { eventually, rejection } from '@platform/testing';
 import { connectVerified, runningStatement, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
-import { RawConnection, cancelRequest, simpleQuery } from './support/raw-client.js';
+import { RawConnection, cancelRequest, int32s, simpleQuery } from './support/raw-client.js';
 
 /** The gateway's worker processes: the children of the process the test started (not tsx's esbuild service). */
 function workersOf(supervisor: number): number[] {
@@ -21,14 +21,18 @@ function workersOf(supervisor: number): number[] {
     .sort();
 }
 
-/** How many established connections to `port` each process holds. */
-function connectionsOn(port: number, pids: number[]): number[] {
+/**
+ * How many established connections to `port` each process holds; with `anyState`, connections in any
+ * state but listening (one its client closed stays in CLOSE_WAIT while the process keeps it).
+ */
+function connectionsOn(port: number, pids: number[], anyState = false): number[] {
   const established = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
-      // local address "hex:PORT", state 01 = ESTABLISHED, inode in the tenth field
-      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === port && fields[3] === '01') established.add(fields[9]);
+      // local address "hex:PORT", state 01 = ESTABLISHED (0A = LISTEN), inode in the tenth field
+      const state = fields[3];
+      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === port && (anyState ? state !== '0A' : state === '01')) established.add(fields[9]);
     }
   }
   return pids.map((pid) => {
@@ -45,6 +49,25 @@ function connectionsOn(port: number, pids: number[]): number[] {
       if (inode && established.has(inode)) count++;
     }
     return count;
+  });
+}
+
+/**
+ * Opens a connection and sends an SSLRequest: 'answered' when a worker answers it, 'closed' when the
+ * connection closes first, 'held' when neither happens within `ms`.
+ */
+function sslRequestOutcome(port: number, ms: number): Promise<'answered' | 'closed' | 'held'> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write(int32s(8, 80877103)));
+    const settle = (outcome: 'answered' | 'closed' | 'held') => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => settle('held'), ms);
+    socket.once('data', () => settle('answered'));
+    socket.once('error', () => settle('closed'));
+    socket.once('close', () => settle('closed'));
   });
 }
 
@@ -137,8 +160,9 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     }
   });
 
-  it('replaces a worker that dies: only its clients are cut, the port keeps serving, readiness comes back', async function () {
-    this.timeout(60_000);
+  it('replaces a worker that dies: only its clients are cut, connections opened meanwhile are served or closed (never held), readiness comes back', async function () {
+    this.timeout(90_000);
+    const supervisor = p.gateway.child.pid!;
     const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, credential)));
     for (const client of clients) await client.query('select 1');
     const series = `gateway_queries_total{database_id="${db.id}",tenant_id=""}`;
@@ -147,6 +171,9 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     const [victim, survivor] = workers;
     const onSurvivor = connectionsOn(p.gatewayPort, [survivor])[0];
     process.kill(victim, 'SIGKILL');
+    // Connections opened as the worker dies: some reach the supervisor before it knows, and go to the
+    // dead worker. Node's cluster sharing held those open for ever (client waiting, supervisor holding).
+    const opened = Array.from({ length: 40 }, () => sslRequestOutcome(p.gatewayPort, 10_000));
     const outcomes = await Promise.all(
       clients.map((client: pg.Client) =>
         client.query('select 1 as one').then(
@@ -157,17 +184,44 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     );
     expect(outcomes.filter((outcome) => outcome === 'answered'), `${outcomes}`).to.have.length(onSurvivor);
     expect(outcomes.filter((outcome) => outcome === 'cut')).to.have.length(4 - onSurvivor);
+    const meanwhile = await Promise.all(opened);
+    expect(meanwhile.filter((outcome) => outcome === 'held'), `${meanwhile}`).to.deep.equal([]);
+    expect(meanwhile.filter((outcome) => outcome === 'answered').length, `${meanwhile}`).to.be.at.least(1);
+    // The supervisor keeps no copy of any of them (it closes its copy once a worker took one, or died).
+    await eventually(async () => (connectionsOn(p.gatewayPort, [supervisor], true)[0] === 0 ? true : undefined), 5_000, 'no connection left in the supervisor');
+    // Once the supervisor has seen the death (the dead worker reaped), every new connection is served.
+    await eventually(async () => (workersOf(supervisor).includes(victim) ? undefined : true), 10_000, 'the dead worker reaped');
     const fresh = await connectVerified(p, credential);
     expect((await fresh.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
     await fresh.end();
     workers = await eventually(async () => {
-      const now = workersOf(p.gateway.child.pid!);
+      const now = workersOf(supervisor);
       return now.length === 2 && !now.includes(victim) ? now : undefined;
     }, 20_000, 'a replacement worker');
     await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
     // The dead worker's counts stay in the sum: a counter that went down would read as a reset.
     expect((await p.metrics()).get(series), series).to.be.at.least(counted + onSurvivor + 1);
     await Promise.all(clients.map((client) => client.end().catch(() => {})));
+  });
+
+  it('hands the replacement worker connections once it serves', async function () {
+    this.timeout(30_000);
+    // It serves once it has started (its control-plane connections open): until then the survivor gets every connection.
+    const held = await eventually(
+      async () => {
+        const clients = await Promise.all(Array.from({ length: 6 }, () => connectVerified(p, credential)));
+        try {
+          const now = connectionsOn(p.gatewayPort, workers);
+          expect(now.reduce((a, b) => a + b), `connections per worker ${now}`).to.equal(6);
+          return Math.min(...now) > 0 ? now : undefined;
+        } finally {
+          await Promise.all(clients.map((client) => client.end()));
+        }
+      },
+      20_000,
+      'connections on the replacement worker',
+    );
+    expect(held, 'in turn').to.deep.equal([3, 3]);
   });
 
   it('stops its workers when it stops', async function () {

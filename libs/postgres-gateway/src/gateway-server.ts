@@ -81,6 +81,7 @@ export class PostgresGateway {
   private readonly pooledServer: net.Server | null = null;
   private readonly pooled: PooledEndpoint | null = null;
   private readonly sockets = new Set<net.Socket>();
+  private closed = false;
   private readonly context: ConnectionContext;
   /** Every socket's 'close' listener (the socket is `this`). */
   private readonly forgetSocket: (this: net.Socket) => void;
@@ -122,29 +123,46 @@ export class PostgresGateway {
   }
 
   private listener(pooled: PooledEndpoint | null): net.Server {
-    return net.createServer({ noDelay: true }, (socket) => {
-      this.sockets.add(socket);
-      // The same two listeners for every socket (emitters call them with the socket as `this`), and
-      // `on` rather than `once` for 'close', which comes once: nothing per connection but the socket.
-      socket.on('close', this.forgetSocket);
-      // A reset or a broken pipe ends that connection only.
-      socket.on('error', destroySocket);
-      void serveConnection(socket, this.context, pooled);
-    });
+    return net.createServer({ noDelay: true }, (socket) => this.serve(socket, pooled));
+  }
+
+  private serve(socket: net.Socket, pooled: PooledEndpoint | null): void {
+    this.sockets.add(socket);
+    // The same two listeners for every socket (emitters call them with the socket as `this`), and
+    // `on` rather than `once` for 'close', which comes once: nothing per connection but the socket.
+    socket.on('close', this.forgetSocket);
+    // A reset or a broken pipe ends that connection only.
+    socket.on('error', destroySocket);
+    void serveConnection(socket, this.context, pooled);
+  }
+
+  /**
+   * Serves a client connection another process accepted (a worker's supervisor, which listens in its
+   * place): on the session endpoint, or on the pooled one (closed when this gateway has none). After
+   * `close`, the connection is closed.
+   */
+  adopt(socket: net.Socket, endpoint: 'session' | 'pooled'): void {
+    if (this.closed || (endpoint === 'pooled' && !this.pooled)) {
+      socket.destroy();
+      return;
+    }
+    socket.setNoDelay(true);
+    this.serve(socket, endpoint === 'pooled' ? this.pooled : null);
   }
 
   /** Listens on the session port, and on the pooled port when there is one (`pooledPort`, null otherwise). */
   async listen(): Promise<{ host: string; port: number; pooledPort: number | null }> {
-    this.server.listen(this.options.port, this.options.host);
-    await once(this.server, 'listening');
-    const address = this.server.address() as net.AddressInfo;
-    let pooledPort: number | null = null;
-    if (this.pooledServer) {
-      this.pooledServer.listen(this.options.pooled!.port, this.options.host);
-      await once(this.pooledServer, 'listening');
-      pooledPort = (this.pooledServer.address() as net.AddressInfo).port;
-    }
+    const address = await this.listenOn(this.server, this.options.port);
+    const pooledPort = this.pooledServer ? (await this.listenOn(this.pooledServer, this.options.pooled!.port)).port : null;
     return { host: address.address, port: address.port, pooledPort };
+  }
+
+  private async listenOn(server: net.Server, port: number): Promise<net.AddressInfo> {
+    server.listen(port, this.options.host);
+    await once(server, 'listening');
+    // Past listening, an error is an accept that failed (EMFILE, say): that connection only, not the process.
+    server.on('error', (error) => this.options.log.warn({ err: error }, 'accepting a client connection failed'));
+    return server.address() as net.AddressInfo;
   }
 
   /** Server connections the pools hold now. */
@@ -163,6 +181,7 @@ export class PostgresGateway {
 
   /** Stops listening and ends every session (their clients see the connection close). */
   async close(): Promise<void> {
+    this.closed = true;
     const closed = [this.server, ...(this.pooledServer ? [this.pooledServer] : [])].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
     this.pooled?.pools.close();
