@@ -6,7 +6,7 @@ import { closeOrm, ControlPlaneCancelRelay, ControlPlaneConnectionRoutes, type M
 import { InsightsWriter, metricsText, PostgresGateway, regionBackend } from '@platform/postgres-gateway';
 import { startWithClosers } from '@platform/process';
 import type { GatewayConfig } from './config.js';
-import { answerSupervisor, tellSupervisorStarted } from './workers.js';
+import { answerSupervisor, tellSupervisorStarted, tellSupervisorStopping } from './workers.js';
 import { ClusterVerifiers } from './verifiers.js';
 
 export interface RunningGateway {
@@ -48,6 +48,8 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
     if (options.worker) {
       // A worker does not listen: its supervisor does, and hands it connections (workers.ts).
       closers.push('gateway', () => gateway.close());
+      // Closed first (closers go last in, first out): the supervisor sends no more while the sessions end.
+      closers.push('supervisor hand-overs', () => tellSupervisorStopping());
       answerSupervisor({ adopt: (socket, endpoint) => gateway.adopt(socket, endpoint), metrics: () => metricsText(gateway), ready: isReady });
       tellSupervisorStarted();
       logger.debug('gateway worker serving');

@@ -11,6 +11,15 @@ export interface ConnectionMessage {
   endpoint: Endpoint;
 }
 
+/** How long a worker has to take a connection before the supervisor closes it (a handle lost on the way, a worker stuck). */
+export const TAKE_TIMEOUT_MS = 10_000;
+
+/** A connection sent to a worker and not yet taken: the supervisor's copy, closed when the worker has not taken it in time. */
+interface Untaken {
+  socket: net.Socket;
+  timer: NodeJS.Timeout;
+}
+
 /**
  * The supervisor's listening sockets: it accepts every client connection and hands it to the next
  * serving worker in turn, which says when it has it (`taken`).
@@ -20,8 +29,10 @@ export interface ConnectionMessage {
  * measured, 31 of 800 connections opened just after a worker was killed hung, client and supervisor
  * both keeping them open. Here the supervisor keeps its copy of each connection until the worker
  * took it and closes it then (the worker's copy goes on: closing one of two descriptors sends
- * nothing), or closes it when the worker dies first: that client sees its connection close, and can
- * connect again to a worker alive.
+ * nothing), or closes it when the worker dies first or has not taken it within TAKE_TIMEOUT_MS:
+ * that client sees its connection close, and can connect again. A worker that is stopping, or whose
+ * channel is gone, gets no more; a connection whose sending failed goes to the next worker.
+ * With no worker serving, a connection is accepted and closed at once (`/healthz` says 503 then).
  */
 export class ConnectionHandOver {
   private readonly servers: net.Server[] = [];
@@ -30,7 +41,7 @@ export class ConnectionHandOver {
   private turn = 0;
   private handed = 0;
   /** Per worker, connections sent and not yet taken, by id. */
-  private readonly untaken = new Map<Worker, Map<number, net.Socket>>();
+  private readonly untaken = new Map<Worker, Map<number, Untaken>>();
   private closed = false;
 
   constructor(private readonly acceptFailed: (error: Error) => void) {}
@@ -38,7 +49,11 @@ export class ConnectionHandOver {
   /** Listens on `port` (0 picks a free one) for `endpoint`; answers where. */
   async listen(host: string, port: number, endpoint: Endpoint): Promise<net.AddressInfo> {
     // Paused: the supervisor never reads a byte of a connection; the worker it goes to does.
-    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => this.handOver(socket, endpoint));
+    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
+      // A reset before the worker has it: the worker's copy sees it too.
+      socket.on('error', () => socket.destroy());
+      this.handOver(socket, endpoint);
+    });
     this.servers.push(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -59,28 +74,30 @@ export class ConnectionHandOver {
     this.workers.push(worker);
   }
 
+  /** `worker` gets no more connections (it is stopping); those on their way to it are still its own. */
+  retire(worker: Worker): void {
+    const at = this.workers.indexOf(worker);
+    if (at >= 0) this.workers.splice(at, 1);
+  }
+
   /** `worker` took connection `id`: the supervisor's copy closes. */
   taken(worker: Worker, id: number): void {
     const waiting = this.untaken.get(worker);
-    const socket = waiting?.get(id);
-    if (!socket) return;
+    const entry = waiting?.get(id);
+    if (!entry) return;
     waiting!.delete(id);
-    socket.destroy();
+    clearTimeout(entry.timer);
+    entry.socket.destroy();
   }
 
   /** `worker` is gone: it gets no more connections, and those it had not taken close. */
   gone(worker: Worker): void {
-    const at = this.workers.indexOf(worker);
-    if (at >= 0) this.workers.splice(at, 1);
-    for (const socket of this.untaken.get(worker)?.values() ?? []) socket.destroy();
+    this.retire(worker);
+    for (const { socket, timer } of this.untaken.get(worker)?.values() ?? []) {
+      clearTimeout(timer);
+      socket.destroy();
+    }
     this.untaken.delete(worker);
-  }
-
-  /** Connections sent to workers that have not taken them yet. */
-  get inFlight(): number {
-    let count = 0;
-    for (const waiting of this.untaken.values()) count += waiting.size;
-    return count;
   }
 
   /** Stops listening (at once: it does not wait for the connections handed over to end). */
@@ -91,8 +108,8 @@ export class ConnectionHandOver {
   }
 
   private handOver(socket: net.Socket, endpoint: Endpoint): void {
-    // A reset before the worker has it: the worker's copy sees it too.
-    socket.on('error', () => socket.destroy());
+    // A worker whose channel closed is out of the turn before its exit is seen.
+    for (let i = this.workers.length - 1; i >= 0; i--) if (!this.workers[i].isConnected()) this.workers.splice(i, 1);
     if (this.closed || this.workers.length === 0) {
       socket.destroy();
       return;
@@ -100,11 +117,19 @@ export class ConnectionHandOver {
     const worker = this.workers[this.turn++ % this.workers.length];
     const id = ++this.handed;
     const waiting = this.untaken.get(worker)!;
-    waiting.set(id, socket);
+    const timer = setTimeout(() => {
+      if (waiting.delete(id)) socket.destroy();
+    }, TAKE_TIMEOUT_MS);
+    timer.unref();
+    waiting.set(id, { socket, timer });
     const message: ConnectionMessage = { kind: 'connection', id, endpoint };
-    // keepOpen: the supervisor's copy stays open until `taken` or `gone` (see above).
+    // keepOpen: the supervisor's copy stays open until `taken`, `gone` or the timeout (see above).
     worker.send(message, socket, { keepOpen: true }, (error) => {
-      if (error && waiting.delete(id)) socket.destroy();
+      if (!error || !waiting.delete(id)) return;
+      // The channel is gone (its worker is dying): the connection, still whole here, goes to another.
+      clearTimeout(timer);
+      this.retire(worker);
+      this.handOver(socket, endpoint);
     });
   }
 }

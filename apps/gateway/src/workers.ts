@@ -25,6 +25,7 @@ import { countersOf, sumMetricsTexts } from './metrics-sum.js';
 /** What workers and the supervisor say to each other. */
 type WorkerMessage =
   | { kind: 'started' }
+  | { kind: 'stopping' }
   | { kind: 'taken'; id: number }
   | { kind: 'metrics'; id: number; text: string }
   | { kind: 'ready'; id: number; ready: boolean };
@@ -40,9 +41,9 @@ export interface GatewaySupervisor {
 }
 
 /**
- * A worker's answers to its supervisor: the connections it hands over (`adopt`; a message whose
- * connection did not arrive is answered all the same, so that the supervisor closes its copy) and its
- * questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect').
+ * A worker's answers to its supervisor: the connections it hands over (`adopt`; a message that came
+ * without its connection, which the supervisor had closed meanwhile, is answered all the same) and
+ * its questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect').
  */
 export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
   process.on('message', (message: SupervisorMessage, socket?: net.Socket) => {
@@ -57,6 +58,11 @@ export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint
 
 export function tellSupervisorStarted(): void {
   tellSupervisor({ kind: 'started' });
+}
+
+/** The worker is closing: new connections should go to the others (those already on their way it closes with its sessions). */
+export function tellSupervisorStopping(): void {
+  tellSupervisor({ kind: 'stopping' });
 }
 
 function tellSupervisor(message: WorkerMessage): void {
@@ -111,6 +117,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     worker.on('error', (error) => logger.warn({ err: error, worker: worker.id }, 'talking to a gateway worker failed'));
     worker.on('message', (message: WorkerMessage) => {
       if (message.kind === 'taken') handOver.taken(worker, message.id);
+      else if (message.kind === 'stopping') handOver.retire(worker);
       else if (message.kind !== 'started') waiting.get(message.id)?.(message);
     });
     worker.once('exit', (code, signal) => {

@@ -204,24 +204,67 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     await Promise.all(clients.map((client) => client.end().catch(() => {})));
   });
 
+  /** Opens `count` sessions at once and answers how many each worker holds (then ends them). */
+  async function spread(count: number): Promise<number[]> {
+    const clients = await Promise.all(Array.from({ length: count }, () => connectVerified(p, credential)));
+    try {
+      return connectionsOn(p.gatewayPort, workers);
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  }
+
   it('hands the replacement worker connections once it serves', async function () {
     this.timeout(30_000);
     // It serves once it has started (its control-plane connections open): until then the survivor gets every connection.
-    const held = await eventually(
-      async () => {
-        const clients = await Promise.all(Array.from({ length: 6 }, () => connectVerified(p, credential)));
-        try {
-          const now = connectionsOn(p.gatewayPort, workers);
-          expect(now.reduce((a, b) => a + b), `connections per worker ${now}`).to.equal(6);
-          return Math.min(...now) > 0 ? now : undefined;
-        } finally {
-          await Promise.all(clients.map((client) => client.end()));
-        }
-      },
-      20_000,
-      'connections on the replacement worker',
-    );
-    expect(held, 'in turn').to.deep.equal([3, 3]);
+    await eventually(async () => (Math.min(...(await spread(6))) > 0 ? true : undefined), 20_000, 'connections on the replacement worker');
+    expect(await spread(6), 'in turn').to.deep.equal([3, 3]);
+  });
+
+  it('closes a connection a stuck worker has not taken within 10 s, and serves the one already on its way once the worker goes on', async function () {
+    this.timeout(60_000);
+    const [stuck] = workers;
+    process.kill(stuck, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      // In turn: 3 to the other worker (answered), 3 to the stuck one: the first is in its channel
+      // already (the kernel holds it for the worker), the two behind it wait in the supervisor.
+      const closedAfterMs: number[] = [];
+      const settled = Array.from({ length: 6 }, () =>
+        sslRequestOutcome(p.gatewayPort, 30_000).then((outcome) => {
+          if (outcome === 'closed') closedAfterMs.push(Date.now() - started);
+          return outcome;
+        }),
+      );
+      await eventually(async () => (closedAfterMs.length === 2 ? true : undefined), 20_000, 'two connections closed');
+      expect(closedAfterMs.map((ms) => ms >= 9_000), `closed after ${closedAfterMs} ms`).to.deep.equal([true, true]);
+      process.kill(stuck, 'SIGCONT');
+      const outcomes = await Promise.all(settled);
+      expect(outcomes.filter((outcome) => outcome === 'answered'), `${outcomes}`).to.have.length(4);
+    } finally {
+      process.kill(stuck, 'SIGCONT');
+    }
+  });
+
+  it('sends a worker that is stopping no more connections: those opened meanwhile go to the other', async function () {
+    this.timeout(60_000);
+    const supervisor = p.gateway.child.pid!;
+    // Two sessions, one on each worker (in turn); the stopping worker ends its own once it told the supervisor.
+    const clients = await Promise.all(Array.from({ length: 2 }, () => connectVerified(p, credential)));
+    expect(connectionsOn(p.gatewayPort, workers)).to.deep.equal([1, 1]);
+    // (not events.once: pg emits 'error' on an idle connection's end, which would reject it)
+    const cut = Promise.race(clients.map((client) => new Promise((resolve) => client.once('end', resolve))));
+    const [stopping] = workers;
+    process.kill(stopping, 'SIGTERM');
+    await cut;
+    expect(isRunning(stopping), 'still stopping (closing its control-plane connections)').to.equal(true);
+    const meanwhile = await Promise.all(Array.from({ length: 20 }, () => sslRequestOutcome(p.gatewayPort, 10_000)));
+    expect(meanwhile.filter((outcome) => outcome !== 'answered'), `${meanwhile}`).to.deep.equal([]);
+    await Promise.all(clients.map((client) => client.end().catch(() => {})));
+    workers = await eventually(async () => {
+      const now = workersOf(supervisor);
+      return now.length === 2 && !now.includes(stopping) ? now : undefined;
+    }, 20_000, 'a replacement worker');
   });
 
   it('stops its workers when it stops', async function () {
