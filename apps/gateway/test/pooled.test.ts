@@ -248,6 +248,34 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
+  it('passes a long row on as it comes: the server waits while its client does not read, and a client that leaves mid-row has that session closed', async function () {
+    const client = await pooled(unscoped);
+    const stream = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
+    // A client that stops reading: the gateway takes from the server no more than it can pass on
+    // (it held a row whole before, 64 MB here, however slow the client).
+    stream.pause();
+    void client.query("select repeat('z', 64 * 1024 * 1024) as big").catch(() => {});
+    const writing = async () => {
+      const rows = await p.superuserQuery('postgres', "select pid, wait_event from pg_stat_activity where usename = $1 and query like 'select repeat(''z''%'", [unscoped.id]);
+      return rows.length === 1 && rows[0].wait_event === 'ClientWrite' ? (rows[0].pid as number) : undefined;
+    };
+    const pid = await eventually(writing, 10_000, 'the server session waiting to send the row');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await writing(), 'still waiting a second later').to.equal(pid);
+    // The client leaves with the row half passed on: that server session is not given to another.
+    stream.destroy();
+    await eventually(async () => ((await p.superuserQuery('postgres', 'select 1 from pg_stat_activity where pid = $1', [pid])).length === 0 ? true : undefined), 10_000, 'the session closed');
+    const next = await pooled(unscoped);
+    try {
+      // And a client that reads gets the whole row, passed on in pieces.
+      const { rows } = await next.query<{ big: string }>("select repeat('z', 20 * 1024 * 1024) || 'end' as big");
+      expect([rows[0].big.length, rows[0].big.slice(-4)]).to.deep.equal([20 * 1024 * 1024 + 3, 'zend']);
+      expect((await next.query('select 7 as n')).rows).to.deep.equal([{ n: 7 }]);
+    } finally {
+      await next.end();
+    }
+  });
+
   it('tells a client whose server session is terminated mid-transaction, and serves the next client on a new one', async function () {
     const client = await pooled(unscoped);
     const heard: PgError[] = [];

@@ -25,8 +25,6 @@ const COMMAND_COMPLETE = BackendType.CommandComplete;
 const ERROR = BackendType.ErrorResponse;
 const READY = BackendType.ReadyForQuery;
 const PARAMETER_STATUS = code('S');
-const PARSE = code('P');
-const CLOSE = code('C');
 /** Client messages of the extended protocol: a connection is kept from the first to the Sync. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H'].map(code));
 /** The longest message a pooled client may send (PostgreSQL's own limit is 1 GB; COPY data comes in many messages). */
@@ -35,7 +33,10 @@ const MAX_CLIENT_MESSAGE = 64 << 20;
 const MAX_SERVER_MESSAGE = 0x7fffffff;
 /** What a client may send while it waits for a server connection before its socket is paused. */
 const MAX_WAITING_BYTES = 1 << 20;
-const READY_IDLE = Buffer.from([READY, 0, 0, 0, 5, TRANSACTION_IDLE]);
+/** Rows and COPY data, which go to the client as they are: one longer than this goes on as its bytes come, not held until whole. */
+const DATA_ROW = code('D');
+const COPY_DATA = code('d');
+const STREAM_ABOVE = 64 << 10;
 
 export class PooledSession implements ServerListener {
   private connection: ServerConnection | null = null;
@@ -46,6 +47,8 @@ export class PooledSession implements ServerListener {
   /** A message whose end has not come yet, from the client and from the server. */
   private clientRest: PartialMessage | null = null;
   private serverRest: PartialMessage | null = null;
+  /** Bytes of a long server row or COPY data still to pass straight to the client (STREAM_ABOVE). */
+  private passing = 0;
   /** Extended-protocol messages went since the last Sync. */
   private extendedOpen = false;
   /** Hand-over queries sent whose ReadyForQuery (and everything before it) the client must not see. */
@@ -59,7 +62,6 @@ export class PooledSession implements ServerListener {
   /** The client's reading was paused while it waited for a server connection. */
   private pausedForWait = false;
   /** The gateway answered the client's last messages itself: a Sync now is answered too. */
-  private answeredAlone = false;
   private readonly statements: PreparedStatements;
   // A bound method, not an arrow field: tsx (esbuild's keepNames) gives each named arrow of each
   // instance a property dictionary of its own, 256 bytes an idle client would keep.
@@ -127,7 +129,7 @@ export class PooledSession implements ServerListener {
       }
       if (!this.connection) {
         if (this.waiting.length === 0 && !this.acquiring) {
-          const answer = this.answerAlone(message);
+          const answer = this.statements.answerAlone(message);
           if (answer) {
             toClient.push(answer);
             continue;
@@ -151,27 +153,6 @@ export class PooledSession implements ServerListener {
     if (offset < end) this.clientRest = new PartialMessage(offset === 0 ? buffer : buffer.subarray(offset), MAX_CLIENT_MESSAGE);
     this.flush(out, toClient);
     if (!this.connection && this.waiting.length > 0 && !this.acquiring) this.acquire();
-  }
-
-  /**
-   * The gateway's answer to a message that needs no server while the client holds none: a Parse or
-   * Close (pooled-statements.ts), and the Sync after them (nothing is pending, no transaction is
-   * open). Without it a client that prepares synchronously (libpq's PQprepare) would need a server
-   * connection per Parse, outside any transaction: a pool whose connections all wait on such clients
-   * would stall.
-   */
-  private answerAlone(message: Buffer): Buffer | null {
-    if (message[0] === SYNC && this.answeredAlone) {
-      this.answeredAlone = false;
-      return READY_IDLE;
-    }
-    if (message[0] !== PARSE && message[0] !== CLOSE) {
-      this.answeredAlone = false;
-      return null;
-    }
-    const answer = this.statements.answerAlone(message);
-    this.answeredAlone = answer !== null;
-    return answer;
   }
 
   /** One client message for the server (into `out`), with the gateway's own answers due now. */
@@ -284,6 +265,14 @@ export class PooledSession implements ServerListener {
   data(chunk: Buffer): void {
     const connection = this.connection;
     if (!connection) return;
+    if (this.passing > 0) {
+      // The rest of a long row: nothing in it for the gateway to read (a row never ends a statement's answer).
+      const through = chunk.length <= this.passing ? chunk : chunk.subarray(0, this.passing);
+      this.passing -= through.length;
+      this.toClient(through, connection);
+      if (through === chunk) return;
+      chunk = chunk.subarray(through.length);
+    }
     const buffer = this.serverRest === null ? chunk : this.serverRest.add(chunk);
     if (buffer === null) return;
     this.serverRest = null;
@@ -334,6 +323,7 @@ export class PooledSession implements ServerListener {
       }
       offset = next;
     }
+    if (offset < end && this.startsLongPassage(buffer, offset, end)) offset = end;
     if (offset < end) this.serverRest = new PartialMessage(offset === 0 ? buffer : buffer.subarray(offset), MAX_SERVER_MESSAGE);
     let toClient: Buffer | null = null;
     if (out === null) toClient = offset === 0 ? null : offset === end ? buffer : buffer.subarray(0, offset);
@@ -341,17 +331,35 @@ export class PooledSession implements ServerListener {
       if (offset > passFrom) out.push(buffer.subarray(passFrom, offset));
       toClient = out.length === 0 ? null : out.length === 1 ? out[0] : Buffer.concat(out);
     }
-    if (toClient !== null && !this.client.write(toClient)) {
-      connection.socket.pause();
-      this.client.once('drain', () => {
-        if (this.connection === connection) connection.socket.resume();
-      });
-    }
-    if (this.idle && this.serverRest === null) {
+    if (toClient !== null) this.toClient(toClient, connection);
+    if (this.idle && this.serverRest === null && this.passing === 0) {
       this.detach(true);
       // Messages that came while the connection was held go out on the next lease.
       if (this.waiting.length > 0 && !this.acquiring) this.acquire();
     }
+  }
+
+  /**
+   * Whether the message cut at `offset` is a long row or COPY data for the client as it is: then its
+   * bytes so far go now and the rest as it comes (`passing`), instead of being held until whole.
+   */
+  private startsLongPassage(buffer: Buffer, offset: number, end: number): boolean {
+    if (end - offset < 5 || this.swallowed > 0) return false;
+    const type = buffer[offset];
+    const length = buffer.readInt32BE(offset + 1);
+    if ((type !== DATA_ROW && type !== COPY_DATA) || length <= STREAM_ABOVE || !this.statements.passes(type)) return false;
+    this.tracker?.fromServer(type, -1);
+    this.passing = offset + 1 + length - end;
+    return true;
+  }
+
+  /** Writes to the client; while its writes back up, the server connection is paused. */
+  private toClient(bytes: Buffer, connection: ServerConnection): void {
+    if (this.client.write(bytes)) return;
+    connection.socket.pause();
+    this.client.once('drain', () => {
+      if (this.connection === connection) connection.socket.resume();
+    });
   }
 
   /** A cancel request with the client's key: to the server session running its query now, or nowhere. */
@@ -376,7 +384,7 @@ export class PooledSession implements ServerListener {
     if (this.ended) return;
     this.ended = true;
     // A server message cut in two is not a clean connection either: the next holder would read its end.
-    this.detach(this.idle && this.serverRest === null);
+    this.detach(this.idle && this.serverRest === null && this.passing === 0);
     if (!this.client.writableEnded) this.client.end();
     setTimeout(() => this.client.destroy(), this.context.clientStallMs).unref();
   }

@@ -15,9 +15,13 @@ import type { ServerConnection } from './server-pool.js';
 const code = (letter: string): number => letter.charCodeAt(0);
 const PARSE_COMPLETE = Buffer.from([code('1'), 0, 0, 0, 4]);
 const CLOSE_COMPLETE = Buffer.from([code('3'), 0, 0, 0, 4]);
+/** ReadyForQuery, idle: the answer to the Sync after messages the gateway answered alone. */
+const READY_IDLE = Buffer.from([code('Z'), 0, 0, 0, 5, code('I')]);
 const ERROR = code('E');
 const TAG_P = code('P');
 const TAG_D = code('D');
+const TAG_C = code('C');
+const TAG_S = code('S');
 /** Answers a server may send at any time, which belong to no request. */
 const ASYNC = new Set([code('N'), code('A'), code('S')]);
 /** What ends the answer to each client message. */
@@ -95,6 +99,8 @@ export class PreparedStatements {
   /** The client's statement name → the pool's name, and the Parse that makes it; made at the first (most clients name none). */
   private byName: Map<string, { poolName: string; parse: Buffer; changesSession: boolean }> | null = null;
   private readonly queue: Expected[] = [];
+  /** The last message was answered alone (answerAlone): a Sync after it is too. */
+  private answeredAlone = false;
 
   constructor(
     private readonly names: StatementNames,
@@ -128,11 +134,28 @@ export class PreparedStatements {
   }
 
   /**
-   * The gateway's answer to a client message that needs no server connection, or null: a Parse of
-   * a statement some server of the pool already parsed (it is prepared where the Bind runs), a Close
-   * of a statement. Only when nothing is pending, so that the answer comes in its place.
+   * The gateway's answer to a message that needs no server while the client holds none: a Parse or
+   * Close, and the Sync after them (nothing is pending, no transaction is open). Without it a client
+   * that prepares synchronously (libpq's PQprepare) would need a server connection per Parse, outside
+   * any transaction: a pool whose connections all wait on such clients would stall.
    */
   answerAlone(message: Buffer): Buffer | null {
+    const type = message[0];
+    if (type === TAG_S && this.answeredAlone) {
+      this.answeredAlone = false;
+      return READY_IDLE;
+    }
+    const answer = type === TAG_P || type === TAG_C ? this.answerParseOrClose(message) : null;
+    this.answeredAlone = answer !== null;
+    return answer;
+  }
+
+  /**
+   * A Parse of a statement some server of the pool already parsed (it is prepared where the Bind
+   * runs), a Close of a statement: answered by the gateway, or null. Only when nothing is pending, so
+   * that the answer comes in its place.
+   */
+  private answerParseOrClose(message: Buffer): Buffer | null {
     if (this.queue.length > 0) return null;
     const type = String.fromCharCode(message[0]);
     if (type === 'P') {
