@@ -6,8 +6,7 @@
 import { type AuthenticatedBackend, failMockExchange, holdUserSlots, readClientFirst, readFinalMessage, relayAuthentication } from './authenticate.js';
 import type { Backend } from './backends.js';
 import type { ConnectionContext, HandshakeState } from './context.js';
-import { BackendType } from './message-types.js';
-import { authenticationSaslContinue, refuseAtDeadline } from './protocol.js';
+import { authenticationSaslContinue, authenticationSaslFinalAndOk, refuseAtDeadline } from './protocol.js';
 import { refusals } from './refusals.js';
 import type { RouteDecision } from './route.js';
 import { parseVerifier, serverFirstMessage, serverNonce, verifyClientProof, type ScramVerifier } from './scram-keys.js';
@@ -68,15 +67,6 @@ export class VerifierCache {
 
 export type PooledAuthentication = { kind: 'pooled'; login: PoolLogin } | { kind: 'session'; cluster: AuthenticatedBackend };
 
-function authentication(code: number, data = ''): Buffer {
-  const body = Buffer.concat([Buffer.alloc(4), Buffer.from(data, 'latin1')]);
-  body.writeInt32BE(code, 0);
-  const header = Buffer.alloc(5);
-  header[0] = BackendType.Authentication;
-  header.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([header, body]);
-}
-
 /**
  * The pooled endpoint's SCRAM exchange: unknown names fail as on the session endpoint; a role with a
  * verifier is checked here; one without is relayed to its server (session mode).
@@ -121,7 +111,7 @@ export async function pooledAuthenticate(
     verifiers.forget(decision.backend, route.credentialId, route.database.physicalName);
     throw refusals.passwordFailed(user);
   }
-  client.write(Buffer.concat([authentication(12, proven.serverFinal), authentication(0)]));
+  client.write(authenticationSaslFinalAndOk(proven.serverFinal));
   if (decision.refusalOnceAuthenticated) throw decision.refusalOnceAuthenticated;
   return {
     kind: 'pooled',

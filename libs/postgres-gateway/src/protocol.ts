@@ -143,6 +143,11 @@ export function authenticationSaslContinue(data: string): Buffer {
   return message(BackendType.Authentication, Buffer.concat([int32(11), Buffer.from(data, 'utf8')]));
 }
 
+/** The server-final-message (SASLFinal), then AuthenticationOk: a SCRAM login the gateway checked itself. */
+export function authenticationSaslFinalAndOk(data: string): Buffer {
+  return Buffer.concat([message(BackendType.Authentication, Buffer.concat([int32(12), Buffer.from(data, 'utf8')])), message(BackendType.Authentication, int32(0))]);
+}
+
 /** BackendKeyData: the process id, and the secret key (4 bytes in protocol 3.0, up to 256 in 3.2). */
 export function backendKeyData(processId: number, secretKey: Buffer): Buffer {
   return message(BackendType.BackendKeyData, Buffer.concat([int32(processId), secretKey]));
