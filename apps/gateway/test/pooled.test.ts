@@ -276,6 +276,20 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
+  it('cuts the server session of a client that leaves in the middle of a long result, instead of reading the rest for nobody', async function () {
+    const client = await pooled(unscoped);
+    const stream = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
+    stream.pause();
+    // 10 GB in rows of 1 kB: a Terminate behind it would be read when it ends, minutes from now.
+    void client.query("select repeat('w', 1000) as r from generate_series(1, 10000000)").catch(() => {});
+    const pid = await eventually(async () => {
+      const rows = await p.superuserQuery('postgres', "select pid from pg_stat_activity where usename = $1 and query like 'select repeat(''w''%' and wait_event = 'ClientWrite'", [unscoped.id]);
+      return rows.length === 1 ? (rows[0].pid as number) : undefined;
+    }, 10_000, 'the server session waiting to send more rows');
+    stream.destroy();
+    await eventually(async () => ((await p.superuserQuery('postgres', 'select 1 from pg_stat_activity where pid = $1', [pid])).length === 0 ? true : undefined), 10_000, 'the session ended');
+  });
+
   it('tells a client whose server session is terminated mid-transaction, and serves the next client on a new one', async function () {
     const client = await pooled(unscoped);
     const heard: PgError[] = [];

@@ -43,6 +43,16 @@ export class PartialMessage {
     this.need = needed(start);
   }
 
+  /** Fewer bytes than a message header came so far (its type and length are not known yet). */
+  get headerCut(): boolean {
+    return this.bytes < 5;
+  }
+
+  /** The bytes so far followed by `chunk`, whole or not (for a reader that walks them itself). */
+  joinedWith(chunk: Buffer): Buffer {
+    return Buffer.concat([...this.parts, chunk], this.bytes + chunk.length);
+  }
+
   /** Adds a chunk: answers the joined bytes once the message is whole (what came after it too), else null. */
   add(chunk: Buffer): Buffer | null {
     this.parts.push(chunk);

@@ -248,7 +248,7 @@ export class PooledSession implements ServerListener {
     // Paused for this client's backpressure: the next holder reads it.
     if (connection.socket.isPaused()) connection.socket.resume();
     if (clean) this.pool.release(connection);
-    else this.pool.discard(connection);
+    else this.pool.discard(connection, this.statements.pending > 0 || this.passing > 0 || this.serverRest !== null);
   }
 
   /** The server closed the connection this client holds (ServerListener). */
@@ -273,7 +273,8 @@ export class PooledSession implements ServerListener {
       if (through === chunk) return;
       chunk = chunk.subarray(through.length);
     }
-    const buffer = this.serverRest === null ? chunk : this.serverRest.add(chunk);
+    // A rest shorter than a header is joined at once: the message it starts may be a long row, to pass on as it comes.
+    const buffer = this.serverRest === null ? chunk : this.serverRest.headerCut ? this.serverRest.joinedWith(chunk) : this.serverRest.add(chunk);
     if (buffer === null) return;
     this.serverRest = null;
     const end = buffer.length;
@@ -375,7 +376,8 @@ export class PooledSession implements ServerListener {
   /** The client is told why (FATAL) and the connection ends. */
   private refuse(refusal: Refusal): void {
     if (this.ended) return;
-    if (!this.client.destroyed && !this.client.writableEnded) this.client.end(errorResponse(refusal.fields));
+    // Not in the middle of a row passed on as it comes: the client would read the error as the row's end.
+    if (!this.client.destroyed && !this.client.writableEnded) this.client.end(this.passing > 0 ? undefined : errorResponse(refusal.fields));
     this.end();
   }
 

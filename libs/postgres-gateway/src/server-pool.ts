@@ -217,13 +217,16 @@ export class ServerPool {
   }
 
   /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed). */
-  discard(connection: ServerConnection): void {
+  discard(connection: ServerConnection, midAnswer = false): void {
     if (connection.closed) return;
     connection.closed = true;
     const at = this.idle.indexOf(connection);
     if (at >= 0) this.idle.splice(at, 1);
     this.count--;
-    if (!connection.socket.destroyed) connection.socket.end(TERMINATE);
+    // Mid-answer, a Terminate would be read only once the statement ended (a long COPY or result
+    // running on for nobody, read and dropped): the connection is cut, and the server stops at its next write.
+    if (midAnswer) connection.socket.destroy();
+    else if (!connection.socket.destroyed) connection.socket.end(TERMINATE);
     // A waiter whose connection never came would otherwise wait out its deadline with room to open one.
     if (this.waiters.length > 0 && this.count < this.settings.size) this.grow();
   }
