@@ -11,13 +11,15 @@ export interface ConnectionMessage {
   endpoint: Endpoint;
 }
 
-/** How long a worker has to take a connection before the supervisor closes it (a handle lost on the way, a worker stuck). */
+/** How long a worker with connections waiting may go without taking one before it counts as stuck. */
 export const TAKE_TIMEOUT_MS = 10_000;
+const WATCH_EVERY_MS = 1_000;
 
-/** A connection sent to a worker and not yet taken: the supervisor's copy, closed when the worker has not taken it in time. */
-interface Untaken {
-  socket: net.Socket;
-  timer: NodeJS.Timeout;
+export interface HandOverEvents {
+  /** An accept failed after listening (EMFILE, say): that connection only. */
+  acceptFailed(error: Error): void;
+  /** `worker` took nothing for TAKE_TIMEOUT_MS: out of the turn until it takes one, `closed` of its connections closed. */
+  stuck(worker: Worker, closed: number): void;
 }
 
 /**
@@ -29,10 +31,13 @@ interface Untaken {
  * measured, 31 of 800 connections opened just after a worker was killed hung, client and supervisor
  * both keeping them open. Here the supervisor keeps its copy of each connection until the worker
  * took it and closes it then (the worker's copy goes on: closing one of two descriptors sends
- * nothing), or closes it when the worker dies first or has not taken it within TAKE_TIMEOUT_MS:
- * that client sees its connection close, and can connect again. A worker that is stopping, or whose
- * channel is gone, gets no more; a connection whose sending failed goes to the next worker.
- * With no worker serving, a connection is accepted and closed at once (`/healthz` says 503 then).
+ * nothing), or closes it when the worker dies first: that client sees its connection close, and can
+ * connect again. Node sends a worker one connection at a time, the next once the last arrived: a
+ * worker that takes none for TAKE_TIMEOUT_MS while some wait (its loop stuck) leaves the turn until
+ * it takes one again, and those waiting behind the one in its channel are closed (that one is the
+ * kernel's until the worker reads it or dies). A worker that is stopping, or whose channel is gone,
+ * gets no more; a connection whose sending failed goes to the next worker. With no worker serving, a
+ * connection is accepted and closed at once (`/healthz` says 503 then).
  */
 export class ConnectionHandOver {
   private readonly servers: net.Server[] = [];
@@ -40,11 +45,19 @@ export class ConnectionHandOver {
   private readonly workers: Worker[] = [];
   private turn = 0;
   private handed = 0;
-  /** Per worker, connections sent and not yet taken, by id. */
-  private readonly untaken = new Map<Worker, Map<number, Untaken>>();
+  /** Per worker, connections sent and not yet taken, oldest first, by id. */
+  private readonly untaken = new Map<Worker, Map<number, net.Socket>>();
+  /** Per worker, when it last took a connection, or was given one with none waiting. */
+  private readonly progress = new Map<Worker, number>();
+  /** Out of the turn for taking nothing; back in it at its next `taken`. */
+  private readonly stuck = new Set<Worker>();
+  private readonly watch: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly acceptFailed: (error: Error) => void) {}
+  constructor(private readonly events: HandOverEvents) {
+    this.watch = setInterval(() => this.watchWorkers(), WATCH_EVERY_MS);
+    this.watch.unref();
+  }
 
   /** Listens on `port` (0 picks a free one) for `endpoint`; answers where. */
   async listen(host: string, port: number, endpoint: Endpoint): Promise<net.AddressInfo> {
@@ -59,8 +72,7 @@ export class ConnectionHandOver {
       server.once('error', reject);
       server.listen(port, host, () => {
         server.off('error', reject);
-        // Past listening, an error is an accept that failed (EMFILE, say): that connection only.
-        server.on('error', this.acceptFailed);
+        server.on('error', (error) => this.events.acceptFailed(error));
         resolve();
       });
     });
@@ -74,37 +86,70 @@ export class ConnectionHandOver {
     this.workers.push(worker);
   }
 
-  /** `worker` gets no more connections (it is stopping); those on their way to it are still its own. */
-  retire(worker: Worker): void {
-    const at = this.workers.indexOf(worker);
-    if (at >= 0) this.workers.splice(at, 1);
+  /** Whether `worker` gets connections now (serving, not stopping, not stuck). */
+  inTurn(worker: Worker): boolean {
+    return this.workers.includes(worker);
   }
 
-  /** `worker` took connection `id`: the supervisor's copy closes. */
+  /** `worker` gets no more connections (it is stopping); those on their way to it are still its own. */
+  retire(worker: Worker): void {
+    this.leaveTurn(worker);
+    this.stuck.delete(worker);
+  }
+
+  /** `worker` took connection `id`: the supervisor's copy closes. A stuck worker is back in the turn. */
   taken(worker: Worker, id: number): void {
     const waiting = this.untaken.get(worker);
-    const entry = waiting?.get(id);
-    if (!entry) return;
-    waiting!.delete(id);
-    clearTimeout(entry.timer);
-    entry.socket.destroy();
+    if (!waiting) return;
+    this.progress.set(worker, Date.now());
+    if (this.stuck.delete(worker)) this.workers.push(worker);
+    const socket = waiting.get(id);
+    if (!socket) return;
+    waiting.delete(id);
+    socket.destroy();
   }
 
   /** `worker` is gone: it gets no more connections, and those it had not taken close. */
   gone(worker: Worker): void {
     this.retire(worker);
-    for (const { socket, timer } of this.untaken.get(worker)?.values() ?? []) {
-      clearTimeout(timer);
-      socket.destroy();
-    }
+    const waiting = this.untaken.get(worker);
+    for (const socket of waiting?.values() ?? []) socket.destroy();
+    waiting?.clear();
     this.untaken.delete(worker);
+    this.progress.delete(worker);
   }
 
   /** Stops listening (at once: it does not wait for the connections handed over to end). */
   close(): void {
     this.closed = true;
+    clearInterval(this.watch);
     for (const server of this.servers) server.close();
     for (const worker of [...this.untaken.keys()]) this.gone(worker);
+  }
+
+  private leaveTurn(worker: Worker): void {
+    const at = this.workers.indexOf(worker);
+    if (at >= 0) this.workers.splice(at, 1);
+  }
+
+  private watchWorkers(): void {
+    const now = Date.now();
+    for (const [worker, waiting] of this.untaken) {
+      if (waiting.size === 0 || now - (this.progress.get(worker) ?? now) < TAKE_TIMEOUT_MS || this.stuck.has(worker)) continue;
+      if (this.inTurn(worker)) {
+        this.leaveTurn(worker);
+        this.stuck.add(worker);
+      }
+      // The oldest is in the worker's channel (or being written to it): closing it would free nothing,
+      // and cutting a handle out of a write under way would stall the channel. The rest close.
+      let closed = 0;
+      for (const [id, socket] of [...waiting].slice(1)) {
+        waiting.delete(id);
+        socket.destroy();
+        closed++;
+      }
+      this.events.stuck(worker, closed);
+    }
   }
 
   private handOver(socket: net.Socket, endpoint: Endpoint): void {
@@ -117,17 +162,13 @@ export class ConnectionHandOver {
     const worker = this.workers[this.turn++ % this.workers.length];
     const id = ++this.handed;
     const waiting = this.untaken.get(worker)!;
-    const timer = setTimeout(() => {
-      if (waiting.delete(id)) socket.destroy();
-    }, TAKE_TIMEOUT_MS);
-    timer.unref();
-    waiting.set(id, { socket, timer });
+    if (waiting.size === 0) this.progress.set(worker, Date.now());
+    waiting.set(id, socket);
     const message: ConnectionMessage = { kind: 'connection', id, endpoint };
-    // keepOpen: the supervisor's copy stays open until `taken`, `gone` or the timeout (see above).
+    // keepOpen: the supervisor's copy stays open until `taken` or `gone` (see above).
     worker.send(message, socket, { keepOpen: true }, (error) => {
       if (!error || !waiting.delete(id)) return;
       // The channel is gone (its worker is dying): the connection, still whole here, goes to another.
-      clearTimeout(timer);
       this.retire(worker);
       this.handOver(socket, endpoint);
     });

@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino';
 import { ConfigError } from '@platform/config';
 import { startAdminServer } from '@platform/http';
 import type { GatewayConfig } from './config.js';
-import { ConnectionHandOver, type ConnectionMessage, type Endpoint } from './hand-over.js';
+import { ConnectionHandOver, TAKE_TIMEOUT_MS, type ConnectionMessage, type Endpoint } from './hand-over.js';
 import { countersOf, sumMetricsTexts } from './metrics-sum.js';
 
 /**
@@ -108,7 +108,10 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   /** The counters of workers gone: a counter of /metrics never goes down when a worker dies. */
   let departed = '';
   let quickDeaths = 0;
-  const handOver = new ConnectionHandOver((error) => logger.warn({ err: error }, 'accepting a client connection failed'));
+  const handOver = new ConnectionHandOver({
+    acceptFailed: (error) => logger.warn({ err: error }, 'accepting a client connection failed'),
+    stuck: (worker, closed) => logger.error({ worker: worker.id, closed, waitedMs: TAKE_TIMEOUT_MS }, 'a gateway worker took no connection it was sent: out of the turn until it takes one'),
+  });
 
   const fork = (): Promise<void> => {
     const worker = cluster.fork();
@@ -209,9 +212,10 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     token: config.adminToken,
     realm: 'gateway admin',
     // The port is served while one worker is: healthy and ready then (a replacement may be waiting out its back-off).
-    isAlive: () => serving.size > 0,
+    isAlive: () => [...serving.keys()].some((worker) => handOver.inTurn(worker)),
     isReady: async () => {
-      const workers = [...serving.keys()];
+      // Workers that get connections: not one that is stopping, or stuck.
+      const workers = [...serving.keys()].filter((worker) => handOver.inTurn(worker));
       if (workers.length === 0) return false;
       const answers = await Promise.all(workers.map((worker) => ask(worker, 'ready').catch(() => null)));
       return answers.every((answer) => answer?.kind === 'ready' && answer.ready);
