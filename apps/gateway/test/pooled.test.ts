@@ -4,7 +4,7 @@ import pg from 'pg';
 import { once } from 'node:events';
 import net from 'node:net';
 import { eventually, rejection } from '@platform/testing';
-import { cancelRequest } from './support/raw-client.js';
+import { RawConnection, cancelRequest, errorFields, frontendMessage, simpleQuery } from './support/raw-client.js';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 type PgError = Error & { code?: string; severity?: string; detail?: string };
@@ -63,7 +63,8 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
   it('logs in without a server session per client: 10 clients at once hold 2 server sessions', async function () {
     const clients = await Promise.all(Array.from({ length: 10 }, () => pooled(unscoped)));
     try {
-      const answers = await Promise.all(clients.map((client, i) => client.query<{ who: string; n: number }>('select current_user as who, $1::int as n', [i])));
+      // Each statement lasts 100 ms: ten at once need both sessions (quicker ones could all pass through one).
+      const answers = await Promise.all(clients.map((client, i) => client.query<{ who: string; n: number }>('select current_user as who, $1::int as n from pg_sleep(0.1)', [i])));
       expect(answers.map((answer) => answer.rows[0])).to.deep.equal(clients.map((_, i) => ({ who: unscoped.id, n: i })));
       expect(await serverSessions(unscoped)).to.equal(2);
     } finally {
@@ -276,18 +277,63 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
-  it('cuts the server session of a client that leaves in the middle of a long result, instead of reading the rest for nobody', async function () {
-    const client = await pooled(unscoped);
-    const stream = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
-    stream.pause();
-    // 10 GB in rows of 1 kB: a Terminate behind it would be read when it ends, minutes from now.
-    void client.query("select repeat('w', 1000) as r from generate_series(1, 10000000)").catch(() => {});
-    const pid = await eventually(async () => {
-      const rows = await p.superuserQuery('postgres', "select pid from pg_stat_activity where usename = $1 and query like 'select repeat(''w''%' and wait_event = 'ClientWrite'", [unscoped.id]);
-      return rows.length === 1 ? (rows[0].pid as number) : undefined;
-    }, 10_000, 'the server session waiting to send more rows');
-    stream.destroy();
-    await eventually(async () => ((await p.superuserQuery('postgres', 'select 1 from pg_stat_activity where pid = $1', [pid])).length === 0 ? true : undefined), 10_000, 'the session ended');
+  it('cuts the server session of a client that leaves in the middle of an answer, instead of letting the statement run on for nobody', async function () {
+    /** Runs `sql` on a pooled client that stops reading, waits until its server session is `waiting`, then leaves; answers when that session ended. */
+    const leaveDuring = async (sql: string, like: string, waiting: string) => {
+      const client = await pooled(unscoped);
+      const stream = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
+      try {
+        stream.pause();
+        void client.query(sql).catch(() => {});
+        const pid = await eventually(async () => {
+          const rows = await p.superuserQuery('postgres', 'select pid from pg_stat_activity where usename = $1 and query like $2 and wait_event = $3', [unscoped.id, like, waiting]);
+          return rows.length === 1 ? (rows[0].pid as number) : undefined;
+        }, 10_000, `the server session in ${waiting}`);
+        stream.destroy();
+        await eventually(async () => ((await p.superuserQuery('postgres', 'select 1 from pg_stat_activity where pid = $1', [pid])).length === 0 ? true : undefined), 10_000, `${sql} ended`);
+      } finally {
+        stream.destroy();
+      }
+    };
+    // 10 GB in rows of 1 kB (a set-returning function in the select list streams): a Terminate behind it would be read when it ends, minutes from now.
+    await leaveDuring("select repeat('w', 1000) as r, generate_series(1, 10000000)", "select repeat('w'%", 'ClientWrite');
+    // A statement that writes nothing meanwhile would not see the connection cut: it is cancelled too.
+    await leaveDuring('select pg_sleep(300)', 'select pg_sleep%', 'PgSleep');
+  });
+
+  it('follows PostgreSQL past an error in a pipeline: what comes before the Sync is discarded unanswered, and the server session goes back after it', async function () {
+    const raw = await RawConnection.openTls(p.pooledPort!, p.ca);
+    const text = (value: string) => Buffer.from(`${value}\0`);
+    const none = Buffer.alloc(2);
+    // Unnamed statement and portal: Parse, Bind (no parameters, no formats), Execute (all rows).
+    const run = (sql: string) => [
+      frontendMessage('P', Buffer.concat([text(''), text(sql), none])),
+      frontendMessage('B', Buffer.concat([text(''), text(''), none, none, none])),
+      frontendMessage('E', Buffer.concat([text(''), Buffer.alloc(4)])),
+    ];
+    try {
+      await raw.login(unscoped.id, db.name, unscoped.password);
+      // A pipeline flushed before its Sync (libpq's pipeline mode): the Parse fails...
+      raw.write(Buffer.concat([...run('selec 1'), frontendMessage('H', Buffer.alloc(0))]));
+      const failed = await raw.until('E');
+      expect(errorFields(failed[failed.length - 1].body).C).to.equal('42601');
+      // ...and what the client sends next, up to its Sync, the server discards: ReadyForQuery alone.
+      raw.write(Buffer.concat([...run('select 1'), frontendMessage('S', Buffer.alloc(0))]));
+      expect((await raw.until('Z')).map((message) => message.type)).to.deep.equal(['Z']);
+      raw.write(simpleQuery('select 2'));
+      expect((await raw.until('Z')).map((message) => message.type)).to.deep.equal(['T', 'D', 'C', 'Z']);
+      // Its server session went back: the pool's two serve two transactions at once.
+      const others = await Promise.all([pooled(unscoped), pooled(unscoped)]);
+      try {
+        await Promise.all(others.map((other) => other.query('begin')));
+        expect((await Promise.all(others.map((other, i) => other.query('select $1::int as n', [i])))).map((answer) => answer.rows[0].n)).to.deep.equal([0, 1]);
+        await Promise.all(others.map((other) => other.query('commit')));
+      } finally {
+        await Promise.all(others.map((other) => other.end()));
+      }
+    } finally {
+      raw.end();
+    }
   });
 
   it('tells a client whose server session is terminated mid-transaction, and serves the next client on a new one', async function () {

@@ -101,6 +101,11 @@ export class PreparedStatements {
   private readonly queue: Expected[] = [];
   /** The last message was answered alone (answerAlone): a Sync after it is too. */
   private answeredAlone = false;
+  /**
+   * An extended-protocol message failed before the client sent its Sync: PostgreSQL discards every
+   * message up to the Sync, answering none, so they go to it as they are and expect nothing.
+   */
+  private skippingToSync = false;
 
   constructor(
     private readonly names: StatementNames,
@@ -179,6 +184,13 @@ export class PreparedStatements {
    * own answers that are due now into `toClient`.
    */
   fromClient(message: Buffer, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
+    if (this.skippingToSync) {
+      if (message[0] !== TAG_S) {
+        toServer.push(message);
+        return;
+      }
+      this.skippingToSync = false;
+    }
     const type = String.fromCharCode(message[0]);
     const forward = FORWARD[message[0]];
     if (type === 'P') {
@@ -288,6 +300,8 @@ export class PreparedStatements {
       if (head.parsed) head.parsed.connection.prepared.delete(head.parsed.name);
       toClient.push(message);
       while (this.queue.length > 0 && !(this.queue[0].kind === 'forward' && (this.queue[0] as { simple: boolean }).simple)) this.queue.shift();
+      // No Sync sent yet: what the client sends until it is discarded by the server too.
+      if (this.queue.length === 0) this.skippingToSync = true;
       this.answered(toClient);
       return;
     }

@@ -224,9 +224,12 @@ export class ServerPool {
     if (at >= 0) this.idle.splice(at, 1);
     this.count--;
     // Mid-answer, a Terminate would be read only once the statement ended (a long COPY or result
-    // running on for nobody, read and dropped): the connection is cut, and the server stops at its next write.
-    if (midAnswer) connection.socket.destroy();
-    else if (!connection.socket.destroyed) connection.socket.end(TERMINATE);
+    // running on for nobody, read and dropped): the statement is cancelled (one that writes nothing
+    // would not see the cut) and the connection cut.
+    if (midAnswer) {
+      sendCancel(this.login.backend, connection.processId, connection.secretKey).catch(this.onFailure);
+      connection.socket.destroy();
+    } else if (!connection.socket.destroyed) connection.socket.end(TERMINATE);
     // A waiter whose connection never came would otherwise wait out its deadline with room to open one.
     if (this.waiters.length > 0 && this.count < this.settings.size) this.grow();
   }
