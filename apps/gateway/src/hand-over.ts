@@ -51,11 +51,23 @@ export class ConnectionHandOver {
   private readonly progress = new Map<Worker, number>();
   /** Out of the turn for taking nothing; back in it at its next `taken`. */
   private readonly stuck = new Set<Worker>();
+  /** Workers sent a probe (a connection message without a connection) since they last took one. */
+  private readonly probed = new Set<Worker>();
   private readonly watch: NodeJS.Timeout;
+  private watchedAt = Date.now();
   private closed = false;
 
-  constructor(private readonly events: HandOverEvents) {
-    this.watch = setInterval(() => this.watchWorkers(), WATCH_EVERY_MS);
+  private readonly takeTimeoutMs: number;
+  private readonly watchEveryMs: number;
+
+  /** `timing`: tests only, shorter than TAKE_TIMEOUT_MS and the watch's second. */
+  constructor(
+    private readonly events: HandOverEvents,
+    timing: { takeTimeoutMs?: number; watchEveryMs?: number } = {},
+  ) {
+    this.takeTimeoutMs = timing.takeTimeoutMs ?? TAKE_TIMEOUT_MS;
+    this.watchEveryMs = timing.watchEveryMs ?? WATCH_EVERY_MS;
+    this.watch = setInterval(() => this.watchWorkers(), this.watchEveryMs);
     this.watch.unref();
   }
 
@@ -97,21 +109,28 @@ export class ConnectionHandOver {
     this.stuck.delete(worker);
   }
 
-  /** `worker` took connection `id`: the supervisor's copy closes. A stuck worker is back in the turn. */
+  /**
+   * `worker` took connection `id` (or answered a probe): the supervisor's copy closes. Its channel keeps
+   * order, so the ones sent before it and still here never reached it (a handle the worker could not
+   * receive is dropped without a word): they close too. A stuck worker is back in the turn.
+   */
   taken(worker: Worker, id: number): void {
     const waiting = this.untaken.get(worker);
     if (!waiting) return;
     this.progress.set(worker, Date.now());
-    if (this.stuck.delete(worker)) this.workers.push(worker);
-    const socket = waiting.get(id);
-    if (!socket) return;
-    waiting.delete(id);
-    socket.destroy();
+    this.probed.delete(worker);
+    if (this.stuck.delete(worker) && worker.isConnected()) this.workers.push(worker);
+    for (const [sent, socket] of waiting) {
+      if (sent > id) break;
+      waiting.delete(sent);
+      socket.destroy();
+    }
   }
 
   /** `worker` is gone: it gets no more connections, and those it had not taken close. */
   gone(worker: Worker): void {
     this.retire(worker);
+    this.probed.delete(worker);
     const waiting = this.untaken.get(worker);
     for (const socket of waiting?.values() ?? []) socket.destroy();
     waiting?.clear();
@@ -134,8 +153,12 @@ export class ConnectionHandOver {
 
   private watchWorkers(): void {
     const now = Date.now();
+    // The supervisor itself held up (its loop, the machine): the workers' answers may be waiting unread.
+    const late = now - this.watchedAt > 2 * this.watchEveryMs;
+    this.watchedAt = now;
     for (const [worker, waiting] of this.untaken) {
-      if (waiting.size === 0 || now - (this.progress.get(worker) ?? now) < TAKE_TIMEOUT_MS || this.stuck.has(worker)) continue;
+      if (late) this.progress.set(worker, now);
+      if (waiting.size === 0 || this.probed.has(worker) || now - (this.progress.get(worker) ?? now) < this.takeTimeoutMs) continue;
       if (this.inTurn(worker)) {
         this.leaveTurn(worker);
         this.stuck.add(worker);
@@ -149,6 +172,11 @@ export class ConnectionHandOver {
         closed++;
       }
       this.events.stuck(worker, closed);
+      // A probe behind them: a worker that answers it is not stuck (the oldest's handle was lost), and
+      // is back in the turn; one that is answers it when it goes on.
+      this.probed.add(worker);
+      const probe: ConnectionMessage = { kind: 'connection', id: ++this.handed, endpoint: 'session' };
+      worker.send(probe, undefined, {}, () => {});
     }
   }
 

@@ -286,7 +286,8 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     process.kill(stopping, 'SIGTERM');
     try {
       await cut;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Ready again once the supervisor has the worker out of the turn: frozen, it would answer no readiness question.
+      await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'the stopping worker out of the turn');
       const meanwhile = await Promise.all(Array.from({ length: 20 }, () => sslRequestOutcome(p.gatewayPort, 10_000)));
       expect(meanwhile.filter((outcome) => outcome !== 'answered'), `${meanwhile}`).to.deep.equal([]);
     } finally {
