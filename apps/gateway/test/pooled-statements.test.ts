@@ -3,8 +3,28 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { rejection } from '@platform/testing';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
+import { RawConnection, errorFields, frontendMessage, simpleQuery } from './support/raw-client.js';
 
 type PgError = Error & { code?: string };
+
+const text = (value: string) => Buffer.from(`${value}\0`);
+const NONE = Buffer.alloc(2);
+const SYNC = frontendMessage('S', Buffer.alloc(0));
+const FLUSH = frontendMessage('H', Buffer.alloc(0));
+/** Parse (`name`: '' for the unnamed statement), Bind of it (no parameters, no formats) and Execute (all rows). */
+const parse = (name: string, sql: string) => frontendMessage('P', Buffer.concat([text(name), text(sql), NONE]));
+const bindExecute = (name: string) => [frontendMessage('B', Buffer.concat([text(''), text(name), NONE, NONE, NONE])), frontendMessage('E', Buffer.concat([text(''), Buffer.alloc(4)]))];
+const types = (messages: { type: string }[]) => messages.map((message) => message.type);
+
+/** Every message up to ReadyForQuery, errors included. */
+async function untilReady(raw: RawConnection): Promise<{ type: string; body: Buffer }[]> {
+  const seen: { type: string; body: Buffer }[] = [];
+  for (;;) {
+    const message = await raw.message();
+    seen.push(message);
+    if (message.type === 'Z') return seen;
+  }
+}
 
 /** Protocol-level named prepared statements on the pooled endpoint, with real drivers. */
 describe('gateway: prepared statements on the pooled endpoint', function () {
@@ -121,6 +141,88 @@ describe('gateway: prepared statements on the pooled endpoint', function () {
       expect(counted).to.deep.equal([{ n: 5 }]);
     } finally {
       await sql.end();
+    }
+  });
+  /** A pooled client speaking the protocol itself, logged in. */
+  async function rawPooled(): Promise<RawConnection> {
+    const raw = await RawConnection.openTls(p.pooledPort!, p.ca);
+    await raw.login(credential.id, db.name, credential.password);
+    return raw;
+  }
+
+  /** Both server sessions of the pool serve a transaction at once: none is held by a client that is done. */
+  async function bothSessionsServe(): Promise<void> {
+    const others = await Promise.all([pooled({ query_timeout: 5_000 }), pooled({ query_timeout: 5_000 })]);
+    try {
+      await Promise.all(others.map((other) => other.query('begin')));
+      expect((await Promise.all(others.map((other, i) => other.query('select $1::int as n', [i])))).map((answer) => answer.rows[0].n)).to.deep.equal([0, 1]);
+      await Promise.all(others.map((other) => other.query('commit')));
+    } finally {
+      await Promise.all(others.map((other) => other.end()));
+    }
+  }
+
+  it('follows PostgreSQL past an error in a pipeline: what comes before the Sync (a Query too) is discarded unanswered, and the session goes back after it', async function () {
+    const raw = await rawPooled();
+    try {
+      // A pipeline flushed before its Sync (libpq's pipeline mode): the Parse fails...
+      raw.write(Buffer.concat([parse('', 'selec 1'), ...bindExecute(''), FLUSH]));
+      const failed = await raw.until('E');
+      expect(errorFields(failed[failed.length - 1].body).C).to.equal('42601');
+      // ...and what the client sends next up to its Sync the server discards: ReadyForQuery alone.
+      raw.write(Buffer.concat([parse('', 'select 1'), ...bindExecute(''), simpleQuery('select 1'), SYNC]));
+      expect(types(await raw.until('Z'))).to.deep.equal(['Z']);
+      // The same with the Query sent before the error came back: discarded as well.
+      raw.write(Buffer.concat([parse('', 'selec 1'), ...bindExecute(''), simpleQuery('select 1'), SYNC]));
+      expect(types(await untilReady(raw))).to.deep.equal(['E', 'Z']);
+      raw.write(simpleQuery('select 2'));
+      expect(types(await raw.until('Z'))).to.deep.equal(['T', 'D', 'C', 'Z']);
+      await bothSessionsServe();
+    } finally {
+      raw.end();
+    }
+  });
+
+  it('closes, rather than lends, a session left while it skips to a Sync', async function () {
+    const raw = await rawPooled();
+    raw.write(Buffer.concat([parse('', 'selec 1'), ...bindExecute(''), FLUSH]));
+    await raw.until('E');
+    // A Query while skipping (discarded by the server), then the client goes without a Sync.
+    raw.write(Buffer.concat([simpleQuery('select 1'), frontendMessage('X', Buffer.alloc(0))]));
+    await raw.closed;
+    await bothSessionsServe();
+  });
+
+  it('prepares again a named statement whose Parse the server skipped after an error', async function () {
+    const raw = await rawPooled();
+    try {
+      raw.write(Buffer.concat([parse('', 'selec 1'), parse('skipped', 'select 41 + 1'), ...bindExecute('skipped'), SYNC]));
+      expect(types(await untilReady(raw))).to.deep.equal(['E', 'Z']);
+      raw.write(Buffer.concat([...bindExecute('skipped'), SYNC]));
+      const answer = await untilReady(raw);
+      expect(types(answer)).to.deep.equal(['2', 'D', 'C', 'Z']);
+      expect(answer[1].body.toString('latin1', 6)).to.equal('42');
+    } finally {
+      raw.end();
+    }
+  });
+
+  it('keeps a server session’s statements known after an error skipped the Close of one its cache let go', async function () {
+    const raw = await rawPooled();
+    try {
+      // Three statements fill the session's cache (3 here); a fourth's Parse makes the gateway close the oldest first...
+      raw.write(Buffer.concat([parse('s1', 'select 101'), parse('s2', 'select 102'), parse('s3', 'select 103'), SYNC]));
+      expect(types(await untilReady(raw))).to.deep.equal(['1', '1', '1', 'Z']);
+      // ...but an error before them has the server skip that Close: the statement stays there.
+      raw.write(Buffer.concat([parse('', 'selec 1'), parse('s4', 'select 104'), SYNC]));
+      expect(types(await untilReady(raw))).to.deep.equal(['E', 'Z']);
+      // The same session next (the pool lends the last one back): s1 prepared again, not refused as existing (42P05).
+      raw.write(Buffer.concat([...bindExecute('s1'), ...bindExecute('s4'), SYNC]));
+      const answer = await untilReady(raw);
+      expect(types(answer)).to.deep.equal(['2', 'D', 'C', '2', 'D', 'C', 'Z']);
+      expect([answer[1].body.toString('latin1', 6), answer[4].body.toString('latin1', 6)]).to.deep.equal(['101', '104']);
+    } finally {
+      raw.end();
     }
   });
 });

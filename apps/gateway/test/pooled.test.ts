@@ -4,7 +4,7 @@ import pg from 'pg';
 import { once } from 'node:events';
 import net from 'node:net';
 import { eventually, rejection } from '@platform/testing';
-import { RawConnection, cancelRequest, errorFields, frontendMessage, simpleQuery } from './support/raw-client.js';
+import { cancelRequest } from './support/raw-client.js';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 type PgError = Error & { code?: string; severity?: string; detail?: string };
@@ -299,41 +299,6 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     await leaveDuring("select repeat('w', 1000) as r, generate_series(1, 10000000)", "select repeat('w'%", 'ClientWrite');
     // A statement that writes nothing meanwhile would not see the connection cut: it is cancelled too.
     await leaveDuring('select pg_sleep(300)', 'select pg_sleep%', 'PgSleep');
-  });
-
-  it('follows PostgreSQL past an error in a pipeline: what comes before the Sync is discarded unanswered, and the server session goes back after it', async function () {
-    const raw = await RawConnection.openTls(p.pooledPort!, p.ca);
-    const text = (value: string) => Buffer.from(`${value}\0`);
-    const none = Buffer.alloc(2);
-    // Unnamed statement and portal: Parse, Bind (no parameters, no formats), Execute (all rows).
-    const run = (sql: string) => [
-      frontendMessage('P', Buffer.concat([text(''), text(sql), none])),
-      frontendMessage('B', Buffer.concat([text(''), text(''), none, none, none])),
-      frontendMessage('E', Buffer.concat([text(''), Buffer.alloc(4)])),
-    ];
-    try {
-      await raw.login(unscoped.id, db.name, unscoped.password);
-      // A pipeline flushed before its Sync (libpq's pipeline mode): the Parse fails...
-      raw.write(Buffer.concat([...run('selec 1'), frontendMessage('H', Buffer.alloc(0))]));
-      const failed = await raw.until('E');
-      expect(errorFields(failed[failed.length - 1].body).C).to.equal('42601');
-      // ...and what the client sends next, up to its Sync, the server discards: ReadyForQuery alone.
-      raw.write(Buffer.concat([...run('select 1'), frontendMessage('S', Buffer.alloc(0))]));
-      expect((await raw.until('Z')).map((message) => message.type)).to.deep.equal(['Z']);
-      raw.write(simpleQuery('select 2'));
-      expect((await raw.until('Z')).map((message) => message.type)).to.deep.equal(['T', 'D', 'C', 'Z']);
-      // Its server session went back: the pool's two serve two transactions at once.
-      const others = await Promise.all([pooled(unscoped), pooled(unscoped)]);
-      try {
-        await Promise.all(others.map((other) => other.query('begin')));
-        expect((await Promise.all(others.map((other, i) => other.query('select $1::int as n', [i])))).map((answer) => answer.rows[0].n)).to.deep.equal([0, 1]);
-        await Promise.all(others.map((other) => other.query('commit')));
-      } finally {
-        await Promise.all(others.map((other) => other.end()));
-      }
-    } finally {
-      raw.end();
-    }
   });
 
   it('tells a client whose server session is terminated mid-transaction, and serves the next client on a new one', async function () {

@@ -45,11 +45,28 @@ for (const [type, ends] of Object.entries(ENDS)) {
   FORWARD[code(type)] = Object.freeze({ kind: 'forward' as const, ends, simple: type === 'S' || type === 'Q' || type === 'F' });
 }
 
+/** What a Sync expects: the one message after an error where PostgreSQL answers again. */
+const SYNC_EXPECTED = FORWARD[code('S')]!;
+
+/**
+ * A Parse or Close the server skipped (the failed one, or one after it): the connection's list of
+ * prepared statements must not say otherwise. A skipped Parse prepared nothing; a skipped eviction
+ * left its statement on the server, unlisted: the connection deallocates all at its next hand-over.
+ */
+function skipped(entry: Expected): void {
+  if (entry.kind === 'answer') return;
+  if (entry.parsed) entry.parsed.connection.prepared.delete(entry.parsed.name);
+  if (entry.kind === 'drop' && entry.evicted) {
+    entry.evicted.sqlPrepared = true;
+    entry.evicted.owner = null;
+  }
+}
+
 type Expected =
   /** A client message's answer: passed on until one of `ends`. `simple`: a query or Sync, which an error does not end. */
   | { kind: 'forward'; ends: number[]; simple: boolean; parsed?: { connection: ServerConnection; name: string } }
-  /** An injected Parse or Close: its one answer is dropped. */
-  | { kind: 'drop'; ends: number[]; parsed?: { connection: ServerConnection; name: string } }
+  /** An injected Parse or Close (`evicted`: of a statement the connection's cache let go): its one answer is dropped. */
+  | { kind: 'drop'; ends: number[]; parsed?: { connection: ServerConnection; name: string }; evicted?: ServerConnection }
   /** The gateway's own answer, sent when everything before it has been answered. */
   | { kind: 'answer'; bytes: Buffer };
 
@@ -114,7 +131,8 @@ export class PreparedStatements {
 
   /** Client messages whose answers have not all come. */
   get pending(): number {
-    return this.queue.length;
+    // Skipping to the Sync, the server owes an answer still: its ReadyForQuery.
+    return this.queue.length + (this.skippingToSync ? 1 : 0);
   }
 
   /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
@@ -232,10 +250,10 @@ export class PreparedStatements {
     if (changes) connection.dirty = true;
     (this.byName ??= new Map()).set(name.value, { poolName, parse, changesSession: changes });
     if (connection.prepared.has(poolName)) {
-      this.evict(connection.touch(poolName, this.perConnection), toServer);
+      this.evict(connection.touch(poolName, this.perConnection), connection, toServer);
       return this.answer(PARSE_COMPLETE, toClient);
     }
-    this.evict(connection.touch(poolName, this.perConnection), toServer);
+    this.evict(connection.touch(poolName, this.perConnection), connection, toServer);
     toServer.push(parse);
     this.queue.push({ kind: 'forward', ends: ENDS.P, simple: false, parsed: { connection, name: poolName } });
   }
@@ -247,7 +265,7 @@ export class PreparedStatements {
     if (!known) return clientName.startsWith('_pool_') ? `${clientName} (not prepared)` : clientName;
     if (known.changesSession) connection.dirty = true;
     if (!connection.prepared.has(known.poolName)) {
-      this.evict(connection.touch(known.poolName, this.perConnection), toServer);
+      this.evict(connection.touch(known.poolName, this.perConnection), connection, toServer);
       toServer.push(known.parse);
       this.queue.push({ kind: 'drop', ends: ENDS.P, parsed: { connection, name: known.poolName } });
     } else {
@@ -257,10 +275,10 @@ export class PreparedStatements {
   }
 
   /** Closes on the server the statements its LRU let go. */
-  private evict(names: string[], toServer: Buffer[]): void {
+  private evict(names: string[], connection: ServerConnection, toServer: Buffer[]): void {
     for (const name of names) {
       toServer.push(frame(code('C'), Buffer.from('S'), z(name)));
-      this.queue.push({ kind: 'drop', ends: ENDS.C });
+      this.queue.push({ kind: 'drop', ends: ENDS.C, evicted: connection });
     }
   }
 
@@ -296,10 +314,9 @@ export class PreparedStatements {
       return;
     }
     if (type === ERROR && !(head.kind === 'forward' && head.simple)) {
-      // A failed Parse leaves no statement; PostgreSQL skips everything up to the Sync.
-      if (head.parsed) head.parsed.connection.prepared.delete(head.parsed.name);
+      // PostgreSQL skips everything up to the Sync (a Query too), answering none of it.
       toClient.push(message);
-      while (this.queue.length > 0 && !(this.queue[0].kind === 'forward' && (this.queue[0] as { simple: boolean }).simple)) this.queue.shift();
+      while (this.queue.length > 0 && this.queue[0] !== SYNC_EXPECTED) skipped(this.queue.shift()!);
       // No Sync sent yet: what the client sends until it is discarded by the server too.
       if (this.queue.length === 0) this.skippingToSync = true;
       this.answered(toClient);
