@@ -64,7 +64,7 @@ describe('ConnectionHandOver', function () {
     client.on('error', () => {});
     client.on('close', () => (closed = true));
     await once(client, 'connect');
-    while (to.sent.length === before) await sleep(5);
+    await until(() => to.sent.length > before, 'the connection sent to its worker');
     return { client, closed: () => closed };
   }
 

@@ -14,6 +14,8 @@ export interface ConnectionMessage {
 /** How long a worker with connections waiting may go without taking one before it counts as stuck. */
 export const TAKE_TIMEOUT_MS = 10_000;
 const WATCH_EVERY_MS = 1_000;
+/** A watch this late (at least) means the supervisor itself was held up. */
+const LATE_WATCH_MS = 2_000;
 
 export interface HandOverEvents {
   /** An accept failed after listening (EMFILE, say): that connection only. */
@@ -154,7 +156,7 @@ export class ConnectionHandOver {
   private watchWorkers(): void {
     const now = Date.now();
     // The supervisor itself held up (its loop, the machine): the workers' answers may be waiting unread.
-    const late = now - this.watchedAt > 2 * this.watchEveryMs;
+    const late = now - this.watchedAt > Math.max(2 * this.watchEveryMs, LATE_WATCH_MS);
     this.watchedAt = now;
     for (const [worker, waiting] of this.untaken) {
       if (late) this.progress.set(worker, now);
