@@ -98,7 +98,7 @@ describe('development certificates', function () {
 
   it('passes `openssl verify -CAfile ca.crt server.crt` (skipped when /usr/bin/openssl is absent)', function () {
     // openssl is a second, independent reader of the chain; machines without it still run the rest.
-    if (!existsSync('/usr/bin/openssl')) this.skip();
+    if (!existsSync('/usr/bin/openssl')) this.skip(); // skip reason: no openssl on this machine to read the chain a second way
     const dir = mkdtempSync(join(tmpdir(), 'dev-tls-openssl-'));
     try {
       writeFileSync(join(dir, 'ca.crt'), ca.cert);
