@@ -1,8 +1,8 @@
 import type { Worker } from 'node:cluster';
 import net from 'node:net';
+import type { GatewayEndpoint as Endpoint } from '@platform/postgres-gateway';
 
-/** The port a client connected to: the session endpoint, or the pooled one. */
-export type Endpoint = 'session' | 'pooled';
+export type { Endpoint };
 
 /** The supervisor's word to a worker, with the client's connection attached. */
 export interface ConnectionMessage {

@@ -14,6 +14,9 @@ import { VerifierCache, type VerifierSource } from './pooled-login.js';
 import { DEFAULT_POOL_SETTINGS, ServerPools, type PoolSettings } from './server-pool.js';
 import { QueryCounters } from './query-counters.js';
 
+/** The port a client connected to: the session endpoint, or the pooled one. */
+export type GatewayEndpoint = 'session' | 'pooled';
+
 export interface GatewayOptions {
   host: string;
   /** 0 picks a free port. */
@@ -141,7 +144,7 @@ export class PostgresGateway {
    * place): on the session endpoint, or on the pooled one (closed when this gateway has none). After
    * `close`, the connection is closed.
    */
-  adopt(socket: net.Socket, endpoint: 'session' | 'pooled'): void {
+  adopt(socket: net.Socket, endpoint: GatewayEndpoint): void {
     if (this.closed || (endpoint === 'pooled' && !this.pooled)) {
       socket.destroy();
       return;

@@ -4,6 +4,7 @@ export {
   DEFAULT_MAX_LOGINS_PER_USER_ADDRESS,
   DEFAULT_SCRAM_STEP_TIMEOUT_MS,
   PostgresGateway,
+  type GatewayEndpoint,
   type GatewayOptions,
 } from './gateway-server.js';
 export { regionBackend, type Backend } from './backends.js';
