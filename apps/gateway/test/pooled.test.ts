@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { once } from 'node:events';
 import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { eventually, rejection } from '@platform/testing';
 import { cancelRequest } from './support/raw-client.js';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
@@ -160,7 +162,7 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
-  it('leaves nothing of one client to the next on a server session: role, settings, advisory locks, SQL PREPARE, LISTEN, WITH HOLD cursors', async function () {
+  it('leaves nothing of one client to the next on a server session: role, settings, advisory locks, LISTEN, WITH HOLD cursors (pooled-isolation.test.ts has the whole corpus)', async function () {
     // The next clients log in first (a pooled login takes no server session), so that the first
     // client's session is handed to them at once, well within GATEWAY_POOL_IDLE_MS (1 s here):
     // logging in after it, on a slow machine, the session had been closed as idle (CI run, colour null).
@@ -172,28 +174,111 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
       const admin = `${physical}_admin`;
       // Every state a session keeps past its transaction, left behind on purpose, one transaction each.
       const left = await first.query(
-        `begin; set role ${admin}; set app.colour = 'red'; prepare leftover as select 1; select pg_advisory_lock(42); listen somewhere; declare held cursor with hold for select 1; select pg_backend_pid() as pid; commit`,
+        `begin; set role ${admin}; set app.colour = 'red'; select pg_advisory_lock(42); listen somewhere; declare held cursor with hold for select 1; select pg_backend_pid() as pid; commit`,
       );
       firstPid = (left as unknown as pg.QueryResult[]).find((result) => result.rows?.[0]?.pid !== undefined)!.rows[0].pid as number;
     } finally {
       await first.end();
     }
     try {
+      // Both next clients in a transaction at once: the pool's two server sessions, the first client's one of them.
+      await Promise.all(next.map((client) => client.query('begin')));
+      const states = await Promise.all(
+        next.map((client) =>
+          client.query(
+            "select pg_backend_pid() as pid, current_user as who, (select count(*)::int from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()) as locks, (select count(*)::int from pg_listening_channels()) as channels, (select count(*)::int from pg_cursors) as cursors, nullif(current_setting('app.colour', true), '') as colour",
+          ),
+        ),
+      );
+      await Promise.all(next.map((client) => client.query('commit')));
       const pids: number[] = [];
-      for (const client of next) {
-        await client.query('begin');
-        const state = await client.query(
-          "select pg_backend_pid() as pid, current_user as who, (select count(*)::int from pg_prepared_statements where name = 'leftover') as prepared, (select count(*)::int from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()) as locks, (select count(*)::int from pg_listening_channels()) as channels, (select count(*)::int from pg_cursors) as cursors, current_setting('app.colour', true) as colour",
-        );
-        await client.query('commit');
+      for (const state of states) {
         const { pid, ...rest } = state.rows[0];
         pids.push(pid);
-        // On the first client's session the setting is known but reset (''); on another it was never set (null).
-        expect(rest).to.deep.equal({ who: unscoped.id, prepared: 0, locks: 0, channels: 0, cursors: 0, colour: pid === firstPid ? '' : null });
+        expect(rest).to.deep.equal({ who: unscoped.id, locks: 0, channels: 0, cursors: 0, colour: null });
       }
       expect(pids, 'the first client’s server session served a next client').to.include(firstPid);
     } finally {
       await Promise.all(next.map((client) => client.end()));
+    }
+  });
+
+  it('pins the server session of a client that LISTENs to it until it leaves: its notifications arrive, counted in /metrics', async function () {
+    const listener = await pooled(unscoped);
+    const other = await pooled(unscoped);
+    const direct = await connectVerified(p, unscoped);
+    try {
+      const heard: { channel: string; payload?: string }[] = [];
+      listener.on('notification', (message) => heard.push({ channel: message.channel, payload: message.payload }));
+      await listener.query('listen news');
+      const pid = (await listener.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+      expect((await p.metrics()).get('gateway_pooled_server_sessions{state="pinned"}')).to.equal(1);
+      // Other clients are served on the pool's other session meanwhile, never on the pinned one.
+      for (let round = 0; round < 3; round++) expect((await other.query('select pg_backend_pid() as pid')).rows[0].pid).to.not.equal(pid);
+      // A notification sent while the listener runs nothing reaches it.
+      await direct.query("notify news, 'hello'");
+      await eventually(async () => (heard.length > 0 ? true : undefined), 10_000, 'the notification');
+      expect(heard).to.deep.equal([{ channel: 'news', payload: 'hello' }]);
+      expect((await listener.query('select pg_backend_pid() as pid')).rows[0].pid).to.equal(pid);
+    } finally {
+      await Promise.all([listener.end(), other.end(), direct.end()]);
+    }
+    await eventually(async () => ((await p.metrics()).get('gateway_pooled_server_sessions{state="pinned"}') === 0 ? true : undefined), 10_000, 'the pinned session to go back');
+  });
+
+  it('gives startup options the meaning PostgreSQL gives them, on both endpoints: lists, quoted names, escaped spaces', async function () {
+    const first = await pooled(unscoped);
+    const physical = (await first.query('select current_database() as name')).rows[0].name as string;
+    await first.end();
+    await p.superuserQuery(physical, `create schema if not exists "my schema"; create schema if not exists foo; grant usage on schema foo, "my schema" to "${unscoped.id}"`);
+    const read = async (client: pg.Client) =>
+      (await client.query<{ path: string; schemas: string[]; app: string }>("select current_setting('search_path') as path, current_schemas(false)::text[] as schemas, current_setting('application_name') as app")).rows[0];
+    for (const options of ['-c search_path=foo,public', '-c search_path="my\\ schema",public -c application_name=two\\ words', '--search-path=public,foo']) {
+      const session = await connectVerified(p, unscoped, { options });
+      const pooledClient = await pooled(unscoped, { options });
+      try {
+        const [direct, shared] = [await read(session), await read(pooledClient)];
+        expect(shared, options).to.deep.equal(direct);
+        // And again on whichever server session the next transaction gets.
+        expect(await read(pooledClient), options).to.deep.equal(direct);
+      } finally {
+        await Promise.all([session.end(), pooledClient.end()]);
+      }
+    }
+    const client = await pooled(unscoped, { options: '-c search_path=foo,public' });
+    try {
+      expect(await read(client)).to.deep.include({ path: 'foo,public', schemas: ['foo', 'public'] });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('answers 57P03, naming the server, when the server does not answer; 53300 stays for a full pool', async function () {
+    const client = await pooled(unscoped);
+    const [{ directory }] = await p.superuserQuery('postgres', "select current_setting('data_directory') as directory");
+    const postmaster = Number(readFileSync(join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    try {
+      // No server session left in the pool: the next transaction needs a new one, which a frozen server never logs in.
+      await eventually(async () => ((await serverSessions(unscoped)) === 0 ? true : undefined), 10_000, 'the idle server connections to close');
+      process.kill(postmaster, 'SIGSTOP');
+      let error: PgError;
+      try {
+        error = (await rejection(client.query('select 1'))) as PgError;
+      } finally {
+        process.kill(postmaster, 'SIGCONT');
+      }
+      expect({ code: error.code, severity: error.severity, message: error.message, detail: error.detail }).to.deep.equal({
+        code: '57P03',
+        severity: 'FATAL',
+        message: 'the database server did not answer; try again shortly',
+        detail: 'No server connection of the pool could be opened within 1000 ms.',
+      });
+      // Thawed, the pool opens sessions again.
+      const later = await pooled(unscoped);
+      expect((await later.query('select 5 as n')).rows).to.deep.equal([{ n: 5 }]);
+      await later.end();
+    } finally {
+      await client.end().catch(() => {});
     }
   });
 

@@ -11,7 +11,7 @@ import { cancelFromPeer } from './cancel-request.js';
 import type { CancelRelay, ConnectionContext, GatewayLog } from './context.js';
 import { serveConnection, type PooledEndpoint } from './handshake.js';
 import { VerifierCache, type VerifierSource } from './pooled-login.js';
-import { DEFAULT_POOL_SETTINGS, ServerPools, type PoolSettings } from './server-pool.js';
+import { DEFAULT_POOL_SETTINGS, ServerPools, type PoolSettings, type ServerConnectionState } from './server-pool.js';
 import { QueryCounters } from './query-counters.js';
 
 /** The port a client connected to: the session endpoint, or the pooled one. */
@@ -171,6 +171,11 @@ export class PostgresGateway {
   /** Server connections the pools hold now. */
   get pooledServerConnections(): number {
     return this.pooled?.pools.connections ?? 0;
+  }
+
+  /** The pools' open server connections in `state` (pinned: kept by a client that LISTENs); null without a pooled endpoint. */
+  pooledServerSessions(state: ServerConnectionState): number | null {
+    return this.pooled ? this.pooled.pools.count(state) : null;
   }
 
   /** A protocol 3.0 cancel request another gateway passed on (`cancelRelay`): forwarded if this gateway holds its session. */

@@ -8,7 +8,12 @@ const code = (letter: string): number => letter.charCodeAt(0);
 /** Messages a client sends after its startup packet. */
 export const FrontendType = {
   Query: code('Q'),
+  Parse: code('P'),
+  Bind: code('B'),
+  Describe: code('D'),
   Execute: code('E'),
+  Close: code('C'),
+  Flush: code('H'),
   FunctionCall: code('F'),
   Sync: code('S'),
   /** SASLInitialResponse and SASLResponse share their letter. */
@@ -20,12 +25,29 @@ export const FrontendType = {
 export const BackendType = {
   Authentication: code('R'),
   BackendKeyData: code('K'),
+  ParseComplete: code('1'),
+  BindComplete: code('2'),
+  CloseComplete: code('3'),
   CommandComplete: code('C'),
+  CopyData: code('d'),
+  DataRow: code('D'),
   EmptyQueryResponse: code('I'),
   ErrorResponse: code('E'),
   NegotiateProtocolVersion: code('v'),
+  NoData: code('n'),
+  NoticeResponse: code('N'),
+  NotificationResponse: code('A'),
+  ParameterDescription: code('t'),
+  ParameterStatus: code('S'),
   PortalSuspended: code('s'),
   ReadyForQuery: code('Z'),
+  RowDescription: code('T'),
+} as const;
+
+/** What a Describe or Close names: a prepared statement or a portal. */
+export const DescribeTarget = {
+  Statement: code('S'),
+  Portal: code('P'),
 } as const;
 
 /** The transaction status ReadyForQuery carries when no transaction is open. */

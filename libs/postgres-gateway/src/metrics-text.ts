@@ -22,5 +22,13 @@ export function metricsText(gateway: PostgresGateway): string {
     '# TYPE gateway_query_seconds_total counter',
     ...cells.map((cell) => `gateway_query_seconds_total{${labels(cell)}} ${(cell.totalMs / 1000).toFixed(6)}`),
   ];
+  const pooled = (['idle', 'lent', 'pinned'] as const).map((state) => [state, gateway.pooledServerSessions(state)] as const);
+  if (pooled.every(([, count]) => count !== null)) {
+    lines.push(
+      '# HELP gateway_pooled_server_sessions Server sessions of the pooled endpoint’s pools: idle, lent to a client for a transaction, or pinned to a client that LISTENs until it leaves.',
+      '# TYPE gateway_pooled_server_sessions gauge',
+      ...pooled.map(([state, count]) => `gateway_pooled_server_sessions{state="${state}"} ${count}`),
+    );
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -1,10 +1,7 @@
-// Messages on the pooled endpoint's connections: whole ones split out of a buffer, the gateway's own
-// simple queries, and the start of a message whose end has not come yet, kept as the chunks it came in
+// Messages on the pooled endpoint's connections: whole ones split out of a buffer, and the start of a message whose end has not come yet, kept as the chunks it came in
 // and joined once the whole message is there: a message that spans N reads costs one copy, not N
 // (joining at every read copied a 300 MB row some 4,600 times, and held the worker meanwhile).
 import { ProtocolViolation } from './refusals.js';
-
-const QUERY = 'Q'.charCodeAt(0);
 
 /** Splits `buffer` from `offset` into whole messages; answers those and where the rest starts. */
 export function frames(buffer: Buffer, limit: number): { messages: Buffer[]; rest: number } {
@@ -66,14 +63,4 @@ export class PartialMessage {
     this.need = need;
     return null;
   }
-}
-
-/** A simple Query message. */
-export function handOverQuery(sql: string): Buffer {
-  const text = Buffer.from(`${sql}\0`, 'utf8');
-  const message = Buffer.alloc(5 + text.length);
-  message[0] = QUERY;
-  message.writeInt32BE(4 + text.length, 1);
-  text.copy(message, 5);
-  return message;
 }

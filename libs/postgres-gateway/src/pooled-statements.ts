@@ -8,58 +8,58 @@
 // To put the gateway's own answers (and drop the server's answers to injected messages) in their
 // right places, every message sent has its entry in a queue of expected answers, in order, as the
 // server answers them: the answer that ends each, PostgreSQL's skipping to the Sync after an error.
-import { changesSession } from './pooled-settings.js';
+import { BackendType, DescribeTarget, FrontendType, TRANSACTION_IDLE } from './message-types.js';
 import { ProtocolViolation } from './refusals.js';
 import type { ServerConnection } from './server-pool.js';
+import type { StatementNames } from './statement-names.js';
 
-const code = (letter: string): number => letter.charCodeAt(0);
-const PARSE_COMPLETE = Buffer.from([code('1'), 0, 0, 0, 4]);
-const CLOSE_COMPLETE = Buffer.from([code('3'), 0, 0, 0, 4]);
+const PARSE_COMPLETE = Buffer.from([BackendType.ParseComplete, 0, 0, 0, 4]);
+const CLOSE_COMPLETE = Buffer.from([BackendType.CloseComplete, 0, 0, 0, 4]);
 /** ReadyForQuery, idle: the answer to the Sync after messages the gateway answered alone. */
-const READY_IDLE = Buffer.from([code('Z'), 0, 0, 0, 5, code('I')]);
-const ERROR = code('E');
-const TAG_P = code('P');
-const TAG_D = code('D');
-const TAG_C = code('C');
-const TAG_S = code('S');
+const READY_IDLE = Buffer.from([BackendType.ReadyForQuery, 0, 0, 0, 5, TRANSACTION_IDLE]);
+const ERROR = BackendType.ErrorResponse;
+/** The CommandComplete tags read here, by their lengths (most tags are looked at no further). */
+const STATEMENT_TAGS = new Set(['PREPARE', 'DEALLOCATE', 'DEALLOCATE ALL', 'DISCARD ALL']);
+const STATEMENT_TAG_LENGTHS = new Set([...STATEMENT_TAGS].map((tag) => tag.length));
+const STATEMENT = DescribeTarget.Statement;
 /** Answers a server may send at any time, which belong to no request. */
-const ASYNC = new Set([code('N'), code('A'), code('S')]);
+const ASYNC = new Set<number>([BackendType.NoticeResponse, BackendType.NotificationResponse, BackendType.ParameterStatus]);
 /** What ends the answer to each client message. */
-const ENDS: Record<string, number[]> = {
-  P: [code('1')],
-  B: [code('2')],
-  D: [code('T'), code('n')],
-  E: [code('C'), code('I'), code('s')],
-  C: [code('3')],
-  S: [code('Z')],
-  Q: [code('Z')],
-  F: [code('Z')],
-};
+const ENDS = new Map<number, number[]>([
+  [FrontendType.Parse, [BackendType.ParseComplete]],
+  [FrontendType.Bind, [BackendType.BindComplete]],
+  [FrontendType.Describe, [BackendType.RowDescription, BackendType.NoData]],
+  [FrontendType.Execute, [BackendType.CommandComplete, BackendType.EmptyQueryResponse, BackendType.PortalSuspended]],
+  [FrontendType.Close, [BackendType.CloseComplete]],
+  [FrontendType.Sync, [BackendType.ReadyForQuery]],
+  [FrontendType.Query, [BackendType.ReadyForQuery]],
+  [FrontendType.FunctionCall, [BackendType.ReadyForQuery]],
+]);
+const PARSE_ENDS = ENDS.get(FrontendType.Parse)!;
+const CLOSE_ENDS = ENDS.get(FrontendType.Close)!;
+/** Client messages whose answer an error does not end (PostgreSQL answers them after it): a query, a Sync, a function call. */
+const SIMPLE = new Set<number>([FrontendType.Sync, FrontendType.Query, FrontendType.FunctionCall]);
 
 /**
  * The queue entry of a client message with no statement of its own to track, by the message's type
  * byte: one shared object per type, never changed (a message a transaction sends needs no new one).
  */
 const FORWARD: (Expected | undefined)[] = [];
-for (const [type, ends] of Object.entries(ENDS)) {
-  FORWARD[code(type)] = Object.freeze({ kind: 'forward' as const, ends, simple: type === 'S' || type === 'Q' || type === 'F' });
-}
+for (const [type, ends] of ENDS) FORWARD[type] = Object.freeze({ kind: 'forward' as const, ends, simple: SIMPLE.has(type) });
 
 /** What a Sync expects: the one message after an error where PostgreSQL answers again. */
-const SYNC_EXPECTED = FORWARD[code('S')]!;
+const SYNC_EXPECTED = FORWARD[FrontendType.Sync]!;
 
 /**
  * A Parse or Close the server skipped (the failed one, or one after it): the connection's list of
  * prepared statements must not say otherwise. A skipped Parse prepared nothing; a skipped eviction
- * left its statement on the server, unlisted: the connection deallocates all at its next hand-over.
+ * left its statement on the server, unlisted: the connection belongs to no client now, so that its
+ * next hand-over counts the statements, finds one too many, and has it closed.
  */
 function skipped(entry: Expected): void {
   if (entry.kind === 'answer') return;
   if (entry.parsed) entry.parsed.connection.prepared.delete(entry.parsed.name);
-  if (entry.kind === 'drop' && entry.evicted) {
-    entry.evicted.sqlPrepared = true;
-    entry.evicted.owner = null;
-  }
+  if (entry.kind === 'drop' && entry.evicted) entry.evicted.owner = null;
 }
 
 type Expected =
@@ -69,31 +69,6 @@ type Expected =
   | { kind: 'drop'; ends: number[]; parsed?: { connection: ServerConnection; name: string }; evicted?: ServerConnection }
   /** The gateway's own answer, sent when everything before it has been answered. */
   | { kind: 'answer'; bytes: Buffer };
-
-/** The pool's name of each (query text, parameter types), shared by its clients. */
-export class StatementNames {
-  private readonly names = new Map<string, string>();
-  /** Statements a server has parsed without an error: a client's Parse of one is answered without a server connection. */
-  private readonly parsed = new Set<string>();
-  private next = 1;
-
-  wasParsed(name: string): boolean {
-    return this.parsed.has(name);
-  }
-
-  parsedOnce(name: string): void {
-    this.parsed.add(name);
-  }
-
-  nameOf(key: string): string {
-    let name = this.names.get(key);
-    if (!name) {
-      name = `_pool_${this.next++}`;
-      this.names.set(key, name);
-    }
-    return name;
-  }
-}
 
 function cString(buffer: Buffer, at: number): { value: string; end: number } {
   const end = buffer.indexOf(0, at);
@@ -114,7 +89,7 @@ const z = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
 /** One pooled client's statements, and the queue of answers expected from its current server connection. */
 export class PreparedStatements {
   /** The client's statement name → the pool's name, and the Parse that makes it; made at the first (most clients name none). */
-  private byName: Map<string, { poolName: string; parse: Buffer; changesSession: boolean }> | null = null;
+  private byName: Map<string, { poolName: string; parse: Buffer }> | null = null;
   private readonly queue: Expected[] = [];
   /** The last message was answered alone (answerAlone): a Sync after it is too. */
   private answeredAlone = false;
@@ -140,15 +115,16 @@ export class PreparedStatements {
     this.byName = null;
   }
 
-  /** Statements that change what the connection holds beyond the transaction (its tag; only those starting with P or D are read). */
+  /**
+   * Statements that change the connection's prepared statements (the CommandComplete tag; only those
+   * of a known tag's length are read). Whatever a function does is not seen here, and needs not be: each
+   * hand-over has the server count them (pooled-hand-over.ts).
+   */
   commandComplete(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
-    const first = buffer[offset + 5];
-    if (first !== TAG_P && first !== TAG_D) return;
-    const tag = buffer.toString('latin1', offset + 5, Math.min(next - 1, offset + 20));
-    if (tag === 'PREPARE') connection.sqlPrepared = true;
-    else if (tag === 'DEALLOCATE') {
-      // It may have been one of the pool's statements: the next hand-over, even to this client, deallocates them all.
-      connection.sqlPrepared = true;
+    if (!STATEMENT_TAG_LENGTHS.has(next - offset - 6)) return;
+    const tag = buffer.toString('latin1', offset + 5, next - 1);
+    if (tag === 'DEALLOCATE' || tag === 'PREPARE') {
+      // Maybe one of the pool's, or a name the pool may give later: the next hand-over, even to this client, counts them.
       connection.owner = null;
     } else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
       connection.prepared.clear();
@@ -164,11 +140,11 @@ export class PreparedStatements {
    */
   answerAlone(message: Buffer): Buffer | null {
     const type = message[0];
-    if (type === TAG_S && this.answeredAlone) {
+    if (type === FrontendType.Sync && this.answeredAlone) {
       this.answeredAlone = false;
       return READY_IDLE;
     }
-    const answer = type === TAG_P || type === TAG_C ? this.answerParseOrClose(message) : null;
+    const answer = type === FrontendType.Parse || type === FrontendType.Close ? this.answerParseOrClose(message) : null;
     this.answeredAlone = answer !== null;
     return answer;
   }
@@ -180,17 +156,17 @@ export class PreparedStatements {
    */
   private answerParseOrClose(message: Buffer): Buffer | null {
     if (this.queue.length > 0) return null;
-    const type = String.fromCharCode(message[0]);
-    if (type === 'P') {
+    const type = message[0];
+    if (type === FrontendType.Parse) {
       const name = cString(message, 5);
       if (name.value === '') return null;
       const query = cString(message, name.end);
       const poolName = this.names.nameOf(`${message.subarray(query.end).toString('hex')}:${query.value}`);
       if (!this.names.wasParsed(poolName)) return null;
-      (this.byName ??= new Map()).set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)), changesSession: changesSession(query.value) });
+      (this.byName ??= new Map()).set(name.value, { poolName, parse: frame(message[0], z(poolName), message.subarray(name.end)) });
       return PARSE_COMPLETE;
     }
-    if (type === 'C' && message[5] === code('S')) {
+    if (type === FrontendType.Close && message[5] === STATEMENT) {
       this.byName?.delete(cString(message, 6).value);
       return CLOSE_COMPLETE;
     }
@@ -203,22 +179,18 @@ export class PreparedStatements {
    */
   fromClient(message: Buffer, connection: ServerConnection, toServer: Buffer[], toClient: Buffer[]): void {
     if (this.skippingToSync) {
-      if (message[0] !== TAG_S) {
+      if (message[0] !== FrontendType.Sync) {
         toServer.push(message);
         return;
       }
       this.skippingToSync = false;
     }
-    const type = String.fromCharCode(message[0]);
-    const forward = FORWARD[message[0]];
-    if (type === 'P') {
+    const type = message[0];
+    const forward = FORWARD[type];
+    if (type === FrontendType.Parse) {
       const name = cString(message, 5);
       if (name.value !== '') return this.parse(message, name, connection, toServer, toClient);
-      if (changesSession(cString(message, name.end).value)) connection.dirty = true;
-    } else if (type === 'F') {
-      // A function called by the protocol may do anything to the session.
-      connection.dirty = true;
-    } else if (type === 'B') {
+    } else if (type === FrontendType.Bind) {
       const portal = cString(message, 5);
       const statement = cString(message, portal.end);
       if (statement.value !== '') {
@@ -226,15 +198,15 @@ export class PreparedStatements {
         message = Buffer.concat([message.subarray(0, 5), message.subarray(5, portal.end), z(poolName), message.subarray(statement.end)]);
         message.writeInt32BE(message.length - 1, 1);
       }
-    } else if ((type === 'D' || type === 'C') && message[5] === code('S')) {
+    } else if ((type === FrontendType.Describe || type === FrontendType.Close) && message[5] === STATEMENT) {
       const name = cString(message, 6);
       if (name.value !== '') {
-        if (type === 'C') {
+        if (type === FrontendType.Close) {
           // The client's name goes; the pool's statement stays on the server for other clients.
           this.byName?.delete(name.value);
           return this.answer(CLOSE_COMPLETE, toClient);
         }
-        message = frame(message[0], Buffer.from('S'), z(this.ensure(name.value, connection, toServer)));
+        message = frame(message[0], Buffer.from([STATEMENT]), z(this.ensure(name.value, connection, toServer)));
       }
     }
     toServer.push(message);
@@ -246,16 +218,14 @@ export class PreparedStatements {
     const rest = message.subarray(query.end);
     const poolName = this.names.nameOf(`${rest.toString('hex')}:${query.value}`);
     const parse = frame(message[0], z(poolName), message.subarray(name.end));
-    const changes = changesSession(query.value);
-    if (changes) connection.dirty = true;
-    (this.byName ??= new Map()).set(name.value, { poolName, parse, changesSession: changes });
+    (this.byName ??= new Map()).set(name.value, { poolName, parse });
     if (connection.prepared.has(poolName)) {
       this.evict(connection.touch(poolName, this.perConnection), connection, toServer);
       return this.answer(PARSE_COMPLETE, toClient);
     }
     this.evict(connection.touch(poolName, this.perConnection), connection, toServer);
     toServer.push(parse);
-    this.queue.push({ kind: 'forward', ends: ENDS.P, simple: false, parsed: { connection, name: poolName } });
+    this.queue.push({ kind: 'forward', ends: PARSE_ENDS, simple: false, parsed: { connection, name: poolName } });
   }
 
   /** The pool's name for a client's statement, prepared on `connection` first if it lacks it. */
@@ -263,11 +233,10 @@ export class PreparedStatements {
     const known = this.byName?.get(clientName);
     // Unknown to this client: a name no pool statement has, so that the server's own error answers.
     if (!known) return clientName.startsWith('_pool_') ? `${clientName} (not prepared)` : clientName;
-    if (known.changesSession) connection.dirty = true;
     if (!connection.prepared.has(known.poolName)) {
       this.evict(connection.touch(known.poolName, this.perConnection), connection, toServer);
       toServer.push(known.parse);
-      this.queue.push({ kind: 'drop', ends: ENDS.P, parsed: { connection, name: known.poolName } });
+      this.queue.push({ kind: 'drop', ends: PARSE_ENDS, parsed: { connection, name: known.poolName } });
     } else {
       connection.touch(known.poolName, this.perConnection);
     }
@@ -277,8 +246,8 @@ export class PreparedStatements {
   /** Closes on the server the statements its LRU let go. */
   private evict(names: string[], connection: ServerConnection, toServer: Buffer[]): void {
     for (const name of names) {
-      toServer.push(frame(code('C'), Buffer.from('S'), z(name)));
-      this.queue.push({ kind: 'drop', ends: ENDS.C, evicted: connection });
+      toServer.push(frame(FrontendType.Close, Buffer.from([STATEMENT]), z(name)));
+      this.queue.push({ kind: 'drop', ends: CLOSE_ENDS, evicted: connection });
     }
   }
 

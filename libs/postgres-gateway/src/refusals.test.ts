@@ -18,6 +18,10 @@ function everyRefusal(): Record<string, Refusal> {
     tooManyLoginsFromAddress: refusals.tooManyLoginsFromAddress(100),
     tooManyLoginsOfUserFromAddress: refusals.tooManyLoginsOfUserFromAddress('cred_x', 20),
     tooManyLoginsOfUser: refusals.tooManyLoginsOfUser('cred_x', 50),
+    poolFull: refusals.poolFull(5000, 20),
+    serverUnreachable: refusals.serverUnreachable(5000),
+    serverConnectionLost: refusals.serverConnectionLost(),
+    serverStateUnknown: refusals.serverStateUnknown(),
     passwordFailed: refusals.passwordFailed('cred_x'),
     authorizationIdentityUnsupported: refusals.authorizationIdentityUnsupported(),
     scramExtensionUnsupported: refusals.scramExtensionUnsupported(),
@@ -51,6 +55,19 @@ describe('refusals: the catalogue of the gateway’s ErrorResponses', () => {
   it('words the refusals a client compares with PostgreSQL’s exactly as PostgreSQL does', () => {
     expect(refusals.passwordFailed('cred_x').fields).to.deep.equal({ severity: 'FATAL', code: '28P01', message: 'password authentication failed for user "cred_x"' });
     expect(refusals.tooManyClients().fields).to.deep.equal({ severity: 'FATAL', code: '53300', message: 'sorry, too many clients already' });
+    // A full pool and a server that does not answer read apart: 53300 only for the first.
+    expect(refusals.poolFull(1000, 2).fields).to.deep.equal({
+      severity: 'FATAL',
+      code: '53300',
+      message: 'sorry, too many clients already',
+      detail: 'All 2 server connections of the pool were in use by other clients for 1000 ms.',
+    });
+    expect(refusals.serverUnreachable(1000).fields).to.deep.equal({
+      severity: 'FATAL',
+      code: '57P03',
+      message: 'the database server did not answer; try again shortly',
+      detail: 'No server connection of the pool could be opened within 1000 ms.',
+    });
     expect(refusals.databaseDoesNotExist('shop').fields).to.deep.equal({ severity: 'FATAL', code: '3D000', message: 'database "shop" does not exist' });
     expect(refusals.unsupportedProtocol((2 << 16) | 5).fields.message).to.equal('unsupported frontend protocol 2.5: server supports 3.0 to 3.2');
     expect(refusals.scramExtensionUnsupported().fields.code).to.equal('0A000');

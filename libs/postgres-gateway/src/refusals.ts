@@ -106,6 +106,23 @@ export const refusals = {
     detail: `At most ${max} logins of one user may be under way at once.`,
   })),
 
+  // The pooled endpoint's server sessions (pooled-session.ts, pooled-start.ts): a full pool and a
+  // server that does not answer are told apart, so that an operator reading 53300 looks for clients
+  // holding sessions, not for a server that is down or frozen.
+  poolFull: fatal(SqlState.tooManyConnections, (waitMs: number, size: number) => ({
+    message: 'sorry, too many clients already',
+    detail: `All ${size} server connections of the pool were in use by other clients for ${waitMs} ms.`,
+  })),
+  serverUnreachable: fatal(SqlState.cannotConnectNow, (waitMs: number) => ({
+    message: 'the database server did not answer; try again shortly',
+    detail: `No server connection of the pool could be opened within ${waitMs} ms.`,
+  })),
+  serverConnectionLost: fatal(SqlState.connectionFailure, () => ({ message: 'the server closed the connection unexpectedly' })),
+  serverStateUnknown: fatal(SqlState.connectionFailure, () => ({
+    message: 'the gateway could not prepare a server connection for this client',
+    detail: 'The server did not accept the session reset the pooled endpoint makes before a client’s transaction.',
+  })),
+
   // Authentication: PostgreSQL's words, for real and unknown names alike.
   passwordFailed: fatal(SqlState.invalidPassword, (user: string) => ({ message: `password authentication failed for user "${user}"` })),
   authorizationIdentityUnsupported: fatal(SqlState.featureNotSupported, () => ({ message: 'client uses authorization identity, but it is not supported' })),

@@ -2,18 +2,13 @@
 // each opened by the gateway itself with the ClientKey a client of that role proved (scram-keys.ts),
 // lent to one client at a time for a transaction and given back at ReadyForQuery 'I'. A client that
 // finds every connection lent waits in a queue, for a bounded time; idle connections close after a while.
-import { once } from 'node:events';
-import net from 'node:net';
-import { parseBackendMessage } from './backend-parser.js';
-import type { Backend } from './backends.js';
-import { ByteReader } from './byte-reader.js';
 import { sendCancel } from './cancel-request.js';
-import { BackendType } from './message-types.js';
-import { MAX_BACKEND_HANDSHAKE_MESSAGE, PROTOCOL_3_0, TERMINATE, readBackendKeyData, saslInitialResponse, saslResponse, startupMessage } from './protocol.js';
-import { StatementNames } from './pooled-statements.js';
+import { TERMINATE } from './protocol.js';
+import { openServerConnection, type PoolLogin, type ServerConnection, type ServerConnectionState } from './server-connection.js';
+import { StatementNames } from './statement-names.js';
 import { poolSize, type PoolSizing } from './pool-size.js';
-import { ScramClient, type ScramVerifier } from './scram-keys.js';
-import { SCRAM_MECHANISM } from './scram-messages.js';
+
+export type { PoolLogin, ServerConnection, ServerConnectionState, ServerListener } from './server-connection.js';
 
 /** How pools are sized and timed (README "Pooled endpoint"); each pool's size follows its login's connection limit (pool-size.ts). */
 export interface PoolSettings extends PoolSizing {
@@ -27,80 +22,34 @@ export interface PoolSettings extends PoolSizing {
 
 export const DEFAULT_POOL_SETTINGS: PoolSettings = { size: null, workers: 1, waitMs: 5_000, idleMs: 60_000, preparedStatements: 200 };
 
-/** What opens a pool's connections: where, as whom, and the keys a client of the role proved. */
-export interface PoolLogin {
-  backend: Backend;
-  physicalName: string;
-  role: string;
-  verifier: ScramVerifier;
-  clientKey: Buffer;
-  /** Sessions the login may hold on its server (ConnectionRoute's, or its cluster's catalog); null: none known. */
-  connectionLimit: number | null;
-}
-
 /** One pool's settings: its own size, in server connections at most. */
 type OnePoolSettings = Omit<PoolSettings, keyof PoolSizing> & { size: number };
-
-/** No server connection came free within the pool's wait. */
-export class PoolWaitExpired extends Error {}
-
-/** Who reads a lent connection's server messages now: the client holding it, or a login's exchange. */
-export interface ServerListener {
-  data(chunk: Buffer): void;
-  /** The server closed the connection. */
-  closed(): void;
-}
-
-/** One server session of a pool. */
-export class ServerConnection {
-  /** Its reader while lent; what the server sends while it is idle in the pool is dropped. */
-  listener: ServerListener | null = null;
-  /** The client whose session state (settings, tenant) it carries now; null: none (fresh). */
-  owner: object | null = null;
-  /** The settings it carries (pooled-settings.ts), by name. */
-  applied: ReadonlyMap<string, string> = new Map();
-  /** It ran SQL that may have left more on the session than those settings: the next hand-over resets it in full. */
-  dirty = false;
-  /** The gateway's names of the prepared statements it holds, oldest use first (an LRU). */
-  readonly prepared = new Map<string, true>();
-  /** It ran SQL-level PREPARE: the next hand-over deallocates everything. */
-  sqlPrepared = false;
-  /** When it was last given back (Date.now()): the pool's reaper closes it after the idle time. */
-  idleSince = 0;
-  closed = false;
-  /** Cancel requests on their way to its server: it is lent to no one else until they have arrived. */
-  cancelling = 0;
-  /** Given back while a cancel was on its way: back in the pool once it has arrived. */
-  releaseAfterCancel = false;
-
-  constructor(
-    readonly socket: net.Socket,
-    readonly parameters: Map<string, string>,
-    readonly processId: number,
-    readonly secretKey: Buffer,
-    /** Bytes the server sent past its first ReadyForQuery (none, normally). */
-    readonly rest: Buffer,
-  ) {}
-
-  /** Marks `name` used now; answers the names evicted to keep at most `max`. */
-  touch(name: string, max: number): string[] {
-    this.prepared.delete(name);
-    this.prepared.set(name, true);
-    const evicted: string[] = [];
-    for (const oldest of this.prepared.keys()) {
-      if (this.prepared.size <= max) break;
-      this.prepared.delete(oldest);
-      evicted.push(oldest);
-    }
-    return evicted;
-  }
-}
 
 interface Waiter {
   resolve(connection: ServerConnection): void;
   reject(error: Error): void;
   /** When its wait ends (Date.now()); the queue is in this order. */
   due: number;
+}
+
+/** No server connection came free within the pool's wait: every one was in use by other clients. */
+export class PoolWaitExpired extends Error {
+  constructor(
+    readonly waitMs: number,
+    readonly size: number,
+  ) {
+    super(`no server connection was free within ${waitMs} ms`);
+  }
+}
+
+/** The pool could not open a server connection: the server refused it, or did not answer within the pool's wait. */
+export class ServerUnreachable extends Error {
+  constructor(
+    readonly waitMs: number,
+    readonly reason: unknown,
+  ) {
+    super(`no server connection could be opened within ${waitMs} ms`);
+  }
 }
 
 /** How often a pool with waiters looks for one whose wait has ended: one timer per pool, not one per wait. */
@@ -113,10 +62,13 @@ const WAIT_SWEEP_MS = 50;
 const reapEvery = (idleMs: number): number => Math.min(5_000, Math.max(50, Math.floor(idleMs / 10)));
 
 export class ServerPool {
+  /** Every open connection, in whatever state; the counts below are read from it. */
+  private readonly open = new Set<ServerConnection>();
+  /** The idle ones, the one given back last at the end. */
   private readonly idle: ServerConnection[] = [];
+  /** Logins of new connections under way. */
+  private readonly opening = new Set<Promise<void>>();
   private readonly waiters: Waiter[] = [];
-  /** Connections open or opening. */
-  private count = 0;
   /** The gateway stops: connections given back are closed. */
   private closing = false;
   private sweeper: NodeJS.Timeout | null = null;
@@ -133,8 +85,17 @@ export class ServerPool {
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
+  /** Connections open or opening. */
   get size(): number {
-    return this.count;
+    return this.open.size + this.opening.size;
+  }
+
+  /** Open connections in `state`. */
+  count(state: ServerConnectionState): number {
+    if (state === 'idle') return this.idle.length;
+    let n = 0;
+    for (const connection of this.open) if (connection.state === state) n++;
+    return n;
   }
 
   get waitMs(): number {
@@ -143,26 +104,32 @@ export class ServerPool {
 
   /** An idle connection, the one given back last (its server's caches are the warmest), or null. */
   take(): ServerConnection | null {
-    return this.idle.pop() ?? null;
+    const connection = this.idle.pop() ?? null;
+    if (connection) connection.state = 'lent';
+    return connection;
   }
 
   /** A connection for one transaction: an idle one, a new one while the pool has room, or the next given back. */
   acquire(): Promise<ServerConnection> {
-    const connection = this.idle.pop();
+    const connection = this.take();
     if (connection) return Promise.resolve(connection);
     const waited = new Promise<ServerConnection>((resolve, reject) => {
       this.waiters.push({ resolve, reject, due: Date.now() + this.settings.waitMs });
     });
     this.sweeper ??= setInterval(() => this.sweep(), Math.min(WAIT_SWEEP_MS, this.settings.waitMs));
-    if (this.count < this.settings.size) this.grow();
+    if (this.size < this.settings.size) this.grow();
     return waited;
   }
 
-  /** Refuses the waiters whose wait has ended; the sweep stops with the queue. */
+  /**
+   * Refuses the waiters whose wait has ended: the pool is full when every connection was in use (53300);
+   * while one is still being opened, the server is not answering its logins (57P03). The sweep stops with the queue.
+   */
   private sweep(): void {
     const now = Date.now();
     while (this.waiters.length > 0 && this.waiters[0].due <= now) {
-      this.waiters.shift()!.reject(new PoolWaitExpired(`no server connection was free within ${this.settings.waitMs} ms`));
+      const waiter = this.waiters.shift()!;
+      waiter.reject(this.opening.size > 0 ? new ServerUnreachable(this.settings.waitMs, null) : new PoolWaitExpired(this.settings.waitMs, this.settings.size));
     }
     if (this.waiters.length === 0 && this.sweeper) {
       clearInterval(this.sweeper);
@@ -170,20 +137,25 @@ export class ServerPool {
     }
   }
 
-  /** Gives a connection back at the end of a transaction: to the first waiter, or to the idle ones. */
+  /** The client holding `connection` keeps it for the rest of its session (it LISTENs). */
+  pin(connection: ServerConnection): void {
+    if (connection.state === 'lent') connection.state = 'pinned';
+  }
+
+  /** Gives a connection back at the end of a transaction (or of its pinned client): to the first waiter, or to the idle ones. */
   release(connection: ServerConnection): void {
-    if (connection.closed) return;
-    // A cancel meant for the last client's query must not reach the next client's.
-    if (connection.cancelling > 0) {
-      connection.releaseAfterCancel = true;
-      return;
-    }
+    if (connection.state === 'closed') return;
+    connection.state = 'lent';
+    // A cancel meant for the last client's query must not reach the next client's: given back once it has arrived.
+    if (connection.cancelling > 0) return;
     if (this.closing) return this.discard(connection);
     const waiter = this.waiters.shift();
     if (waiter) {
       waiter.resolve(connection);
       return;
     }
+    connection.state = 'idle';
+    connection.listener = null;
     connection.idleSince = Date.now();
     this.idle.push(connection);
     if (!this.reaper) {
@@ -196,7 +168,7 @@ export class ServerPool {
   private reap(): void {
     const due = Date.now() - this.settings.idleMs;
     while (this.idle.length > 0 && this.idle[0].idleSince <= due) this.discard(this.idle[0]);
-    if (this.count === 0 && this.reaper) {
+    if (this.size === 0 && this.reaper) {
       clearInterval(this.reaper);
       this.reaper = null;
     }
@@ -209,20 +181,18 @@ export class ServerPool {
       await sendCancel(this.login.backend, connection.processId, connection.secretKey);
     } finally {
       connection.cancelling--;
-      if (connection.cancelling === 0 && connection.releaseAfterCancel) {
-        connection.releaseAfterCancel = false;
-        this.release(connection);
-      }
+      // Given back meanwhile (lent, with no listener of a client): back in the pool now.
+      if (connection.cancelling === 0 && connection.state === 'lent' && connection.listener === null) this.release(connection);
     }
   }
 
-  /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed). */
+  /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed, a hand-over found it tainted). */
   discard(connection: ServerConnection, midAnswer = false): void {
-    if (connection.closed) return;
-    connection.closed = true;
-    const at = this.idle.indexOf(connection);
-    if (at >= 0) this.idle.splice(at, 1);
-    this.count--;
+    if (connection.state === 'closed') return;
+    if (connection.state === 'idle') this.idle.splice(this.idle.indexOf(connection), 1);
+    connection.state = 'closed';
+    connection.listener = null;
+    this.open.delete(connection);
     // Mid-answer, a Terminate would be read only once the statement ended (a long COPY or result
     // running on for nobody, read and dropped): the statement is cancelled (one that writes nothing
     // would not see the cut) and the connection cut.
@@ -231,7 +201,7 @@ export class ServerPool {
       connection.socket.destroy();
     } else if (!connection.socket.destroyed) connection.socket.end(TERMINATE);
     // A waiter whose connection never came would otherwise wait out its deadline with room to open one.
-    if (this.waiters.length > 0 && this.count < this.settings.size) this.grow();
+    if (this.waiters.length > 0 && this.size < this.settings.size) this.grow();
   }
 
   /** Closes every connection (the gateway stops). */
@@ -245,9 +215,10 @@ export class ServerPool {
   }
 
   private grow(): void {
-    this.count++;
-    openServerConnection(this.login).then(
+    const opening: Promise<void> = openServerConnection(this.login, this.settings.waitMs).then(
       (connection) => {
+        this.opening.delete(opening);
+        this.open.add(connection);
         this.parameters ??= connection.parameters;
         // One reader for the connection's life, handing each chunk to whoever holds it: no listener is added or removed per transaction.
         connection.socket.on('data', (chunk: Buffer) => connection.listener?.data(chunk));
@@ -261,68 +232,13 @@ export class ServerPool {
         this.release(connection);
       },
       (error: unknown) => {
-        this.count--;
+        this.opening.delete(opening);
         this.onFailure(error);
         // Everyone waiting hears of it rather than wait out the deadline.
-        for (const waiter of this.waiters.splice(0)) waiter.reject(error instanceof Error ? error : new Error(String(error)));
+        for (const waiter of this.waiters.splice(0)) waiter.reject(new ServerUnreachable(this.settings.waitMs, error));
       },
     );
-  }
-}
-
-/** Opens a server session as the pool's role, logging in with SCRAM from the proven ClientKey. */
-export async function openServerConnection(login: PoolLogin): Promise<ServerConnection> {
-  const socket = net.connect({ host: login.backend.host, port: login.backend.port, noDelay: true });
-  try {
-    await once(socket, 'connect');
-    socket.write(
-      startupMessage(
-        [
-          ['user', login.role],
-          ['database', login.physicalName],
-        ],
-        PROTOCOL_3_0,
-      ),
-    );
-    const reader = new ByteReader(socket);
-    const scram = new ScramClient(login.clientKey, login.verifier);
-    const parameters = new Map<string, string>();
-    let key: { processId: number; secretKey: Buffer } = { processId: 0, secretKey: Buffer.alloc(0) };
-    for (;;) {
-      const { raw } = await reader.message(MAX_BACKEND_HANDSHAKE_MESSAGE);
-      if (raw[0] === BackendType.BackendKeyData) {
-        key = readBackendKeyData(raw);
-        continue;
-      }
-      const message = parseBackendMessage(raw) as unknown as { name: string; data?: string; mechanisms?: string[]; parameterName?: string; parameterValue?: string; message?: string; code?: string };
-      switch (message.name) {
-        case 'authenticationSASL':
-          if (!message.mechanisms?.includes(SCRAM_MECHANISM)) throw new Error(`the server offered ${message.mechanisms?.join(', ')}`);
-          socket.write(saslInitialResponse(SCRAM_MECHANISM, scram.first()));
-          break;
-        case 'authenticationSASLContinue':
-          socket.write(saslResponse(scram.final(message.data ?? '')));
-          break;
-        case 'authenticationSASLFinal':
-          scram.checkServerFinal(message.data ?? '');
-          break;
-        case 'authenticationOk':
-        case 'notice':
-          break;
-        case 'parameterStatus':
-          parameters.set(message.parameterName!, message.parameterValue!);
-          break;
-        case 'error':
-          throw new Error(`the server refused the pool's login: ${message.code} ${message.message}`);
-        case 'readyForQuery':
-          return new ServerConnection(socket, parameters, key.processId, key.secretKey, reader.detach());
-        default:
-          throw new Error(`unexpected ${message.name} while a pool's connection logged in`);
-      }
-    }
-  } catch (error) {
-    socket.destroy();
-    throw error;
+    this.opening.add(opening);
   }
 }
 
@@ -358,6 +274,13 @@ export class ServerPools {
   get connections(): number {
     let total = 0;
     for (const pool of this.pools.values()) total += pool.size;
+    return total;
+  }
+
+  /** Open server connections in `state`, over every pool. */
+  count(state: ServerConnectionState): number {
+    let total = 0;
+    for (const pool of this.pools.values()) total += pool.count(state);
     return total;
   }
 

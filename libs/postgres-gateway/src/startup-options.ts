@@ -105,3 +105,19 @@ export function takeTenantOption(options: string | undefined): TenantOption {
   }
   return { ...(named ?? { tenantId: null }), rest };
 }
+
+/**
+ * The settings a client's options words make, as PostgreSQL's backend takes them (`-c name=value`,
+ * `-cname=value`, `--name=value`; a dash in a name is an underscore; the words already split with
+ * backslash escapes, so `-c search_path=a,\ b` is one value): the pooled endpoint gives each to the
+ * server with `set_config`, which reads a value as the option would. Other switches are not settings.
+ */
+export function startupSettings(words: readonly string[]): [string, string][] {
+  const settings: [string, string][] = [];
+  for (let i = 0; i < words.length; ) {
+    const setting = settingOf(words, i);
+    if (setting) settings.push([setting.name, setting.value]);
+    i += setting?.consumed ?? 1;
+  }
+  return settings;
+}
