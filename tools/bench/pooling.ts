@@ -10,6 +10,9 @@
 //   gateway-session   apps/gateway as it is: one client session relayed to one server session
 //   gateway-pooled    our pooled endpoint (GATEWAY_POOLED_PORT, GATEWAY_POOL_SIZE=--pool-size, idle server
 //                     connections closed after 2 s as PgBouncer's here)
+//   node-relay        a bare Node TCP relay to the cluster (node-relay.ts): one server backend per client,
+//                     bytes copied both ways and nothing else; its CPU per transaction is the floor under any
+//                     pooler written for Node, the figure the pooled endpoint's own is compared with
 // Each run is --seconds long (after an optional --warmup of the same shape), plus time for pgbench to
 // connect its clients, which its TPS leaves out; every transaction is logged (pgbench --log), which
 // gives exact percentiles; the target's server backends (sessions of the credential's role in
@@ -35,7 +38,7 @@ import { createTestControlPlane } from '@platform/test-fixtures';
 import { freePort, query, type TestPostgres } from '@platform/testing';
 import { summarizeProfiles } from './cpu-profiles.js';
 import { initialisePgbench, processCpuMs, runPgbench, WORKLOADS, type PgbenchRun, type Target, type Workload } from './gateway-pgbench.js';
-import { startPgbouncer } from './gateway-pgbouncer.js';
+import { startNodeRelay, startPgbouncer } from './gateway-pgbouncer.js';
 import { audience, expectStatus, issuer, provisionDatabase, runBench, sleep, startApiProcess, startGatewayApp, Teardown } from './support.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -60,7 +63,7 @@ const { values: flags } = parseArgs({
     protocols: { type: 'string', default: 'simple,prepared' },
     scale: { type: 'string', default: '10' },
     'pool-size': { type: 'string', default: '20' },
-    targets: { type: 'string', default: 'direct,pgbouncer,gateway-session,gateway-pooled' },
+    targets: { type: 'string', default: 'direct,pgbouncer,node-relay,gateway-session,gateway-pooled' },
     /** GATEWAY_WORKERS for the gateway; its own default (the cores, at most 8) unless given. */
     'gateway-workers': { type: 'string' },
     /** The gateway's processes write CPU profiles (node --cpu-prof), summarised at the end. */
@@ -76,7 +79,7 @@ const settings = {
   scale: positive('scale', flags.scale),
   poolSize: positive('pool-size', flags['pool-size']),
   gatewayWorkers: flags['gateway-workers'] === undefined ? null : positive('gateway-workers', flags['gateway-workers']),
-  targets: new Set(flags.targets.split(',').map((value) => oneOf('targets', value, ['direct', 'pgbouncer', 'gateway-session', 'gateway-pooled']))),
+  targets: new Set(flags.targets.split(',').map((value) => oneOf('targets', value, ['direct', 'pgbouncer', 'node-relay', 'gateway-session', 'gateway-pooled']))),
 };
 
 function whole(name: string, value: string): number {
@@ -102,10 +105,11 @@ function oneOf(name: string, value: string, allowed: string[]): string {
   return value;
 }
 
-type TargetKey = 'direct' | 'pgbouncer' | 'gateway-session' | 'gateway-pooled';
+type TargetKey = 'direct' | 'pgbouncer' | 'node-relay' | 'gateway-session' | 'gateway-pooled';
 const LABELS: Record<TargetKey, string> = {
   direct: 'direct',
   pgbouncer: `PgBouncer transaction, pool ${settings.poolSize}`,
+  'node-relay': 'bare Node relay',
   'gateway-session': 'gateway session mode',
   'gateway-pooled': `gateway pooled, pool ${settings.poolSize}`,
 };
@@ -249,21 +253,28 @@ function report(rows: Row[], skipped: string | null): void {
   console.log('Backends: sessions of the credential\'s role on the server during the run (sampled every 250 ms), most seen (mean).');
   if (skipped) console.log(`Skipped: ${skipped}`);
   console.log('Pooler CPU: what PgBouncer or the gateway (all its processes) spent per transaction once the clients were connected (logins left out): the figure the load on the machine moves least.');
-  console.log('\n| workload | protocol | clients | target | TPS | p50 ms | p99 ms | backends max (mean) | pooler CPU µs/tx | vs direct |');
-  console.log('| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('\n| workload | protocol | clients | target | TPS | p50 ms | p99 ms | backends max (mean) | pooler CPU µs/tx | vs direct | vs PgBouncer | CPU vs relay |');
+  console.log('| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const row of rows) {
-    const direct = rows.find((r) => r.key === 'direct' && r.workload === row.workload && r.protocol === row.protocol && r.clients === row.clients)?.run;
+    const peer = (key: TargetKey) => rows.find((r) => r.key === key && r.workload === row.workload && r.protocol === row.protocol && r.clients === row.clients);
+    const direct = peer('direct')?.run;
+    const bouncer = peer('pgbouncer')?.run;
+    const relayCpu = peer('node-relay')?.cpuMicrosPerTransaction;
+    const versus = [
+      bouncer && row.run && row.key !== 'pgbouncer' && row.key !== 'direct' ? `${(row.run.tps / bouncer.tps).toFixed(2)}x` : '',
+      relayCpu && row.cpuMicrosPerTransaction !== undefined && row.key !== 'node-relay' ? `${(row.cpuMicrosPerTransaction / relayCpu).toFixed(2)}x` : '',
+    ];
     const cells = row.skipped
-      ? ['skipped (pgbench deadlocks on a pool, see pooling.ts)', '', '', '', '', '']
+      ? ['skipped (pgbench deadlocks on a pool, see pooling.ts)', '', '', '', '', '', '', '']
       : row.run
-      ? [format.tps(row.run.tps), format.ms(row.run.p50Ms), format.ms(row.run.p99Ms), `${row.backends?.max ?? ''} (${row.backends?.mean.toFixed(0) ?? ''})`, row.cpuMicrosPerTransaction?.toFixed(0) ?? '', direct && row.key !== 'direct' ? `${(row.run.tps / direct.tps).toFixed(2)}x` : '']
-      : [`failed: ${row.error}`, '', '', row.backends ? `${row.backends.max} (${row.backends.mean.toFixed(0)})` : '', '', ''];
+      ? [format.tps(row.run.tps), format.ms(row.run.p50Ms), format.ms(row.run.p99Ms), `${row.backends?.max ?? ''} (${row.backends?.mean.toFixed(0) ?? ''})`, row.cpuMicrosPerTransaction?.toFixed(0) ?? '', direct && row.key !== 'direct' ? `${(row.run.tps / direct.tps).toFixed(2)}x` : '', ...versus]
+      : [`failed: ${row.error}`, '', '', row.backends ? `${row.backends.max} (${row.backends.mean.toFixed(0)})` : '', '', '', '', ''];
     console.log(`| ${row.workload.name} | ${row.protocol} | ${row.clients} | ${LABELS[row.key]} | ${cells.join(' | ')} |`);
   }
 }
 
 const maxClients = Math.max(...settings.clients);
-const runs = settings.workloads.length * settings.protocols.length * settings.clients.length * 4;
+const runs = settings.workloads.length * settings.protocols.length * settings.clients.length * 5;
 await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.seconds + 60), teardown, async () => {
   for (const [what, program, tool] of [['pgbench 18', PGBENCH, 'pg-client-tools'], ['PgBouncer 1.21+', PGBOUNCER, 'pgbouncer']]) {
     if (!existsSync(program)) throw new Error(`${what} is not in ${program}: run node tools/${tool}.mjs first`);
@@ -314,10 +325,13 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
     }),
   );
 
+  const relay = teardown.add(await startNodeRelay({ host: cluster.hostname, port: Number(cluster.port) }));
+
   const local = (port: number): Target => ({ host: '127.0.0.1', port, database: databaseName, tls: false, ...as });
   const targets: [TargetKey, Target][] = [
     ['direct', { host: cluster.hostname, port: Number(cluster.port), database: physicalName, tls: false, ...as }],
     ['pgbouncer', local(bouncer.port)],
+    ['node-relay', { host: '127.0.0.1', port: relay.port, database: physicalName, tls: false, ...as }],
     ['gateway-session', local(ports.session)],
   ];
   if (pooled) targets.push(['gateway-pooled', local(ports.pooled)]);
@@ -351,7 +365,7 @@ await runBench(600 + settings.scale * 20 + runs * (settings.warmup + settings.se
           try {
             if (settings.warmup > 0) await runPgbench(target, { ...shape, seconds: settings.warmup + connecting });
             sampler.current = sampleBackends(admin, credential.id);
-            const pooler = key === 'pgbouncer' ? bouncer.pid : key.startsWith('gateway') ? gateway.child.pid! : null;
+            const pooler = key === 'pgbouncer' ? bouncer.pid : key === 'node-relay' ? relay.pid : key.startsWith('gateway') ? gateway.child.pid! : null;
             const window = pooler === null ? null : measureCpuWindow(pooler, connecting * 1000, settings.seconds * 800);
             row.run = await runPgbench(target, { ...shape, seconds: settings.seconds + connecting, logPrefix: join(scratch, `${workload.script}-${protocol}-${clients}-${key}`) });
             if (window) row.cpuMicrosPerTransaction = cpuPerTransaction(await window, row.run);
