@@ -1,94 +1,13 @@
 // GATEWAY_WORKERS: one port served by several processes. Which worker holds a client's connection
 // is read from the operating system (each worker's sockets in /proc), not from the gateway's word.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import type pg from 'pg';
 import { eventually, rejection } from '@platform/testing';
 import { connectVerified, runningStatement, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
-import { RawConnection, cancelRequest, int32s, simpleQuery } from './support/raw-client.js';
-
-/** The gateway's worker processes: the children of the process the test started (not tsx's esbuild service). */
-function workersOf(supervisor: number): number[] {
-  const out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(supervisor)], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([pid, command]) => Number(pid) > 0 && command !== 'esbuild')
-    .map(([pid]) => Number(pid))
-    .sort();
-}
-
-/**
- * How many established connections to `port` each process holds; with `anyState`, connections in any
- * state but listening (one its client closed stays in CLOSE_WAIT while the process keeps it).
- */
-function connectionsOn(port: number, pids: number[], anyState = false): number[] {
-  const established = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // local address "hex:PORT", state 01 = ESTABLISHED (0A = LISTEN), inode in the tenth field
-      const state = fields[3];
-      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === port && (anyState ? state !== '0A' : state === '01')) established.add(fields[9]);
-    }
-  }
-  return pids.map((pid) => {
-    let count = 0;
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      const target = (() => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`);
-        } catch {
-          return '';
-        }
-      })();
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && established.has(inode)) count++;
-    }
-    return count;
-  });
-}
-
-/**
- * Opens a connection and sends an SSLRequest: 'answered' when a worker answers it, 'closed' when the
- * connection closes first, 'held' when neither happens within `ms`.
- */
-function sslRequestOutcome(port: number, ms: number): Promise<'answered' | 'closed' | 'held'> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write(int32s(8, 80877103)));
-    const settle = (outcome: 'answered' | 'closed' | 'held') => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => settle('held'), ms);
-    socket.once('data', () => settle('answered'));
-    socket.once('error', () => settle('closed'));
-    socket.once('close', () => settle('closed'));
-  });
-}
-
-/** Sends `name` to `pid`; false when it is gone. */
-function signal(pid: number, name: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { RawConnection, cancelRequest, simpleQuery } from './support/raw-client.js';
+import { connectionsOn, isRunning, signal, sslRequestOutcome, workersOf } from './support/worker-processes.js';
 
 describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
   let p: GatewayPlatform;
@@ -300,9 +219,61 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     }, 20_000, 'a replacement worker');
   });
 
+  it('comes up and serves though the first workers it forks are killed before they serve', async function () {
+    this.timeout(90_000);
+    let supervisor = 0;
+    const killed: number[] = [];
+    const seen = new Set<number>();
+    let watch: NodeJS.Timeout | undefined;
+    const startedAt = performance.now();
+    // The first three workers die as soon as they exist (both first ones and one replacement), long
+    // before they could serve: a worker takes hundreds of milliseconds to load, this looks every 2.
+    const starting = p.startAnotherGateway(
+      { GATEWAY_WORKERS: '2' },
+      {
+        spawned: (child) => {
+          supervisor = child.pid!;
+          watch = setInterval(() => {
+            for (const pid of workersOf(supervisor).filter((pid) => !seen.has(pid))) {
+              seen.add(pid);
+              if (killed.length < 3 && signal(pid, 'SIGKILL')) killed.push(pid);
+            }
+          }, 2);
+        },
+      },
+    );
+    const other = await starting.finally(() => clearInterval(watch));
+    const upAfterMs = Math.round(performance.now() - startedAt);
+    try {
+      expect(killed, 'workers killed as they started').to.have.length(3);
+      expect([other.process.child.pid, isRunning(supervisor)], 'the same supervisor, still running').to.deep.equal([supervisor, true]);
+      const client = await connectVerified(p, credential, { port: other.port });
+      expect((await client.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+      await client.end();
+      // Both slots serve in the end: connections reach two workers, none of them one that was killed.
+      const both = await eventually(
+        async () => {
+          const now = workersOf(supervisor);
+          if (now.length !== 2 || now.some((pid) => killed.includes(pid))) return undefined;
+          const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, credential, { port: other.port })));
+          const held = connectionsOn(other.port, now);
+          await Promise.all(clients.map((each) => each.end()));
+          return Math.min(...held) > 0 ? now : undefined;
+        },
+        30_000,
+        'two new workers serving',
+      );
+      expect(both.filter((pid) => killed.includes(pid))).to.deep.equal([]);
+      console.log(`      up ${upAfterMs} ms after its start, its first ${killed.length} workers killed as they were forked`);
+    } finally {
+      await other.process.stop();
+    }
+  });
+
   it('stops its workers when it stops', async function () {
     this.timeout(30_000);
     await p.gateway.stop();
     expect(workers.filter(isRunning)).to.deep.equal([]);
   });
 });
+
