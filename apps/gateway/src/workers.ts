@@ -46,10 +46,10 @@ export interface GatewaySupervisor {
  * without its connection, which the supervisor had closed meanwhile, is answered all the same) and
  * its questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect').
  */
-export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
+export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint, acceptedAt: number) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
   process.on('message', (message: SupervisorMessage, socket?: net.Socket) => {
     if (message?.kind === 'connection') {
-      if (socket) answers.adopt(socket, message.endpoint);
+      if (socket) answers.adopt(socket, message.endpoint, message.acceptedAt);
       tellSupervisor({ kind: 'taken', id: message.id });
     }
     if (message?.kind === 'metrics') tellSupervisor({ kind: 'metrics', id: message.id, text: answers.metrics() });
@@ -115,10 +115,15 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   const firstServing = deferred();
   /** Where the gateway listens, once a worker serves. */
   let ports: { host: string; port: number; pooledPort: number | null } | null = null;
-  const handOver = new ConnectionHandOver({
-    acceptFailed: (error) => logger.warn({ err: error }, 'accepting a client connection failed'),
-    stuck: (worker, closed) => logger.error({ worker: worker.id, closed, waitedMs: TAKE_TIMEOUT_MS }, 'a gateway worker took no connection it was sent: out of the turn until it takes one'),
-  });
+  const handOver = new ConnectionHandOver(
+    {
+      acceptFailed: (error) => logger.warn({ err: error }, 'accepting a client connection failed'),
+      stuck: (worker, closed) => logger.error({ worker: worker.id, closed, waitedMs: TAKE_TIMEOUT_MS }, 'a gateway worker took no connection it was sent: out of the turn until it takes one'),
+      unserved: (closed, why) => logger.warn({ closed, why, holdMs: config.handshakeTimeoutMs, holdMax: config.maxConnections }, 'client connections closed while no gateway worker served'),
+    },
+    // Held no longer than their logins' deadline, which counts from the accept; no more than the gateway's connections.
+    { max: config.maxConnections, timeoutMs: config.handshakeTimeoutMs },
+  );
 
   const forkDue = () => {
     for (const slot of lives.due(Date.now())) forkInto(slot);

@@ -5,9 +5,10 @@ import { once } from 'node:events';
 import net from 'node:net';
 import type pg from 'pg';
 import { eventually, rejection } from '@platform/testing';
+import { LoginLoad, type LoginAttempt } from './support/login-load.js';
 import { connectVerified, runningStatement, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 import { RawConnection, cancelRequest, simpleQuery } from './support/raw-client.js';
-import { connectionsOn, isRunning, signal, sslRequestOutcome, workersOf } from './support/worker-processes.js';
+import { connectionsOn, holdersOn, isReaped, isRunning, signal, sslRequestOutcome, workersOf } from './support/worker-processes.js';
 
 describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
   let p: GatewayPlatform;
@@ -17,7 +18,9 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
 
   before(async function () {
     this.timeout(120_000);
-    p = await startGatewayPlatform({ GATEWAY_WORKERS: '2', GATEWAY_INSIGHTS_FLUSH_MS: '200' });
+    // A login's deadline counts from the supervisor's accept: 30 s leaves room for a worker frozen
+    // 10 s (its connection served after) and for a replacement starting on a loaded machine (held logins).
+    p = await startGatewayPlatform({ GATEWAY_WORKERS: '2', GATEWAY_INSIGHTS_FLUSH_MS: '200', GATEWAY_HANDSHAKE_TIMEOUT_MS: '30000' });
     db = await p.newDatabase();
     credential = await db.newCredential();
     workers = workersOf(p.gateway.child.pid!);
@@ -270,6 +273,70 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     }
   });
 
+  it('under a steady login load, a killed worker costs only the logins it held, and with every worker killed new logins wait for a replacement instead of being refused', async function () {
+    this.timeout(120_000);
+    const supervisor = p.gateway.child.pid!;
+    const url = new URL(credential.connectionUrl);
+    const load = new LoginLoad(6, { host: url.hostname, port: p.gatewayPort, database: db.name, user: credential.id, password: credential.password, ssl: { ca: p.ca, servername: url.hostname } });
+    const answeredSince = (since: number) => load.attempts.filter((attempt) => attempt.startedAt > since && attempt.outcome.kind === 'answered').length;
+    try {
+      await eventually(async () => (answeredSince(0) >= 12 ? true : undefined), 30_000, 'the load under way');
+
+      // One worker killed while it holds a login in flight: which process held each connection is read just before.
+      const [victim, survivor] = workers;
+      const kill = await eventually(
+        async () => {
+          const holders = holdersOn(p.gatewayPort, [supervisor, ...workers]);
+          if (!load.pending().some((attempt) => holders.get(attempt.localPort ?? -1)?.includes(victim))) return undefined;
+          process.kill(victim, 'SIGKILL');
+          return { holders, at: performance.now() };
+        },
+        20_000,
+        'a login in flight on one worker',
+      );
+      const seenAt = await eventually(async () => (isReaped(victim) ? performance.now() : undefined), 10_000, 'the killed worker reaped');
+      await eventually(async () => (answeredSince(seenAt) >= 12 ? true : undefined), 30_000, 'logins after the death was seen');
+      const one = failuresBy(load.attempts, kill, seenAt, (pids) => (pids.includes(victim) ? 'on the killed worker' : pids.includes(survivor) ? 'on the other worker' : 'in the hand-over'));
+      expect(one.forbidden, `failed logins: ${JSON.stringify(one.counts)}`).to.deep.equal([]);
+
+      // Every worker killed at once: new logins wait for a replacement to serve.
+      const everyone = await eventually(
+        async () => {
+          const now = workersOf(supervisor);
+          return now.length === 2 && !now.includes(victim) ? now : undefined;
+        },
+        20_000,
+        'a replacement worker',
+      );
+      await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
+      const before = load.attempts.length;
+      const holders = holdersOn(p.gatewayPort, [supervisor, ...everyone]);
+      for (const pid of everyone) process.kill(pid, 'SIGKILL');
+      const all = { holders, at: performance.now() };
+      const seenAllAt = await eventually(async () => (everyone.every(isReaped) ? performance.now() : undefined), 10_000, 'both workers reaped');
+      await eventually(async () => (answeredSince(seenAllAt) >= 12 ? true : undefined), 40_000, 'logins after every worker died');
+      const firstAnswer = Math.min(...load.attempts.filter((attempt) => attempt.startedAt > seenAllAt && attempt.outcome.kind === 'answered').map((attempt) => (attempt.outcome as { at: number }).at));
+      const every = failuresBy(load.attempts.slice(before), all, seenAllAt, (pids) => (pids.some((pid) => everyone.includes(pid)) ? 'on a killed worker' : 'in the hand-over'));
+      expect(every.forbidden, `failed logins: ${JSON.stringify(every.counts)}`).to.deep.equal([]);
+      expect(isRunning(supervisor), 'the supervisor').to.equal(true);
+      console.log(
+        `      ${load.attempts.length} logins; one worker killed: failed ${JSON.stringify(one.counts)}; both killed: failed ${JSON.stringify(every.counts)}, ` +
+          `the first login opened after both deaths were seen answered ${Math.round(firstAnswer - seenAllAt)} ms after`,
+      );
+    } finally {
+      await load.stop();
+    }
+    workers = await eventually(
+      async () => {
+        const now = workersOf(supervisor);
+        return now.length === 2 ? now : undefined;
+      },
+      20_000,
+      'two workers',
+    );
+    await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
+  });
+
   it('stops its workers when it stops', async function () {
     this.timeout(30_000);
     await p.gateway.stop();
@@ -277,3 +344,26 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
   });
 });
 
+/**
+ * The failed attempts of a login load around a kill, by where they stood: a failure may come only
+ * from a connection on a killed worker, or one on its way to a worker when it died (in the hand-over,
+ * or opened between the kill and the supervisor's seeing the death). `forbidden` lists the others.
+ */
+function failuresBy(attempts: LoginAttempt[], kill: { holders: Map<number, number[]>; at: number }, seenAt: number, heldBy: (pids: number[]) => string): { counts: Record<string, number>; forbidden: string[] } {
+  const counts: Record<string, number> = {};
+  const forbidden: string[] = [];
+  for (const attempt of attempts) {
+    if (attempt.outcome.kind !== 'failed') continue;
+    const where =
+      attempt.outcome.at < kill.at
+        ? 'before the kill'
+        : attempt.startedAt > seenAt
+          ? 'opened after the death was seen'
+          : attempt.startedAt > kill.at
+            ? 'opened as it died'
+            : heldBy(kill.holders.get(attempt.localPort ?? -1) ?? []);
+    counts[where] = (counts[where] ?? 0) + 1;
+    if (where === 'before the kill' || where === 'opened after the death was seen' || where === 'on the other worker') forbidden.push(`${where}: ${attempt.outcome.error}`);
+  }
+  return { counts, forbidden };
+}
