@@ -67,11 +67,12 @@ describe('worker lives', function () {
     lives.move(b, { kind: 'started' }, 0);
     lives.moveSlot(2, { kind: 'forked', worker: c }, 0);
     lives.move(c, { kind: 'exited' }, 10);
+    expect([lives.due(10), lives.due(509), lives.due(510), lives.nextForkAt()]).to.deep.equal([[], [], [2], 510]);
     expect(lives.close(20)).to.deep.equal([a, b]);
     expect(lives.lives().map((life) => life.state)).to.deep.equal(['closing', 'closing', 'closed']);
     expect(lives.move(a, { kind: 'exited' }, 30)).to.deep.equal({ state: 'closed' });
     expect(lives.move(b, { kind: 'exited' }, 30)).to.deep.equal({ state: 'closed' });
-    expect([lives.due(100_000), lives.workers()]).to.deep.equal([[], []]);
+    expect([lives.due(100_000), lives.nextForkAt(), lives.workers()]).to.deep.equal([[], null, []]);
     // An exit of a worker no slot has (reported twice, say) moves nothing.
     expect(lives.move(c, { kind: 'exited' }, 40)).to.equal(null);
   });

@@ -78,6 +78,12 @@ export class WorkerLives<W> {
     return this.slots.flatMap((life, slot) => (life.state === 'waiting' && life.forkAt <= now ? [slot] : []));
   }
 
+  /** When the next waiting slot's wait is over; null when none waits. */
+  nextForkAt(): number | null {
+    const waits = this.slots.flatMap((life) => (life.state === 'waiting' ? [life.forkAt] : []));
+    return waits.length === 0 ? null : Math.min(...waits);
+  }
+
   /** Moves the slot's life; answers the new one. */
   moveSlot(slot: number, event: WorkerEvent<W>, now: number): WorkerLife<W> {
     this.slots[slot] = moveWorker(this.slots[slot], event, now);

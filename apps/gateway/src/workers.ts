@@ -6,7 +6,7 @@ import { startAdminServer } from '@platform/http';
 import type { GatewayConfig } from './config.js';
 import { ConnectionHandOver, TAKE_TIMEOUT_MS, type ConnectionMessage, type Endpoint } from './hand-over.js';
 import { countersOf, sumMetricsTexts } from './metrics-sum.js';
-import { WorkerLives, type WorkerLife } from './worker-lives.js';
+import { WorkerLives } from './worker-lives.js';
 
 /**
  * Several processes serving one port (GATEWAY_WORKERS), forked with Node's cluster module. The
@@ -111,7 +111,8 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   const counters = new Map<Worker, string>();
   /** The counters of workers gone: a counter of /metrics never goes down when a worker dies. */
   let departed = '';
-  const restarts = new Set<NodeJS.Timeout>();
+  /** The next fork of a waiting slot, when one waits. */
+  let nextFork: NodeJS.Timeout | undefined;
   const firstServing = deferred();
   /** Where the gateway listens, once a worker serves. */
   let ports: { host: string; port: number; pooledPort: number | null } | null = null;
@@ -125,16 +126,16 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     { max: config.maxConnections, timeoutMs: config.handshakeTimeoutMs },
   );
 
+  /**
+   * Forks every slot whose wait is over, and sets one timer for the next that waits. A timer may
+   * fire a moment before Date.now() reaches the time it was set for (its clock is another): the slot
+   * is not due yet then, and the timer is set again for what is left.
+   */
   const forkDue = () => {
     for (const slot of lives.due(Date.now())) forkInto(slot);
-  };
-  const scheduleFork = (life: WorkerLife<Worker>, now: number) => {
-    if (life.state !== 'waiting') return;
-    const timer = setTimeout(() => {
-      restarts.delete(timer);
-      forkDue();
-    }, life.forkAt - now);
-    restarts.add(timer);
+    clearTimeout(nextFork);
+    const next = lives.nextForkAt();
+    nextFork = next === null ? undefined : setTimeout(forkDue, next - Date.now());
   };
 
   const forkInto = (slot: number) => {
@@ -144,8 +145,8 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
     } catch (error) {
       const now = Date.now();
       const life = lives.moveSlot(slot, { kind: 'fork-failed' }, now);
+      // forkDue, which called this, sets the timer for it.
       logger.error({ err: error, restartInMs: life.state === 'waiting' ? life.forkAt - now : null }, 'forking a gateway worker failed');
-      scheduleFork(life, now);
       return;
     }
     lives.moveSlot(slot, { kind: 'forked', worker }, Date.now());
@@ -173,7 +174,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
       const life = lives.move(worker, { kind: 'exited' }, now);
       if (life?.state !== 'waiting') return;
       logger.error({ worker: worker.id, code, signal, earlyDeaths: life.earlyDeaths, restartInMs: life.forkAt - now }, 'a gateway worker exited; starting another');
-      scheduleFork(life, now);
+      forkDue();
     });
   };
 
@@ -224,8 +225,7 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
   });
 
   const stop = async () => {
-    for (const timer of restarts) clearTimeout(timer);
-    restarts.clear();
+    clearTimeout(nextFork);
     handOver.close();
     await Promise.all(
       lives.close(Date.now()).map(async (worker) => {

@@ -299,16 +299,15 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
       const one = failuresBy(load.attempts, kill, seenAt, (pids) => (pids.includes(victim) ? 'on the killed worker' : pids.includes(survivor) ? 'on the other worker' : 'in the hand-over'));
       expect(one.forbidden, `failed logins: ${JSON.stringify(one.counts)}`).to.deep.equal([]);
 
-      // Every worker killed at once: new logins wait for a replacement to serve.
+      // Every worker killed at once, once both serve (both hold logins): new logins wait for a replacement to serve.
       const everyone = await eventually(
         async () => {
           const now = workersOf(supervisor);
-          return now.length === 2 && !now.includes(victim) ? now : undefined;
+          return now.length === 2 && !now.includes(victim) && Math.min(...connectionsOn(p.gatewayPort, now)) > 0 ? now : undefined;
         },
-        20_000,
-        'a replacement worker',
+        30_000,
+        'a replacement worker serving',
       );
-      await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
       const before = load.attempts.length;
       const holders = holdersOn(p.gatewayPort, [supervisor, ...everyone]);
       for (const pid of everyone) process.kill(pid, 'SIGKILL');
