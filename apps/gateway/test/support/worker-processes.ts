@@ -88,6 +88,17 @@ export function holdersOn(port: number, pids: number[]): Map<number, number[]> {
   return holders;
 }
 
+/** Whether a connection to `port` is refused, or accepted (then closed by this side). */
+export function connectOutcome(port: number): Promise<'refused' | 'accepted'> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve('accepted');
+    });
+    socket.once('error', () => resolve('refused'));
+  });
+}
+
 /**
  * Opens a connection and sends an SSLRequest: 'answered' when a worker answers it, 'closed' when the
  * connection closes first, 'held' when neither happens within `ms`.
