@@ -50,7 +50,7 @@ export async function startGateway(config: GatewayConfig, options: { logger?: Lo
       closers.push('gateway', () => gateway.close());
       // Closed first (closers go last in, first out): the supervisor sends no more while the sessions end.
       closers.push('supervisor hand-overs', () => tellSupervisorStopping());
-      answerSupervisor({ adopt: (socket, endpoint) => gateway.adopt(socket, endpoint), metrics: () => metricsText(gateway), ready: isReady });
+      answerSupervisor({ adopt: (socket, endpoint, acceptedAt) => gateway.adopt(socket, endpoint, acceptedAt), metrics: () => metricsText(gateway), ready: isReady });
       tellSupervisorStarted();
       logger.debug('gateway worker serving');
       const { host, port, pooledPort } = config.gateway;

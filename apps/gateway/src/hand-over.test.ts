@@ -42,11 +42,17 @@ describe('ConnectionHandOver', function () {
   let handOver: ConnectionHandOver;
   let port: number;
   const stuck: { worker: Worker; closed: number }[] = [];
+  const unserved: { closed: number; why: string }[] = [];
   const clients: net.Socket[] = [];
 
   beforeEach(async function () {
     stuck.length = 0;
-    handOver = new ConnectionHandOver({ acceptFailed: () => {}, stuck: (worker, closed) => stuck.push({ worker, closed }) }, { takeTimeoutMs: 300, watchEveryMs: 50 });
+    unserved.length = 0;
+    handOver = new ConnectionHandOver(
+      { acceptFailed: () => {}, stuck: (worker, closed) => stuck.push({ worker, closed }), unserved: (closed, why) => unserved.push({ closed, why }) },
+      { max: 3, timeoutMs: 1_000 },
+      { takeTimeoutMs: 300, watchEveryMs: 50 },
+    );
     port = (await handOver.listen('127.0.0.1', 0, 'session')).port;
   });
 
@@ -130,10 +136,48 @@ describe('ConnectionHandOver', function () {
     expect([handOver.inTurn(a.worker), handOver.inTurn(b.worker)]).to.deep.equal([true, false]);
     handOver.gone(a.worker);
     await until(() => toA.closed(), 'the connection sent to a closed');
-    // No worker in the turn: a connection is accepted and closed at once.
+  });
+
+  /** A client connection, once the supervisor accepted it; answers the client and whether it closed. */
+  async function connectHeld(): Promise<{ client: net.Socket; closed: () => boolean }> {
+    const before = handOver.heldCount();
     const client = net.connect({ host: '127.0.0.1', port });
     clients.push(client);
+    let closed = false;
     client.on('error', () => {});
-    await once(client, 'close');
+    client.on('close', () => (closed = true));
+    await until(() => closed || handOver.heldCount() > before, 'the connection accepted');
+    return { client, closed: () => closed };
+  }
+
+  it('holds connections while no worker is in the turn, and hands them, oldest first, to the first worker that serves', async function () {
+    const [a, b] = [standIn(), standIn()];
+    handOver.serving(a.worker);
+    handOver.retire(a.worker);
+    const held = [await connectHeld(), await connectHeld()];
+    expect([handOver.heldCount(), a.sent.length, held.map((each) => each.closed())]).to.deep.equal([2, 0, [false, false]]);
+    handOver.serving(b.worker);
+    expect(handOver.heldCount()).to.equal(0);
+    await until(() => b.sent.length === 2, 'both sent to b');
+    expect(b.sent.map(({ message, socket }) => [message.id, socket instanceof net.Socket])).to.deep.equal([
+      [1, true],
+      [2, true],
+    ]);
+    // New ones go straight to b.
+    await connect(b);
+    expect([handOver.heldCount(), b.sent.length]).to.deep.equal([0, 3]);
+  });
+
+  it('closes a held connection once no worker came within the hold time, and closes at once those past the most it holds', async function () {
+    const started = Date.now();
+    const held = [await connectHeld(), await connectHeld(), await connectHeld()];
+    // The fourth: three held already.
+    const past = await connectHeld();
+    await until(() => past.closed(), 'the fourth closed');
+    expect([handOver.heldCount(), held.map((each) => each.closed())]).to.deep.equal([3, [false, false, false]]);
+    await until(() => held.every((each) => each.closed()), 'the held ones closed');
+    expect(Date.now() - started, 'closed after the hold time').to.be.at.least(1_000);
+    const closed = (why: string) => unserved.filter((each) => each.why === why).reduce((sum, each) => sum + each.closed, 0);
+    expect([handOver.heldCount(), closed('full'), closed('timeout')]).to.deep.equal([0, 1, 3]);
   });
 });

@@ -9,6 +9,8 @@ export interface ConnectionMessage {
   kind: 'connection';
   id: number;
   endpoint: Endpoint;
+  /** When the supervisor accepted the connection (Date.now()): the login's deadline counts from then. */
+  acceptedAt: number;
 }
 
 /** How long a worker with connections waiting may go without taking one before it counts as stuck. */
@@ -22,6 +24,8 @@ export interface HandOverEvents {
   acceptFailed(error: Error): void;
   /** `worker` took nothing for TAKE_TIMEOUT_MS: out of the turn until it takes one, `closed` of its connections closed. */
   stuck(worker: Worker, closed: number): void;
+  /** `closed` connections closed unserved: no worker came into the turn within their hold time (`why`: 'timeout'), or too many were held ('full'). */
+  unserved(closed: number, why: 'timeout' | 'full'): void;
 }
 
 /**
@@ -38,8 +42,11 @@ export interface HandOverEvents {
  * worker that takes none for TAKE_TIMEOUT_MS while some wait (its loop stuck) leaves the turn until
  * it takes one again, and those waiting behind the one in its channel are closed (that one is the
  * kernel's until the worker reads it or dies). A worker that is stopping, or whose channel is gone,
- * gets no more; a connection whose sending failed goes to the next worker. With no worker serving, a
- * connection is accepted and closed at once (`/healthz` says 503 then).
+ * gets no more; a connection whose sending failed goes to the next worker. With no worker in the turn
+ * (every one restarting, stopping or stuck), a connection is held, unread, until one is (a replacement
+ * serves), for `hold.timeoutMs` from its accept at most (the login's own deadline, which counts from
+ * the accept) and `hold.max` connections at most (`/healthz` says 503 then): a client that connects
+ * while the last worker restarts waits instead of being refused.
  */
 export class ConnectionHandOver {
   private readonly servers: net.Server[] = [];
@@ -55,6 +62,10 @@ export class ConnectionHandOver {
   private readonly stuck = new Set<Worker>();
   /** Workers sent a probe (a connection message without a connection) since they last took one. */
   private readonly probed = new Set<Worker>();
+  /** Connections accepted while no worker was in the turn, in the order they came to wait. */
+  private readonly held: { socket: net.Socket; endpoint: Endpoint; acceptedAt: number }[] = [];
+  /** Connections closed at once since the last watch, `hold.max` being held already (reported by the watch: one line, not one per connection). */
+  private closedFull = 0;
   private readonly watch: NodeJS.Timeout;
   private watchedAt = Date.now();
   private closed = false;
@@ -62,9 +73,13 @@ export class ConnectionHandOver {
   private readonly takeTimeoutMs: number;
   private readonly watchEveryMs: number;
 
-  /** `timing`: tests only, shorter than TAKE_TIMEOUT_MS and the watch's second. */
+  /**
+   * `hold`: how many connections, and for how long from their accept, are held at most while no
+   * worker is in the turn. `timing`: tests only, shorter than TAKE_TIMEOUT_MS and the watch's second.
+   */
   constructor(
     private readonly events: HandOverEvents,
+    private readonly hold: { max: number; timeoutMs: number },
     timing: { takeTimeoutMs?: number; watchEveryMs?: number } = {},
   ) {
     this.takeTimeoutMs = timing.takeTimeoutMs ?? TAKE_TIMEOUT_MS;
@@ -79,7 +94,7 @@ export class ConnectionHandOver {
     const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
       // A reset before the worker has it: the worker's copy sees it too.
       socket.on('error', () => socket.destroy());
-      this.handOver(socket, endpoint);
+      this.handOver(socket, endpoint, Date.now());
     });
     this.servers.push(server);
     await new Promise<void>((resolve, reject) => {
@@ -93,11 +108,16 @@ export class ConnectionHandOver {
     return server.address() as net.AddressInfo;
   }
 
-  /** `worker` serves from now on. */
+  /** `worker` serves from now on: it gets the connections held meanwhile too. */
   serving(worker: Worker): void {
     if (this.untaken.has(worker)) return;
     this.untaken.set(worker, new Map());
-    this.workers.push(worker);
+    this.enterTurn(worker);
+  }
+
+  /** Connections held now, waiting for a worker in the turn. */
+  heldCount(): number {
+    return this.held.length;
   }
 
   /** Whether `worker` gets connections now (serving, not stopping, not stuck). */
@@ -121,12 +141,12 @@ export class ConnectionHandOver {
     if (!waiting) return;
     this.progress.set(worker, Date.now());
     this.probed.delete(worker);
-    if (this.stuck.delete(worker) && worker.isConnected()) this.workers.push(worker);
     for (const [sent, socket] of waiting) {
       if (sent > id) break;
       waiting.delete(sent);
       socket.destroy();
     }
+    if (this.stuck.delete(worker) && worker.isConnected()) this.enterTurn(worker);
   }
 
   /** `worker` is gone: it gets no more connections, and those it had not taken close. */
@@ -146,6 +166,13 @@ export class ConnectionHandOver {
     clearInterval(this.watch);
     for (const server of this.servers) server.close();
     for (const worker of [...this.untaken.keys()]) this.gone(worker);
+    for (const { socket } of this.held.splice(0)) socket.destroy();
+  }
+
+  /** `worker` gets connections, first those held while none did. */
+  private enterTurn(worker: Worker): void {
+    this.workers.push(worker);
+    for (const { socket, endpoint, acceptedAt } of this.held.splice(0)) this.handOver(socket, endpoint, acceptedAt);
   }
 
   private leaveTurn(worker: Worker): void {
@@ -158,6 +185,17 @@ export class ConnectionHandOver {
     // The supervisor itself held up (its loop, the machine): the workers' answers may be waiting unread.
     const late = now - this.watchedAt > Math.max(2 * this.watchEveryMs, LATE_WATCH_MS);
     this.watchedAt = now;
+    // Not in order of their accept: one whose sending failed came back.
+    let expired = 0;
+    for (let i = this.held.length - 1; i >= 0; i--) {
+      if (now - this.held[i].acceptedAt < this.hold.timeoutMs) continue;
+      this.held[i].socket.destroy();
+      this.held.splice(i, 1);
+      expired++;
+    }
+    if (expired > 0) this.events.unserved(expired, 'timeout');
+    if (this.closedFull > 0) this.events.unserved(this.closedFull, 'full');
+    this.closedFull = 0;
     for (const [worker, waiting] of this.untaken) {
       if (late) this.progress.set(worker, now);
       if (waiting.size === 0 || this.probed.has(worker) || now - (this.progress.get(worker) ?? now) < this.takeTimeoutMs) continue;
@@ -177,16 +215,24 @@ export class ConnectionHandOver {
       // A probe behind them: a worker that answers it is not stuck (the oldest's handle was lost), and
       // is back in the turn; one that is answers it when it goes on.
       this.probed.add(worker);
-      const probe: ConnectionMessage = { kind: 'connection', id: ++this.handed, endpoint: 'session' };
+      const probe: ConnectionMessage = { kind: 'connection', id: ++this.handed, endpoint: 'session', acceptedAt: now };
       worker.send(probe, undefined, {}, () => {});
     }
   }
 
-  private handOver(socket: net.Socket, endpoint: Endpoint): void {
+  private handOver(socket: net.Socket, endpoint: Endpoint, acceptedAt: number): void {
     // A worker whose channel closed is out of the turn before its exit is seen.
     for (let i = this.workers.length - 1; i >= 0; i--) if (!this.workers[i].isConnected()) this.workers.splice(i, 1);
-    if (this.closed || this.workers.length === 0) {
+    if (this.closed) {
       socket.destroy();
+      return;
+    }
+    if (this.workers.length === 0) {
+      if (this.held.length < this.hold.max) this.held.push({ socket, endpoint, acceptedAt });
+      else {
+        socket.destroy();
+        this.closedFull++;
+      }
       return;
     }
     const worker = this.workers[this.turn++ % this.workers.length];
@@ -194,13 +240,13 @@ export class ConnectionHandOver {
     const waiting = this.untaken.get(worker)!;
     if (waiting.size === 0) this.progress.set(worker, Date.now());
     waiting.set(id, socket);
-    const message: ConnectionMessage = { kind: 'connection', id, endpoint };
+    const message: ConnectionMessage = { kind: 'connection', id, endpoint, acceptedAt };
     // keepOpen: the supervisor's copy stays open until `taken` or `gone` (see above).
     worker.send(message, socket, { keepOpen: true }, (error) => {
       if (!error || !waiting.delete(id)) return;
       // The channel is gone (its worker is dying): the connection, still whole here, goes to another.
       this.retire(worker);
-      this.handOver(socket, endpoint);
+      this.handOver(socket, endpoint, acceptedAt);
     });
   }
 }

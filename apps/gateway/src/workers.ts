@@ -2,17 +2,18 @@ import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import type net from 'node:net';
 import { pino, type Logger } from 'pino';
-import { ConfigError } from '@platform/config';
 import { startAdminServer } from '@platform/http';
 import type { GatewayConfig } from './config.js';
 import { ConnectionHandOver, TAKE_TIMEOUT_MS, type ConnectionMessage, type Endpoint } from './hand-over.js';
 import { countersOf, sumMetricsTexts } from './metrics-sum.js';
+import { WorkerLives } from './worker-lives.js';
 
 /**
  * Several processes serving one port (GATEWAY_WORKERS), forked with Node's cluster module. The
  * supervisor listens on the ports and hands each connection to the next serving worker in turn
  * (hand-over.ts: not cluster's own sharing, which can hold a connection for ever when its worker
- * dies), so one client's connections spread evenly.
+ * dies), so one client's connections spread evenly. A worker's death is never the supervisor's: it
+ * forks a replacement (worker-lives.ts says when).
  *
  * Each worker is a whole gateway (its own control-plane connections, routes cache, cancel relay and
  * insights writer under its own gateway id: insights add up across workers as across gateways).
@@ -45,10 +46,10 @@ export interface GatewaySupervisor {
  * without its connection, which the supervisor had closed meanwhile, is answered all the same) and
  * its questions (a send to a supervisor gone is dropped: the worker stops on 'disconnect').
  */
-export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
+export function answerSupervisor(answers: { adopt: (socket: net.Socket, endpoint: Endpoint, acceptedAt: number) => void; metrics: () => string; ready: () => Promise<boolean> }): void {
   process.on('message', (message: SupervisorMessage, socket?: net.Socket) => {
     if (message?.kind === 'connection') {
-      if (socket) answers.adopt(socket, message.endpoint);
+      if (socket) answers.adopt(socket, message.endpoint, message.acceptedAt);
       tellSupervisor({ kind: 'taken', id: message.id });
     }
     if (message?.kind === 'metrics') tellSupervisor({ kind: 'metrics', id: message.id, text: answers.metrics() });
@@ -93,62 +94,87 @@ export function workerShare(config: GatewayConfig): GatewayConfig {
 const ASK_TIMEOUT_MS = 2_000;
 /** How often the supervisor reads its workers' counters, so that a worker's death takes at most this much of them with it. */
 const KEEP_COUNTERS_MS = 5_000;
-const RESTART_DELAYS_MS = [500, 1_000, 5_000, 30_000];
 const STOP_TIMEOUT_MS = 6_000;
 
-/** Forks the workers, waits until every one serves the port, then answers the admin listener. */
+/**
+ * Starts the admin listener, forks the workers, and listens on the ports as soon as one worker
+ * serves. A worker's death, at any moment, is never the supervisor's: its slot forks another after
+ * a bounded back-off (worker-lives.ts). The supervisor fails only on its own account: its admin port
+ * or the gateway's ports taken.
+ */
 export async function superviseGateway(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<GatewaySupervisor> {
   const logger = options.logger ?? pino({ name: 'gateway', level: config.logLevel });
-  let stopping = false;
+  const lives = new WorkerLives<Worker>(config.workers);
   let asked = 0;
   const waiting = new Map<number, (message: WorkerMessage) => void>();
-  /** Workers that said they serve the port, with the counters they last gave. */
-  const serving = new Map<Worker, string>();
-  const forked = new Set<Worker>();
+  /** The counters each worker that served last gave, kept for the day it dies. */
+  const counters = new Map<Worker, string>();
   /** The counters of workers gone: a counter of /metrics never goes down when a worker dies. */
   let departed = '';
-  let quickDeaths = 0;
-  const handOver = new ConnectionHandOver({
-    acceptFailed: (error) => logger.warn({ err: error }, 'accepting a client connection failed'),
-    stuck: (worker, closed) => logger.error({ worker: worker.id, closed, waitedMs: TAKE_TIMEOUT_MS }, 'a gateway worker took no connection it was sent: out of the turn until it takes one'),
-  });
+  /** The next fork of a waiting slot, when one waits. */
+  let nextFork: NodeJS.Timeout | undefined;
+  const firstServing = deferred();
+  /** Where the gateway listens, once a worker serves. */
+  let ports: { host: string; port: number; pooledPort: number | null } | null = null;
+  const handOver = new ConnectionHandOver(
+    {
+      acceptFailed: (error) => logger.warn({ err: error }, 'accepting a client connection failed'),
+      stuck: (worker, closed) => logger.error({ worker: worker.id, closed, waitedMs: TAKE_TIMEOUT_MS }, 'a gateway worker took no connection it was sent: out of the turn until it takes one'),
+      unserved: (closed, why) => logger.warn({ closed, why, holdMs: config.handshakeTimeoutMs, holdMax: config.maxConnections }, 'client connections closed while no gateway worker served'),
+    },
+    // Held no longer than their logins' deadline, which counts from the accept; no more than the gateway's connections.
+    { max: config.maxConnections, timeoutMs: config.handshakeTimeoutMs },
+  );
 
-  const fork = (): Promise<void> => {
-    const worker = cluster.fork();
-    const forkedAt = Date.now();
-    forked.add(worker);
+  /**
+   * Forks every slot whose wait is over, and sets one timer for the next that waits. A timer may
+   * fire a moment before Date.now() reaches the time it was set for (its clock is another): the slot
+   * is not due yet then, and the timer is set again for what is left.
+   */
+  const forkDue = () => {
+    for (const slot of lives.due(Date.now())) forkInto(slot);
+    clearTimeout(nextFork);
+    const next = lives.nextForkAt();
+    nextFork = next === null ? undefined : setTimeout(forkDue, next - Date.now());
+  };
+
+  const forkInto = (slot: number) => {
+    let worker: Worker;
+    try {
+      worker = cluster.fork();
+    } catch (error) {
+      const now = Date.now();
+      const life = lives.moveSlot(slot, { kind: 'fork-failed' }, now);
+      // forkDue, which called this, sets the timer for it.
+      logger.error({ err: error, restartInMs: life.state === 'waiting' ? life.forkAt - now : null }, 'forking a gateway worker failed');
+      return;
+    }
+    lives.moveSlot(slot, { kind: 'forked', worker }, Date.now());
     worker.on('error', (error) => logger.warn({ err: error, worker: worker.id }, 'talking to a gateway worker failed'));
     worker.on('message', (message: WorkerMessage) => {
       if (message.kind === 'taken') handOver.taken(worker, message.id);
-      else if (message.kind === 'stopping') handOver.retire(worker);
-      else if (message.kind !== 'started') waiting.get(message.id)?.(message);
+      else if (message.kind === 'started') {
+        const starting = lives.lifeOf(worker);
+        const now = Date.now();
+        if (lives.move(worker, { kind: 'started' }, now)?.state !== 'serving') return;
+        logger.info({ worker: worker.id, startedInMs: starting?.state === 'starting' ? now - starting.since : null }, 'a gateway worker serves');
+        handOver.serving(worker);
+        firstServing.resolve();
+      } else if (message.kind === 'stopping') {
+        lives.move(worker, { kind: 'stopping' }, Date.now());
+        handOver.retire(worker);
+      } else waiting.get(message.id)?.(message);
     });
     worker.once('exit', (code, signal) => {
-      forked.delete(worker);
       handOver.gone(worker);
-      const last = serving.get(worker);
-      serving.delete(worker);
+      const last = counters.get(worker);
+      counters.delete(worker);
       if (last) departed = sumMetricsTexts([departed, countersOf(last)]);
-      if (stopping) return;
-      quickDeaths = Date.now() - forkedAt < 10_000 ? quickDeaths + 1 : 0;
-      const delayMs = RESTART_DELAYS_MS[Math.min(quickDeaths, RESTART_DELAYS_MS.length - 1)];
-      logger.error({ worker: worker.id, code, signal, restartInMs: delayMs }, 'a gateway worker exited; starting another');
-      setTimeout(() => {
-        if (!stopping) fork().catch((error: Error) => logger.error({ err: error }, 'a replacement gateway worker did not start'));
-      }, delayMs).unref();
-    });
-    return new Promise((resolve, reject) => {
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.kind !== 'started') return;
-        serving.set(worker, '');
-        handOver.serving(worker);
-        resolve();
-      });
-      worker.once('exit', (code) => {
-        // A worker refusing its configuration exits 78 (runService), having printed which variable.
-        if (code === 78) reject(new ConfigError('GATEWAY_WORKERS', 'a worker refused the configuration (its message is above)'));
-        else reject(new Error(`a gateway worker exited with ${code} while starting`));
-      });
+      const now = Date.now();
+      const life = lives.move(worker, { kind: 'exited' }, now);
+      if (life?.state !== 'waiting') return;
+      logger.error({ worker: worker.id, code, signal, earlyDeaths: life.earlyDeaths, restartInMs: life.forkAt - now }, 'a gateway worker exited; starting another');
+      forkDue();
     });
   };
 
@@ -168,21 +194,41 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
       worker.send({ kind, id } satisfies Question, undefined, {}, () => {});
     });
 
-  /** Every serving worker's counters and gauges, kept for the day it dies; fails when one does not answer. */
+  /** The counters and gauges of every worker that served, kept for the day it dies; fails when one does not answer. */
   const gatherMetrics = async (): Promise<string[]> =>
     Promise.all(
-      [...serving.keys()].map(async (worker) => {
+      lives.served().map(async (worker) => {
         const answer = await ask(worker, 'metrics');
         const text = answer.kind === 'metrics' ? answer.text : '';
-        if (serving.has(worker)) serving.set(worker, text);
+        if (lives.served().includes(worker)) counters.set(worker, text);
         return text;
       }),
     );
 
-  const stopWorkers = async () => {
-    stopping = true;
+  /** Workers that get connections: serving, not stuck (a stopping one is out of `serving` already). */
+  const inTurn = () => lives.workers('serving').filter((worker) => handOver.inTurn(worker));
+
+  const admin = await startAdminServer({
+    host: config.adminHost,
+    port: config.adminPort,
+    token: config.adminToken,
+    realm: 'gateway admin',
+    // Healthy while the ports are open and one worker gets connections (replacements may be waiting out their back-off).
+    isAlive: () => ports !== null && inTurn().length > 0,
+    isReady: async () => {
+      const workers = inTurn();
+      if (ports === null || workers.length === 0) return false;
+      const answers = await Promise.all(workers.map((worker) => ask(worker, 'ready').catch(() => null)));
+      return answers.every((answer) => answer?.kind === 'ready' && answer.ready);
+    },
+    metrics: async () => sumMetricsTexts([departed, ...(await gatherMetrics())]),
+  });
+
+  const stop = async () => {
+    clearTimeout(nextFork);
+    handOver.close();
     await Promise.all(
-      [...forked].map(async (worker) => {
+      lives.close(Date.now()).map(async (worker) => {
         const exited = once(worker, 'exit');
         worker.process.kill('SIGTERM');
         const forced = setTimeout(() => worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -190,48 +236,37 @@ export async function superviseGateway(config: GatewayConfig, options: { logger?
         clearTimeout(forced);
       }),
     );
+    await admin.close();
   };
 
-  let listening: { host: string; port: number; pooledPort: number | null };
+  forkDue();
+  // The ports open once a worker serves (until then they refuse, as a single gateway's do while it starts).
+  await firstServing.promise;
   try {
-    await Promise.all(Array.from({ length: config.workers }, () => fork()));
-    // The ports open once every worker serves, as a single gateway's open once it can serve.
     const session = await handOver.listen(config.gateway.host, config.gateway.port, 'session');
     const pooled = config.gateway.pooledPort === null ? null : await handOver.listen(config.gateway.host, config.gateway.pooledPort, 'pooled');
-    listening = { host: session.address, port: session.port, pooledPort: pooled?.port ?? null };
+    ports = { host: session.address, port: session.port, pooledPort: pooled?.port ?? null };
   } catch (error) {
-    handOver.close();
-    await stopWorkers();
+    await stop();
     throw error;
   }
   const keeper = setInterval(() => void gatherMetrics().catch(() => {}), KEEP_COUNTERS_MS);
   keeper.unref();
-  const admin = await startAdminServer({
-    host: config.adminHost,
-    port: config.adminPort,
-    token: config.adminToken,
-    realm: 'gateway admin',
-    // The port is served while one worker is: healthy and ready then (a replacement may be waiting out its back-off).
-    isAlive: () => [...serving.keys()].some((worker) => handOver.inTurn(worker)),
-    isReady: async () => {
-      // Workers that get connections: not one that is stopping, or stuck.
-      const workers = [...serving.keys()].filter((worker) => handOver.inTurn(worker));
-      if (workers.length === 0) return false;
-      const answers = await Promise.all(workers.map((worker) => ask(worker, 'ready').catch(() => null)));
-      return answers.every((answer) => answer?.kind === 'ready' && answer.ready);
-    },
-    metrics: async () => sumMetricsTexts([departed, ...(await gatherMetrics())]),
-  });
-  logger.info({ ...listening, workers: config.workers, adminUrl: admin.url }, 'gateway listening');
+  logger.info({ ...ports, workers: config.workers, adminUrl: admin.url }, 'gateway listening');
   return {
-    ...listening,
+    ...ports,
     adminUrl: admin.url,
     close: async () => {
       clearInterval(keeper);
-      handOver.close();
-      await stopWorkers();
-      await admin.close();
+      await stop();
       logger.info('gateway stopped');
     },
   };
+}
+
+/** A promise and its resolver (resolving twice does nothing). */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
 }

@@ -1,94 +1,14 @@
 // GATEWAY_WORKERS: one port served by several processes. Which worker holds a client's connection
 // is read from the operating system (each worker's sockets in /proc), not from the gateway's word.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import type pg from 'pg';
-import { eventually, rejection } from '@platform/testing';
+import { eventually, freePort, rejection } from '@platform/testing';
+import { LoginLoad, type LoginAttempt } from './support/login-load.js';
 import { connectVerified, runningStatement, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
-import { RawConnection, cancelRequest, int32s, simpleQuery } from './support/raw-client.js';
-
-/** The gateway's worker processes: the children of the process the test started (not tsx's esbuild service). */
-function workersOf(supervisor: number): number[] {
-  const out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(supervisor)], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([pid, command]) => Number(pid) > 0 && command !== 'esbuild')
-    .map(([pid]) => Number(pid))
-    .sort();
-}
-
-/**
- * How many established connections to `port` each process holds; with `anyState`, connections in any
- * state but listening (one its client closed stays in CLOSE_WAIT while the process keeps it).
- */
-function connectionsOn(port: number, pids: number[], anyState = false): number[] {
-  const established = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // local address "hex:PORT", state 01 = ESTABLISHED (0A = LISTEN), inode in the tenth field
-      const state = fields[3];
-      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === port && (anyState ? state !== '0A' : state === '01')) established.add(fields[9]);
-    }
-  }
-  return pids.map((pid) => {
-    let count = 0;
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      const target = (() => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`);
-        } catch {
-          return '';
-        }
-      })();
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && established.has(inode)) count++;
-    }
-    return count;
-  });
-}
-
-/**
- * Opens a connection and sends an SSLRequest: 'answered' when a worker answers it, 'closed' when the
- * connection closes first, 'held' when neither happens within `ms`.
- */
-function sslRequestOutcome(port: number, ms: number): Promise<'answered' | 'closed' | 'held'> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write(int32s(8, 80877103)));
-    const settle = (outcome: 'answered' | 'closed' | 'held') => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => settle('held'), ms);
-    socket.once('data', () => settle('answered'));
-    socket.once('error', () => settle('closed'));
-    socket.once('close', () => settle('closed'));
-  });
-}
-
-/** Sends `name` to `pid`; false when it is gone. */
-function signal(pid: number, name: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { RawConnection, cancelRequest, simpleQuery } from './support/raw-client.js';
+import { connectOutcome, connectionsOn, holdersOn, isReaped, isRunning, signal, sslRequestOutcome, workersOf } from './support/worker-processes.js';
 
 describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
   let p: GatewayPlatform;
@@ -98,7 +18,9 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
 
   before(async function () {
     this.timeout(120_000);
-    p = await startGatewayPlatform({ GATEWAY_WORKERS: '2', GATEWAY_INSIGHTS_FLUSH_MS: '200' });
+    // A login's deadline counts from the supervisor's accept: 30 s leaves room for a worker frozen
+    // 10 s (its connection served after) and for a replacement starting on a loaded machine (held logins).
+    p = await startGatewayPlatform({ GATEWAY_WORKERS: '2', GATEWAY_INSIGHTS_FLUSH_MS: '200', GATEWAY_HANDSHAKE_TIMEOUT_MS: '30000' });
     db = await p.newDatabase();
     credential = await db.newCredential();
     workers = workersOf(p.gateway.child.pid!);
@@ -300,9 +222,150 @@ describe('gateway: workers sharing one port (GATEWAY_WORKERS)', function () {
     }, 20_000, 'a replacement worker');
   });
 
+  it('comes up and serves though the first workers it forks are killed before they serve', async function () {
+    this.timeout(90_000);
+    let supervisor = 0;
+    const killed: number[] = [];
+    const seen = new Set<number>();
+    let watch: NodeJS.Timeout | undefined;
+    const port = await freePort();
+    let whileNoneServed: Promise<'refused' | 'accepted'> | undefined;
+    const startedAt = performance.now();
+    // The first three workers die as soon as they exist (both first ones and one replacement), long
+    // before they could serve: a worker takes a second or more to load, this looks every 2 ms.
+    const starting = p.startAnotherGateway(
+      { GATEWAY_WORKERS: '2', GATEWAY_PORT: String(port) },
+      {
+        spawned: (child) => {
+          supervisor = child.pid!;
+          watch = setInterval(() => {
+            for (const pid of workersOf(supervisor).filter((pid) => !seen.has(pid))) {
+              seen.add(pid);
+              if (killed.length < 3 && signal(pid, 'SIGKILL')) killed.push(pid);
+              // No worker has served yet (the other slot's replacement was forked a moment ago): the port refuses.
+              if (killed.length === 3) whileNoneServed ??= connectOutcome(port);
+            }
+          }, 2);
+        },
+      },
+    );
+    const other = await starting.finally(() => clearInterval(watch));
+    const upAfterMs = Math.round(performance.now() - startedAt);
+    try {
+      expect([killed.length, await whileNoneServed], 'workers killed as they started, and the port meanwhile').to.deep.equal([3, 'refused']);
+      expect([other.process.child.pid, isRunning(supervisor)], 'the same supervisor, still running').to.deep.equal([supervisor, true]);
+      const client = await connectVerified(p, credential, { port: port });
+      expect((await client.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+      await client.end();
+      // Both slots serve in the end: connections reach two workers, none of them one that was killed.
+      await eventually(
+        async () => {
+          const now = workersOf(supervisor);
+          if (now.length !== 2 || now.some((pid) => killed.includes(pid))) return undefined;
+          const clients = await Promise.all(Array.from({ length: 4 }, () => connectVerified(p, credential, { port: port })));
+          const held = connectionsOn(port, now);
+          await Promise.all(clients.map((each) => each.end()));
+          return Math.min(...held) > 0 ? true : undefined;
+        },
+        30_000,
+        'two new workers serving',
+      );
+      console.log(`      up ${upAfterMs} ms after its start, its first ${killed.length} workers killed as they were forked`);
+    } finally {
+      await other.process.stop();
+    }
+  });
+
+  it('under a steady login load, a killed worker costs only the logins it held, and with every worker killed new logins wait for a replacement instead of being refused', async function () {
+    this.timeout(120_000);
+    const supervisor = p.gateway.child.pid!;
+    const url = new URL(credential.connectionUrl);
+    const load = new LoginLoad(6, { host: url.hostname, port: p.gatewayPort, database: db.name, user: credential.id, password: credential.password, ssl: { ca: p.ca, servername: url.hostname } });
+    const answeredSince = (since: number) => load.attempts.filter((attempt) => attempt.startedAt > since && attempt.outcome.kind === 'answered').length;
+    try {
+      await eventually(async () => (answeredSince(0) >= 12 ? true : undefined), 30_000, 'the load under way');
+
+      // One worker killed while it holds a login in flight: which process held each connection is read just before.
+      const [victim, survivor] = workers;
+      const kill = await eventually(
+        async () => {
+          const holders = holdersOn(p.gatewayPort, [supervisor, ...workers]);
+          if (!load.pending().some((attempt) => holders.get(attempt.localPort ?? -1)?.includes(victim))) return undefined;
+          process.kill(victim, 'SIGKILL');
+          return { holders, at: performance.now() };
+        },
+        20_000,
+        'a login in flight on one worker',
+      );
+      const seenAt = await eventually(async () => (isReaped(victim) ? performance.now() : undefined), 10_000, 'the killed worker reaped');
+      await eventually(async () => (answeredSince(seenAt) >= 12 ? true : undefined), 30_000, 'logins after the death was seen');
+      const one = failuresBy(load.attempts, kill, seenAt, (pids) => (pids.includes(victim) ? 'on the killed worker' : pids.includes(survivor) ? 'on the other worker' : 'in the hand-over'));
+      expect(one.forbidden, `failed logins: ${JSON.stringify(one.counts)}`).to.deep.equal([]);
+
+      // Every worker killed at once, once both serve (both hold logins): new logins wait for a replacement to serve.
+      const everyone = await eventually(
+        async () => {
+          const now = workersOf(supervisor);
+          return now.length === 2 && !now.includes(victim) && Math.min(...connectionsOn(p.gatewayPort, now)) > 0 ? now : undefined;
+        },
+        30_000,
+        'a replacement worker serving',
+      );
+      const before = load.attempts.length;
+      const holders = holdersOn(p.gatewayPort, [supervisor, ...everyone]);
+      for (const pid of everyone) process.kill(pid, 'SIGKILL');
+      const all = { holders, at: performance.now() };
+      const seenAllAt = await eventually(async () => (everyone.every(isReaped) ? performance.now() : undefined), 10_000, 'both workers reaped');
+      await eventually(async () => (answeredSince(seenAllAt) >= 12 ? true : undefined), 40_000, 'logins after every worker died');
+      const firstAnswer = Math.min(...load.attempts.filter((attempt) => attempt.startedAt > seenAllAt && attempt.outcome.kind === 'answered').map((attempt) => (attempt.outcome as { at: number }).at));
+      const every = failuresBy(load.attempts.slice(before), all, seenAllAt, (pids) => (pids.some((pid) => everyone.includes(pid)) ? 'on a killed worker' : 'in the hand-over'));
+      expect(every.forbidden, `failed logins: ${JSON.stringify(every.counts)}`).to.deep.equal([]);
+      expect(isRunning(supervisor), 'the supervisor').to.equal(true);
+      console.log(
+        `      ${load.attempts.length} logins; one worker killed: failed ${JSON.stringify(one.counts)}; both killed: failed ${JSON.stringify(every.counts)}, ` +
+          `the first login opened after both deaths were seen answered ${Math.round(firstAnswer - seenAllAt)} ms after`,
+      );
+    } finally {
+      await load.stop();
+    }
+    workers = await eventually(
+      async () => {
+        const now = workersOf(supervisor);
+        return now.length === 2 ? now : undefined;
+      },
+      20_000,
+      'two workers',
+    );
+    await eventually(async () => ((await fetch(`${p.gateway.url}/readyz`)).status === 200 ? true : undefined), 20_000, 'ready again');
+  });
+
   it('stops its workers when it stops', async function () {
     this.timeout(30_000);
     await p.gateway.stop();
     expect(workers.filter(isRunning)).to.deep.equal([]);
   });
 });
+
+/**
+ * The failed attempts of a login load around a kill, by where they stood: a failure may come only
+ * from a connection on a killed worker, or one on its way to a worker when it died (in the hand-over,
+ * or opened between the kill and the supervisor's seeing the death). `forbidden` lists the others.
+ */
+function failuresBy(attempts: LoginAttempt[], kill: { holders: Map<number, number[]>; at: number }, seenAt: number, heldBy: (pids: number[]) => string): { counts: Record<string, number>; forbidden: string[] } {
+  const counts: Record<string, number> = {};
+  const forbidden: string[] = [];
+  for (const attempt of attempts) {
+    if (attempt.outcome.kind !== 'failed') continue;
+    const where =
+      attempt.outcome.at < kill.at
+        ? 'before the kill'
+        : attempt.startedAt > seenAt
+          ? 'opened after the death was seen'
+          : attempt.startedAt > kill.at
+            ? 'opened as it died'
+            : heldBy(kill.holders.get(attempt.localPort ?? -1) ?? []);
+    counts[where] = (counts[where] ?? 0) + 1;
+    if (where === 'before the kill' || where === 'opened after the death was seen' || where === 'on the other worker') forbidden.push(`${where}: ${attempt.outcome.error}`);
+  }
+  return { counts, forbidden };
+}

@@ -141,6 +141,24 @@ describe('PostgresGateway: connections that end in the handshake', () => {
     socket.destroy();
   });
 
+  it('counts an adopted connection’s deadline from its accept in the process that accepted it, not from the hand-over', async () => {
+    await startGateway(false);
+    // A supervisor's listener: it accepted the connection 400 ms before handing it over.
+    const supervisor = net.createServer({ pauseOnConnect: true }, (socket) => gateway!.adopt(socket, 'session', Date.now() - (HANDSHAKE_TIMEOUT_MS - 100)));
+    supervisor.listen(0, '127.0.0.1');
+    await once(supervisor, 'listening');
+    try {
+      const socket = net.connect({ host: '127.0.0.1', port: (supervisor.address() as net.AddressInfo).port });
+      await once(socket, 'connect');
+      // The client sends nothing: closed at the deadline, 100 ms after the hand-over rather than 500.
+      const { ms } = await answerUntilClosed(socket);
+      expect(ms).to.be.below(HANDSHAKE_TIMEOUT_MS - 50);
+      await released(gateway!);
+    } finally {
+      supervisor.close();
+    }
+  });
+
   it('refuses a startup packet that routing would make longer than PostgreSQL accepts, before reaching the backend', async () => {
     const withFiller = (length: number) => {
       const bare = startupMessage([['user', ROLE], ['database', 'shop'], ['application_name', '']]).length;

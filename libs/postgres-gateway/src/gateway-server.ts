@@ -129,28 +129,29 @@ export class PostgresGateway {
     return net.createServer({ noDelay: true }, (socket) => this.serve(socket, pooled));
   }
 
-  private serve(socket: net.Socket, pooled: PooledEndpoint | null): void {
+  private serve(socket: net.Socket, pooled: PooledEndpoint | null, acceptedAt = Date.now()): void {
     this.sockets.add(socket);
     // The same two listeners for every socket (emitters call them with the socket as `this`), and
     // `on` rather than `once` for 'close', which comes once: nothing per connection but the socket.
     socket.on('close', this.forgetSocket);
     // A reset or a broken pipe ends that connection only.
     socket.on('error', destroySocket);
-    void serveConnection(socket, this.context, pooled);
+    void serveConnection(socket, this.context, pooled, acceptedAt);
   }
 
   /**
    * Serves a client connection another process accepted (a worker's supervisor, which listens in its
    * place): on the session endpoint, or on the pooled one (closed when this gateway has none). After
-   * `close`, the connection is closed.
+   * `close`, the connection is closed. `acceptedAt` (Date.now() in the process that accepted it): the
+   * handshake's deadline counts from then, time spent waiting to be handed over included.
    */
-  adopt(socket: net.Socket, endpoint: GatewayEndpoint): void {
+  adopt(socket: net.Socket, endpoint: GatewayEndpoint, acceptedAt = Date.now()): void {
     if (this.closed || (endpoint === 'pooled' && !this.pooled)) {
       socket.destroy();
       return;
     }
     socket.setNoDelay(true);
-    this.serve(socket, endpoint === 'pooled' ? this.pooled : null);
+    this.serve(socket, endpoint === 'pooled' ? this.pooled : null, acceptedAt);
   }
 
   /** Listens on the session port, and on the pooled port when there is one (`pooledPort`, null otherwise). */

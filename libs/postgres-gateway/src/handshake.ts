@@ -42,9 +42,10 @@ const LOOKUP_SHARE = 0.9;
  * Serves one client connection: TLS negotiation, the startup packet, routing, the authentication
  * relayed to the cluster (which checks the password), then the session's bytes both ways, counted.
  */
-export async function serveConnection(socket: net.Socket, context: ConnectionContext, pooled: PooledEndpoint | null = null): Promise<void> {
+export async function serveConnection(socket: net.Socket, context: ConnectionContext, pooled: PooledEndpoint | null = null, acceptedAt = Date.now()): Promise<void> {
   socket.setNoDelay(true);
-  const handshake = new Handshake(socket, context.handshakeTimeoutMs);
+  // From the connection's accept: a connection a supervisor held for a worker has had part of its time.
+  const handshake = new Handshake(socket, context.handshakeTimeoutMs - Math.max(0, Date.now() - acceptedAt));
   try {
     const packet = await negotiate(handshake, socket, context);
     if (packet.kind === 'cancel') {

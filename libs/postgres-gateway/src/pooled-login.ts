@@ -3,14 +3,14 @@
 // pool's server logins: a pooled login forks no backend. The password is never seen. A role whose
 // verifier the gateway cannot read (a database on a compute instance) logs in as on the session
 // endpoint: its exchange is relayed, and it keeps its server session (not pooled).
-import { type AuthenticatedBackend, failMockExchange, holdUserSlots, readClientFirst, readFinalMessage, relayAuthentication } from './authenticate.js';
+import { type AuthenticatedBackend, relayToCluster } from './authenticate.js';
 import type { Backend } from './backends.js';
 import type { ConnectionContext, HandshakeState } from './context.js';
-import { authenticationSaslContinue, authenticationSaslFinalAndOk, refuseAtDeadline } from './protocol.js';
+import { authenticationSaslFinalAndOk } from './protocol.js';
 import { refusals } from './refusals.js';
 import type { RouteDecision } from './route.js';
 import { parseVerifier, serverFirstMessage, serverNonce, verifyClientProof, type ScramVerifier } from './scram-keys.js';
-import { checkClientFinalMessage } from './scram-messages.js';
+import { exchangeServerFirst, scramPrelude } from './scram-prelude.js';
 import { sessionLimit } from './pool-size.js';
 import type { PoolLogin } from './server-pool.js';
 import type { LoginRequest } from './startup.js';
@@ -78,45 +78,34 @@ export async function pooledAuthenticate(
   context: ConnectionContext,
   verifiers: VerifierCache,
 ): Promise<PooledAuthentication> {
-  const { client, reader } = handshake;
-  const user = login.user;
-  const first = await readClientFirst(handshake, user);
-  const answered = performance.now();
-  holdUserSlots(handshake, user, context);
-  if (decision.kind === 'unknown') return failMockExchange(client, reader, first, user, context, answered);
-
-  const { route } = decision;
+  const prelude = await scramPrelude(handshake, login, decision, context);
+  const { first, user } = prelude;
+  const { route, backend } = prelude.decision;
   let found: RoleLogin | null = null;
   // Only a region's cluster: the gateway has no superuser of compute instances.
   if (!route.database.server) {
-    found = await verifiers.find(decision.backend, route.credentialId, route.database.physicalName).catch((error: unknown) => {
+    found = await verifiers.find(backend, route.credentialId, route.database.physicalName).catch((error: unknown) => {
       context.log.warn({ user, err: error }, 'reading a credential’s verifier failed; the login is relayed instead');
       return null;
     });
   }
-  if (!found) {
-    const cluster = await relayAuthentication({ client, clientReader: reader, target: decision.backend, startup: decision.startup, first, user, context, answered, opened: (socket) => (handshake.backend = socket) });
-    if (decision.refusalOnceAuthenticated) throw decision.refusalOnceAuthenticated;
-    return { kind: 'session', cluster };
-  }
+  if (!found) return { kind: 'session', cluster: await relayToCluster(handshake, prelude, context) };
 
   const { verifier } = found;
   const nonce = `${first.clientNonce}${serverNonce()}`;
   const serverFirst = serverFirstMessage(first.clientNonce, nonce.slice(first.clientNonce.length), verifier);
-  client.write(authenticationSaslContinue(serverFirst));
-  const final = await readFinalMessage(reader, user, context, () => refuseAtDeadline(client, refusals.clientTooSlow().fields));
-  checkClientFinalMessage(final, first, nonce);
+  const { final } = await exchangeServerFirst(prelude, context, serverFirst, nonce);
   const proven = verifyClientProof(verifier, first.data, serverFirst, final);
   if (!proven) {
-    verifiers.forget(decision.backend, route.credentialId, route.database.physicalName);
+    verifiers.forget(backend, route.credentialId, route.database.physicalName);
     throw refusals.passwordFailed(user);
   }
-  client.write(authenticationSaslFinalAndOk(proven.serverFinal));
-  if (decision.refusalOnceAuthenticated) throw decision.refusalOnceAuthenticated;
+  handshake.client.write(authenticationSaslFinalAndOk(proven.serverFinal));
+  if (prelude.decision.refusalOnceAuthenticated) throw prelude.decision.refusalOnceAuthenticated;
   return {
     kind: 'pooled',
     login: {
-      backend: decision.backend,
+      backend,
       physicalName: route.database.physicalName,
       role: route.credentialId,
       verifier,

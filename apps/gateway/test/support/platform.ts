@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +29,11 @@ export interface GatewayPlatform {
   newDatabase(name?: string): Promise<TestDatabase>;
   /** The gateway's counters, from its admin /metrics. */
   metrics(): Promise<Map<string, number>>;
-  /** Another gateway process on a port of its own, against the same control plane and cluster; the caller stops it. */
-  startAnotherGateway(env?: Record<string, string>): Promise<{ process: AppProcess; port: number }>;
+  /**
+   * Another gateway process on a port of its own, against the same control plane and cluster; the caller stops it.
+   * `spawned` has its process as soon as it exists, before it serves.
+   */
+  startAnotherGateway(env?: Record<string, string>, options?: { spawned?: (child: ChildProcess) => void }): Promise<{ process: AppProcess; port: number }>;
   /** Rows of one statement run as the cluster's superuser in `database` (its physical name). */
   superuserQuery<R extends pg.QueryResultRow = any>(database: string, sql: string, params?: unknown[]): Promise<R[]>;
   /** The cluster's superuser name and password (the gateway must never relay them). */
@@ -138,10 +141,11 @@ export async function startGatewayPlatform(gatewayEnv: Record<string, string> = 
     };
   }
 
-  async function startAnotherGateway(extra: Record<string, string> = {}) {
+  async function startAnotherGateway(extra: Record<string, string> = {}, options: { spawned?: (child: ChildProcess) => void } = {}) {
     const port = await freePort();
     const started = await startAppProcess('apps/gateway/src/main.ts', {
       portVariable: 'GATEWAY_ADMIN_PORT',
+      spawned: options.spawned,
       env: { ...env, ...gatewayEnv, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: `postgres://localhost:${port}`, ...(pooledPort === null ? {} : { GATEWAY_POOLED_PORT: '0' }), ...extra },
     });
     return { process: started, port };
