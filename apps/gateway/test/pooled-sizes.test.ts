@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { physicalDatabaseName } from '@platform/domain';
-import { freePort } from '@platform/testing';
+import { eventually, freePort } from '@platform/testing';
+import { connectionsOn, workersOf } from './support/worker-processes.js';
 import { connectVerified, startGatewayPlatform, type GatewayPlatform, type TestCredential, type TestDatabase } from './support/platform.js';
 
 describe('gateway: pooled endpoint, a size per pool', function () {
@@ -102,6 +103,22 @@ describe('gateway: pooled endpoint, a size per pool', function () {
     const pooledPort = await freePort();
     const other = await p.startAnotherGateway({ GATEWAY_WORKERS: '2', GATEWAY_POOLED_PORT: String(pooledPort) });
     try {
+      // The ports open once one worker serves: until the second does, every client goes to the first.
+      const prober = await db.newCredential();
+      await eventually(
+        async () => {
+          const workers = workersOf(other.process.child.pid!);
+          if (workers.length < 2) return undefined;
+          const probes = await Promise.all([pooled(prober, pooledPort), pooled(prober, pooledPort)]);
+          try {
+            return connectionsOn(pooledPort, workers).filter((held) => held > 0).length === 2 ? true : undefined;
+          } finally {
+            await Promise.all(probes.map((client) => client.end()));
+          }
+        },
+        60_000,
+        'both workers to take connections',
+      );
       // Round-robin hands each worker 3 of the 6 clients: without the share each would open a pool of 2.
       expect(await load(await db.newCredential(), 6, pooledPort)).to.equal(2);
     } finally {

@@ -162,6 +162,58 @@ describe('gateway: pooled endpoint (transaction pooling)', function () {
     }
   });
 
+  it('brings back the login’s tenant and settings on RESET, as the session endpoint does, and keeps an explicit empty tenant', async function () {
+    const options = `-c nile.tenant_id=${tenants.a} -c search_path=public`;
+    const session = await connectVerified(p, unscoped, { options });
+    const shared = await pooled(unscoped, { options });
+    const other = await pooled(unscoped);
+    const read = async (client: pg.Client) =>
+      (await client.query<{ tenant: string; path: string }>("select current_setting('nile.tenant_id', true) as tenant, current_setting('search_path') as path")).rows[0];
+    try {
+      const seen: Record<string, unknown>[] = [];
+      for (const client of [session, shared]) {
+        await client.query(`set nile.tenant_id = '${tenants.b}'; set search_path = pg_catalog`);
+        const changed = await read(client);
+        await client.query('reset nile.tenant_id; reset search_path');
+        // Another client between: the pooled one's next transaction may run on another server session.
+        await other.query('select 1');
+        const reset = await read(client);
+        await client.query("set nile.tenant_id = ''");
+        await other.query('select 1');
+        seen.push({ changed, reset, emptied: (await read(client)).tenant });
+      }
+      expect(seen[0]).to.deep.equal({ changed: { tenant: tenants.b, path: 'pg_catalog' }, reset: { tenant: tenants.a, path: 'public' }, emptied: '' });
+      expect(seen[1]).to.deep.equal(seen[0]);
+    } finally {
+      await Promise.all([session.end(), shared.end(), other.end()]);
+    }
+  });
+
+  it('runs VACUUM, CREATE INDEX CONCURRENTLY and a rolled-back transaction on a session just handed over, its tenant kept', async function () {
+    const setup = await pooled(unscoped);
+    await setup.query('create table if not exists maintained (id int)');
+    await setup.end();
+    const a = await pooled(unscoped, { options: `-c nile.tenant_id=${tenants.a}` });
+    const b = await pooled(unscoped, { options: `-c nile.tenant_id=${tenants.b}` });
+    try {
+      const pids = new Set<number>();
+      for (let round = 0; round < 4; round++) {
+        // a's transaction first, so that b's next statements come with a hand-over in front of them.
+        pids.add((await a.query('select pg_backend_pid() as pid')).rows[0].pid);
+        await b.query('vacuum maintained');
+        await a.query('select 1');
+        await b.query(`create index concurrently if not exists maintained_${round} on maintained (id)`);
+        await a.query('select 1');
+        await b.query('begin; select 1; rollback');
+        expect((await b.query<{ tenant: string }>("select current_setting('nile.tenant_id') as tenant")).rows[0].tenant).to.equal(tenants.b);
+      }
+      // The pool of two: b's statements ran on sessions a had just used.
+      expect(pids.size).to.be.at.most(2);
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
+  });
+
   it('leaves nothing of one client to the next on a server session: role, settings, advisory locks, LISTEN, WITH HOLD cursors (pooled-isolation.test.ts has the whole corpus)', async function () {
     // The next clients log in first (a pooled login takes no server session), so that the first
     // client's session is handed to them at once, well within GATEWAY_POOL_IDLE_MS (1 s here):

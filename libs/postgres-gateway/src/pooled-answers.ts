@@ -20,6 +20,8 @@ export abstract class ServerAnswers {
   protected passing = 0;
   /** The transaction status of the server's last ReadyForQuery. */
   protected status = TRANSACTION_IDLE;
+  /** CommandCompletes of a pipelined hand-over still to come (pooled-hand-over.ts): its answers are the gateway's, never the client's. */
+  protected handOverAnswers = 0;
   protected abstract readonly statements: PreparedStatements;
   protected abstract readonly tracker: QueryTracker | null;
 
@@ -31,6 +33,8 @@ export abstract class ServerAnswers {
   protected abstract get idle(): boolean;
   /** Every answer the client waited for has come, and it is outside a transaction. */
   protected abstract transactionEnded(connection: ServerConnection): void;
+  /** A pipelined hand-over's last answer came (`error` null), or its error. */
+  protected abstract handOverEnded(connection: ServerConnection, error: Buffer | null): void;
   /** The server sent what is no message. */
   protected abstract malformed(connection: ServerConnection, length: number): void;
 
@@ -67,6 +71,22 @@ export abstract class ServerAnswers {
       }
       const next = offset + 1 + length;
       if (next > end) break;
+      if (this.handOverAnswers > 0) {
+        // The hand-over's answers (its notices too) are dropped; nothing of the client's comes before them.
+        out ??= [];
+        if (offset > passFrom) out.push(buffer.subarray(passFrom, offset));
+        passFrom = next;
+        const message = buffer.subarray(offset, next);
+        offset = next;
+        if (type === BackendType.ParameterStatus) connection.noteParameter(message);
+        else if (type === BackendType.ErrorResponse) {
+          // The server skips the client's messages up to a Sync; the connection is closed, the rest of this chunk with it.
+          this.handOverAnswers = 0;
+          this.handOverEnded(connection, message);
+          return;
+        } else if (type === BackendType.CommandComplete && --this.handOverAnswers === 0) this.handOverEnded(connection, null);
+        continue;
+      }
       if (type === BackendType.ParameterStatus) connection.noteParameter(buffer.subarray(offset, next));
       else if (type === BackendType.CommandComplete) {
         this.statements.commandComplete(buffer, offset, next, connection);

@@ -5,7 +5,7 @@
 // server count its prepared statements, before any message of the client goes to that connection.
 import { BackendType, FrontendType } from './message-types.js';
 import { frames } from './pooled-messages.js';
-import { PLATFORM_SETTINGS, isSettingName, type PooledClientState } from './pooled-settings.js';
+import { literal, type PooledClientState } from './pooled-settings.js';
 import type { ServerConnection } from './server-pool.js';
 
 /**
@@ -17,8 +17,6 @@ import type { ServerConnection } from './server-pool.js';
  */
 export const RESET_SQL = 'RESET ALL; RESET ROLE; CLOSE ALL; UNLISTEN *; DISCARD TEMP; DISCARD SEQUENCES;';
 
-/** A string literal that means the same whatever standard_conforming_strings is. */
-const literal = (value: string): string => `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 /** The role is applied last: settings before it are made as the credential itself. */
 function orderedSettings(settings: ReadonlyMap<string, string>): [string, string][] {
@@ -42,36 +40,6 @@ export function handOverSql(settings: ReadonlyMap<string, string>): string {
     `${RESET_SQL} SELECT pg_catalog.pg_advisory_unlock_all(), s.sql, s.protocol${applied.join('')} FROM (SELECT pg_catalog.count(*) FILTER (WHERE from_sql) AS sql, ` +
     'pg_catalog.count(*) FILTER (WHERE NOT from_sql) AS protocol FROM pg_catalog.pg_prepared_statements) AS s;'
   );
-}
-
-/**
- * What the server says a client's session holds after a transaction that set or reset something:
- * every setting whose value comes from the session (SET, set_config), the platform's own settings and
- * the client's known ones (custom settings are listed nowhere: the server is asked for them by name),
- * and the role.
- */
-export function reportedSettingsSql(known: Iterable<string>): string {
-  const names = [...new Set([...PLATFORM_SETTINGS, ...known])].filter((name) => name !== 'role' && isSettingName(name));
-  return (
-    "SELECT name, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings WHERE source OPERATOR(pg_catalog.=) 'session' " +
-    `UNION ALL SELECT n, pg_catalog.current_setting(n, true) FROM pg_catalog.unnest(ARRAY[${names.map(literal).join(', ')}]::pg_catalog.text[]) AS n ` +
-    "UNION ALL SELECT 'role', pg_catalog.current_setting('role');"
-  );
-}
-
-/** The settings of reportedSettingsSql's rows, in the order the client's were applied first (a custom one set to nothing, or never, is left out). */
-export function readReportedSettings(rows: (string | null)[][], before: ReadonlyMap<string, string>): Map<string, string> {
-  const reported = new Map<string, string>();
-  for (const [name, value] of rows) {
-    if (name === null || value === null) continue;
-    const key = name.toLowerCase();
-    if (key === 'role' ? value === 'none' : value === '' && key.includes('.')) continue;
-    reported.set(key, value);
-  }
-  const ordered = new Map<string, string>();
-  for (const name of before.keys()) if (reported.has(name)) ordered.set(name, reported.get(name)!);
-  for (const [name, value] of reported) if (!ordered.has(name)) ordered.set(name, value);
-  return ordered;
 }
 
 /** The hand-over query of each settings map: clients of one login share their map (pooled-settings.ts), so one Buffer serves them all. */
@@ -98,6 +66,58 @@ function dataRowFields(message: Buffer): (string | null)[] {
   }
   return fields;
 }
+
+/** The statements of the reset, each its own extended-protocol statement in a pipelined hand-over. */
+const RESET_STATEMENTS = RESET_SQL.split(';')
+  .map((statement) => statement.trim())
+  .filter((statement) => statement !== '');
+
+/** Parse, Bind and Execute of one statement, unnamed, no parameters, every row. */
+function extendedStatement(sql: string): Buffer {
+  const text = Buffer.from(`${sql}\0`, 'utf8');
+  // Parse: '' name, text, no parameter types; Bind: '' portal, '' statement, no formats or values; Execute: '' portal, no row limit.
+  const parse = Buffer.alloc(5 + 1 + text.length + 2);
+  parse[0] = FrontendType.Parse;
+  parse.writeInt32BE(parse.length - 1, 1);
+  text.copy(parse, 6);
+  const bind = Buffer.from([FrontendType.Bind, 0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0]);
+  const execute = Buffer.from([FrontendType.Execute, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+  return Buffer.concat([parse, bind, execute]);
+}
+
+const PIPELINED_RESET = Buffer.concat(RESET_STATEMENTS.map(extendedStatement));
+const PIPELINED_COMMIT = extendedStatement('COMMIT');
+/** The CommandCompletes a pipelined hand-over is answered with: one per statement (the reset's, the SELECT, the COMMIT). */
+export const PIPELINED_HAND_OVER_ANSWERS = RESET_STATEMENTS.length + 2;
+
+/**
+ * The hand-over sent in the same write as the client's first messages, so that it costs no round trip
+ * of its own: the reset's statements, the SELECT that applies the client's settings and counts the
+ * prepared statements, and a COMMIT, all as extended-protocol messages with no Sync between them and
+ * the client's. Any error in it (the counts disagree: the SELECT divides by zero; a previous client's
+ * statement_timeout cut a statement short) has the server skip everything up to the next Sync, the
+ * client's messages too: none of them runs on a session that is not the client's. The COMMIT ends
+ * the hand-over's implicit transaction, so that the client's own statements start their own (VACUUM,
+ * CREATE INDEX CONCURRENTLY, a ROLLBACK of the client's own transaction leaves the hand-over done).
+ */
+export function pipelinedHandOver(settings: ReadonlyMap<string, string>, protocolStatements: number): Buffer {
+  let bySize = pipelinedHandOvers.get(settings);
+  if (!bySize) pipelinedHandOvers.set(settings, (bySize = new Map()));
+  let messages = bySize.get(protocolStatements);
+  if (!messages) {
+    const applied = orderedSettings(settings).map(([name, value]) => `, pg_catalog.set_config(${literal(name)}, ${literal(value)}, false)`);
+    const select =
+      `SELECT pg_catalog.pg_advisory_unlock_all()${applied.join('')}, 1 OPERATOR(pg_catalog./) CASE WHEN s.sql OPERATOR(pg_catalog.=) 0 ` +
+      `AND s.protocol OPERATOR(pg_catalog.=) ${protocolStatements} THEN 1 ELSE 0 END FROM (SELECT pg_catalog.count(*) FILTER (WHERE from_sql) AS sql, ` +
+      'pg_catalog.count(*) FILTER (WHERE NOT from_sql) AS protocol FROM pg_catalog.pg_prepared_statements) AS s';
+    messages = Buffer.concat([PIPELINED_RESET, extendedStatement(select), PIPELINED_COMMIT]);
+    // A connection's statements grow one by one to the pool's bound: a few sizes per settings map.
+    if (bySize.size < 256) bySize.set(protocolStatements, messages);
+  }
+  return messages;
+}
+
+const pipelinedHandOvers = new WeakMap<ReadonlyMap<string, string>, Map<number, Buffer>>();
 
 /** A simple Query message. */
 export function queryMessage(sql: string): Buffer {

@@ -1,21 +1,20 @@
-// A pooled client after its login: its messages are framed, and the first one of a transaction takes
-// a server connection from its pool; the connection goes back when the server's ReadyForQuery says
-// 'I' with nothing of the client's still pending. A connection that is not this client's own session
-// is handed over first (pooled-hand-over.ts: a full reset, the client's settings, the server's count
-// of prepared statements), and nothing of the client goes there until the server has answered that.
+// A pooled client after its login: the first message of a transaction takes a server connection from
+// its pool, which goes back when the server's ReadyForQuery says 'I' with nothing of the client's still
+// pending. A connection that is not this client's own session is handed over in the same write as the
+// client's messages (pooled-hand-over.ts), which the server runs only if the hand-over succeeded.
 // Named prepared statements are mapped to the pool's shared ones (pooled-statements.ts).
 import type { Duplex } from 'node:stream';
 import type { ConnectionContext } from './context.js';
 import { errorResponse } from './protocol.js';
 import { FrontendType, TRANSACTION_IDLE } from './message-types.js';
-import { exchange, handOver, queryMessage, readReportedSettings, reportedSettingsSql, type HandOverOutcome } from './pooled-hand-over.js';
-import { customSettingNames, type PooledClientState } from './pooled-settings.js';
+import { PIPELINED_HAND_OVER_ANSWERS, exchange, pipelinedHandOver, queryMessage } from './pooled-hand-over.js';
+import { SETTING_TAG_LENGTHS, type PooledClientState } from './pooled-settings.js';
 import { PreparedStatements } from './pooled-statements.js';
 import { ServerAnswers } from './pooled-answers.js';
 import { PartialMessage } from './pooled-messages.js';
 import type { QueryTracker } from './query-counters.js';
 import { ProtocolViolation, Refusal, refusals } from './refusals.js';
-import { PoolWaitExpired, ServerUnreachable, type ServerConnection, type ServerListener, type ServerPool } from './server-pool.js';
+import { PoolWaitExpired, type ServerConnection, type ServerListener, type ServerPool } from './server-pool.js';
 
 /** Client messages of the extended protocol: a connection is kept from the first to the Sync. */
 const EXTENDED = new Set<number>([FrontendType.Parse, FrontendType.Bind, FrontendType.Describe, FrontendType.Execute, FrontendType.Close, FrontendType.Flush]);
@@ -23,28 +22,25 @@ const EXTENDED = new Set<number>([FrontendType.Parse, FrontendType.Bind, Fronten
 const MAX_CLIENT_MESSAGE = 64 << 20;
 /** What a client may send while it waits for a server connection before its socket is paused. */
 const MAX_WAITING_BYTES = 1 << 20;
-/** CommandComplete tags (their lengths first: most tags are looked at no further) after which the server is asked what the session holds. */
-const SETTING_TAGS = new Set(['SET', 'RESET', 'DISCARD ALL']);
-const SETTING_TAG_LENGTHS = new Set([3, 5, 11]);
-/** The statements of a transaction kept for the names of the custom settings it may set: its first ones. */
-const KEPT_STATEMENTS = 32;
+const FLUSH = Buffer.from([FrontendType.Flush, 0, 0, 0, 4]);
+/** Hand-overs in a row that failed for one client's messages before it is refused (each closes its server connection). */
+const MAX_HAND_OVER_FAILURES = 3;
 
 /**
- * Where a pooled client is, one value moved by `move` alone: holding no server connection; waiting
- * for one of the pool; holding one whose hand-over is on its way; being served; holding one while the
- * server is asked what the client's session holds; or gone. Its messages wait in `waiting` whenever
- * it is not being served.
+ * Where a pooled client is, one value moved by `move` alone: holding no server connection; waiting for
+ * one; holding one whose hand-over the server has not answered yet (the client's messages sent behind
+ * it, kept to go again, the gateway's own answers held); served; holding one while the server is asked
+ * what its session holds; or gone. Its messages wait in `waiting` while it is in none of those.
  */
 type Phase =
   | { kind: 'idle' }
   | { kind: 'waiting' }
-  | { kind: 'handing-over'; connection: ServerConnection }
+  | { kind: 'handing-over'; connection: ServerConnection; sent: Buffer[]; held: Buffer[] }
   | { kind: 'serving'; connection: ServerConnection }
   | { kind: 'asking'; connection: ServerConnection }
   | { kind: 'ended' };
 const IDLE: Phase = { kind: 'idle' };
 const WAITING: Phase = { kind: 'waiting' };
-const ENDED: Phase = { kind: 'ended' };
 
 export class PooledSession extends ServerAnswers implements ServerListener {
   private phase: Phase = IDLE;
@@ -55,15 +51,12 @@ export class PooledSession extends ServerAnswers implements ServerListener {
   private clientRest: PartialMessage | null = null;
   /** Extended-protocol messages went since the last Sync. */
   private extendedOpen = false;
-  /** The transaction's first simple queries and Parses, until its end: the names of custom settings a SET made come from them. */
-  private statementsSent: Buffer[] | null = null;
-  /** The server said SET, RESET or DISCARD ALL: at the transaction's end it is asked what the session holds. */
-  private reportDue = false;
   /** The client's reading was paused while it waited for a server connection. */
   private pausedForWait = false;
+  /** Hand-overs of its current messages that failed in a row. */
+  private handOverFailures = 0;
   protected readonly statements: PreparedStatements;
-  // A bound method, not an arrow field: tsx (esbuild's keepNames) gives each named arrow of each
-  // instance a property dictionary of its own, 256 bytes an idle client would keep.
+  // Bound, not an arrow field: under tsx each named arrow keeps a property dictionary (256 bytes an idle client).
   private readonly onClientData = this.clientData.bind(this);
 
   constructor(
@@ -80,7 +73,6 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   start(clientRest: Buffer): void {
     this.client.on('data', this.onClientData);
-    // One bound function for both (a named arrow would get a property dictionary of its own under tsx).
     const end = this.end.bind(this);
     this.client.on('close', end);
     this.client.on('error', end);
@@ -93,7 +85,7 @@ export class PooledSession extends ServerAnswers implements ServerListener {
     this.phase = next;
   }
 
-  /** The connection the client's messages go to now, or null. */
+  /** The connection being served, or null. */
   private get serving(): ServerConnection | null {
     return this.phase.kind === 'serving' ? this.phase.connection : null;
   }
@@ -150,8 +142,15 @@ export class PooledSession extends ServerAnswers implements ServerListener {
           this.lease(idle);
         }
       }
-      if (this.phase.kind === 'serving') {
-        this.send(message, this.phase.connection, out, toClient);
+      const phase = this.phase;
+      if (phase.kind === 'serving') {
+        this.send(message, phase.connection, out, toClient);
+        continue;
+      }
+      if (phase.kind === 'handing-over') {
+        // Behind the hand-over, which the server answers first: kept to go again should it fail.
+        phase.sent.push(message);
+        this.send(message, phase.connection, out, phase.held, this.handOverFailures === 0);
         continue;
       }
       this.waiting.push(message);
@@ -167,20 +166,21 @@ export class PooledSession extends ServerAnswers implements ServerListener {
   }
 
   /** One client message for the server (into `out`), with the gateway's own answers due now. */
-  private send(message: Buffer, connection: ServerConnection, out: Buffer[], toClient: Buffer[]): void {
+  private send(message: Buffer, connection: ServerConnection, out: Buffer[], toClient: Buffer[], counted = true): void {
     const type = message[0];
-    this.tracker?.fromClient(type);
+    if (counted) this.tracker?.fromClient(type);
     if (type === FrontendType.Sync || type === FrontendType.Query || type === FrontendType.FunctionCall) this.extendedOpen = false;
     else if (EXTENDED.has(type)) this.extendedOpen = true;
-    if ((type === FrontendType.Query || type === FrontendType.Parse) && (this.statementsSent?.length ?? 0) < KEPT_STATEMENTS) (this.statementsSent ??= []).push(message);
+    if (type === FrontendType.Query || type === FrontendType.Parse) this.state.sent(message);
     this.statements.fromClient(message, connection, out, toClient);
   }
 
   private flush(out: Buffer[], toClient: Buffer[]): void {
     if (toClient.length > 0) this.client.write(toClient.length === 1 ? toClient[0] : Buffer.concat(toClient));
     toClient.length = 0;
-    const connection = this.serving;
-    if (out.length === 0 || !connection) return;
+    const phase = this.phase;
+    if (out.length === 0 || (phase.kind !== 'serving' && phase.kind !== 'handing-over')) return;
+    const connection = phase.connection;
     const socket = connection.socket;
     const written = socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
     out.length = 0;
@@ -202,42 +202,61 @@ export class PooledSession extends ServerAnswers implements ServerListener {
         if (this.phase.kind === 'ended') return;
         this.move(IDLE);
         if (error instanceof PoolWaitExpired) return this.refuse(refusals.poolFull(error.waitMs, error.size));
-        if (error instanceof ServerUnreachable) return this.refuse(refusals.serverUnreachable(error.waitMs));
-        this.context.log.warn({ err: error }, 'a pool could not open a server connection');
+        // Else the pool could not open a connection (ServerUnreachable, its cause logged by the pool).
         this.refuse(refusals.serverUnreachable(this.pool.waitMs));
       },
     );
   }
 
-  /** Holds `connection` from now: served at once when it is this client's own session, else once its hand-over is answered. */
+  /**
+   * Holds `connection` from now: served at once when it is this client's own session, else handed over
+   * in the same write as the client's messages (pooled-hand-over.ts), which the server runs only once
+   * the hand-over has succeeded. The gateway's own answers to those messages wait for that too.
+   */
   private lease(connection: ServerConnection): void {
     this.serverRest = null;
     connection.listener = this;
     if (connection.owner === this.state) return this.startServing(connection);
-    this.move({ kind: 'handing-over', connection });
-    handOver(connection, this.state).then(
-      ({ outcome }) => this.handedOver(connection, outcome),
-      () => this.lost(connection),
-    );
-  }
-
-  private handedOver(connection: ServerConnection, outcome: HandOverOutcome): void {
-    if (this.phase.kind === 'ended') {
-      if (outcome.kind === 'ready') this.pool.release(connection);
-      else this.pool.discard(connection);
+    // A Flush: its answers come at once, whether or not the client's messages end in a Sync yet.
+    const out = [pipelinedHandOver(this.state.settings(), connection.prepared.size), FLUSH];
+    const held: Buffer[] = [];
+    const sent = this.waiting.splice(0);
+    this.waitingBytes = 0;
+    connection.owner = null;
+    this.handOverAnswers = PIPELINED_HAND_OVER_ANSWERS;
+    this.move({ kind: 'handing-over', connection, sent, held });
+    try {
+      for (const message of sent) this.send(message, connection, out, held, this.handOverFailures === 0);
+    } catch (error) {
+      if (!(error instanceof ProtocolViolation)) throw error;
+      this.refuse(error);
       return;
     }
-    if (outcome.kind === 'ready') return this.startServing(connection);
-    this.pool.discard(connection);
-    if (outcome.kind === 'tainted') {
-      // A previous client left statements of its own (or put one in place of the pool's): that connection is closed, the client gets another.
-      this.context.log.warn({ reason: outcome.reason }, 'a pooled server connection was closed at its hand-over');
-      this.move(IDLE);
-      return this.acquire();
+    connection.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+  }
+
+  /** The hand-over's last answer came (`error` null), or its error: then the server skipped the client's messages, and they go to another connection. */
+  protected handOverEnded(connection: ServerConnection, error: Buffer | null): void {
+    const phase = this.phase;
+    if (phase.kind !== 'handing-over') return;
+    if (error === null) {
+      connection.owner = this.state;
+      this.handOverFailures = 0;
+      this.move({ kind: 'serving', connection });
+      if (phase.held.length > 0) this.client.write(phase.held.length === 1 ? phase.held[0] : Buffer.concat(phase.held));
+      if (this.waiting.length > 0) this.startServing(connection);
+      else this.resumeReading();
+      return;
     }
+    // A previous client left statements of its own (or one in place of the pool's), or the reset failed in its session's state.
+    this.context.log.warn({ error: error.toString('utf8', 5) }, 'a pooled server connection was closed at its hand-over');
+    this.pool.discard(connection);
+    this.statements.abandon();
+    this.waiting.unshift(...phase.sent);
+    this.waitingBytes += phase.sent.reduce((bytes, message) => bytes + message.length, 0);
     this.move(IDLE);
-    this.context.log.warn({ error: outcome.error.toString('utf8', 5) }, 'a pooled connection’s hand-over failed');
-    this.refuse(refusals.serverStateUnknown());
+    if (++this.handOverFailures > MAX_HAND_OVER_FAILURES) return this.refuse(refusals.serverStateUnknown());
+    this.acquire();
   }
 
   /** Serves the client on `connection`: the messages that waited go out now. */
@@ -256,14 +275,18 @@ export class PooledSession extends ServerAnswers implements ServerListener {
       return;
     }
     this.flush(out, toClient);
+    this.resumeReading();
+  }
+
+  /** The client's reading, paused while it waited for a server connection, goes on. */
+  private resumeReading(): void {
     if (this.pausedForWait) this.client.resume();
     this.pausedForWait = false;
   }
 
-  /** The server closed the connection this client holds (ServerListener, and a hand-over or question that could not finish). */
+  /** The server closed the connection this client holds (ServerListener; an exchange's own closes end in lost()). */
   closed(): void {
-    const connection = this.phase.kind === 'serving' || this.phase.kind === 'handing-over' || this.phase.kind === 'asking' ? this.phase.connection : null;
-    if (connection) this.lost(connection);
+    if (this.phase.kind === 'serving' || this.phase.kind === 'handing-over') this.lost(this.phase.connection);
   }
 
   protected malformed(connection: ServerConnection, length: number): void {
@@ -280,16 +303,15 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   /** What the server sends on the connection this client holds (ServerListener): walked in pooled-answers.ts. */
   data(chunk: Buffer): void {
-    const connection = this.serving;
-    if (connection) this.walk(chunk, connection);
+    const phase = this.phase;
+    if (phase.kind === 'serving' || phase.kind === 'handing-over') this.walk(chunk, phase.connection);
   }
 
   /** A CommandComplete that changes the session beyond its transaction: settings (asked for at the end), or LISTEN (pins the connection). */
   protected noteTag(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
     const tagLength = next - offset - 6;
-    if (SETTING_TAG_LENGTHS.has(tagLength)) {
-      if (SETTING_TAGS.has(buffer.toString('latin1', offset + 5, next - 1))) this.reportDue = true;
-    } else if (tagLength === 6 && buffer.toString('latin1', offset + 5, next - 1) === 'LISTEN') {
+    if (SETTING_TAG_LENGTHS.has(tagLength)) this.state.tagged(buffer.toString('latin1', offset + 5, next - 1));
+    else if (tagLength === 6 && buffer.toString('latin1', offset + 5, next - 1) === 'LISTEN') {
       // Its notifications come at any time, to this client alone: the connection is its own until it leaves.
       this.pool.pin(connection);
     }
@@ -297,31 +319,24 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   /** The transaction is over: the server is asked what a SET left, and the connection goes back (a pinned one stays). */
   protected transactionEnded(connection: ServerConnection): void {
-    if (this.reportDue) return this.askSettings(connection);
-    this.statementsSent = null;
+    if (this.state.reportDue) return this.askSettings(connection);
+    this.state.transactionEnded();
     if (connection.state === 'pinned') return;
     this.detach(true);
     // Messages that came while the connection was held go out on the next lease.
     if (this.waiting.length > 0) this.acquire();
   }
 
-  /**
-   * Asks the server what the client's session holds now (pooled-hand-over.ts): its answer is what the
-   * next hand-over applies. The names of custom settings (listed nowhere by the server) are taken from
-   * the transaction's statements and the client's known ones; their values, as all, from the server.
-   */
+  /** Asks the server what the client's session holds now (pooled-settings.ts): its answer is what the next hand-over applies. */
   private askSettings(connection: ServerConnection): void {
-    this.reportDue = false;
-    const names = [...this.state.settings().keys(), ...customSettingNames(this.statementsSent ?? [])];
-    this.statementsSent = null;
     this.move({ kind: 'asking', connection });
-    exchange(connection, [queryMessage(reportedSettingsSql(names))]).then(
+    exchange(connection, [queryMessage(this.state.reportQuestion())]).then(
       (answer) => {
         if (answer.error) {
           this.context.log.warn({ error: answer.error.toString('utf8', 5) }, 'a pooled client’s settings could not be read');
           connection.owner = null;
         } else {
-          this.state.reported(readReportedSettings(answer.rows, this.state.settings()));
+          this.state.reported(answer.rows);
         }
         if (this.phase.kind === 'ended') return answer.error ? this.pool.discard(connection) : this.pool.release(connection);
         if (this.waiting.length > 0 || connection.state === 'pinned') return this.startServing(connection);
@@ -343,14 +358,15 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   /** Gives the connection being served back to the pool (clean), or has it closed. */
   private detach(clean: boolean): void {
-    const connection = this.serving;
-    if (!connection) return;
+    const phase = this.phase;
+    if (phase.kind !== 'serving' && phase.kind !== 'handing-over') return;
+    const connection = phase.connection;
     this.move(IDLE);
     connection.listener = null;
     // Paused for this client's backpressure: the next holder reads it.
     if (connection.socket.isPaused()) connection.socket.resume();
     if (clean) this.pool.release(connection);
-    else this.pool.discard(connection, this.statements.pending > 0 || this.passing > 0 || this.serverRest !== null);
+    else this.pool.discard(connection, this.statements.pending > 0 || this.passing > 0 || this.serverRest !== null || this.handOverAnswers > 0);
   }
 
   /** A cancel request with the client's key: to the server session running its query now, or nowhere. */
@@ -361,7 +377,7 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   /** Outside a transaction with nothing pending: the connection may go back to the pool. */
   protected get idle(): boolean {
-    return this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen;
+    return this.status === TRANSACTION_IDLE && this.statements.pending === 0 && !this.extendedOpen && this.handOverAnswers === 0;
   }
 
   /** The client is told why (FATAL) and the connection ends. */
@@ -372,12 +388,12 @@ export class PooledSession extends ServerAnswers implements ServerListener {
     this.end();
   }
 
-  /** The client left (or was refused): a connection mid-transaction is closed, a clean one goes back; one mid-hand-over is settled when its answer comes. */
+  /** The client left (or was refused): a connection mid-transaction (or mid-hand-over) is closed, a clean one goes back; one being asked, when answered. */
   private end(): void {
     if (this.phase.kind === 'ended') return;
     // A server message cut in two is not a clean connection either: the next holder would read its end.
     this.detach(this.idle && this.serverRest === null && this.passing === 0);
-    this.move(ENDED);
+    this.move({ kind: 'ended' });
     if (!this.client.writableEnded) this.client.end();
     setTimeout(() => this.client.destroy(), this.context.clientStallMs).unref();
   }

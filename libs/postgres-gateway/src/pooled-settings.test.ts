@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { handOverSql, readReportedSettings, reportedSettingsSql, RESET_SQL } from './pooled-hand-over.js';
-import { PooledClientState, customSettingNames } from './pooled-settings.js';
+import { handOverSql, RESET_SQL } from './pooled-hand-over.js';
+import { PooledClientState, customSettingNames, readReportedSettings, reportedSettingsSql } from './pooled-settings.js';
 import { splitOptions, startupSettings } from './startup-options.js';
 
 const TENANT = '0190f3c4-5b6a-7c8d-9e0f-112233445566';
@@ -43,7 +43,7 @@ describe('pooled client settings', () => {
     const other = new PooledClientState(login([['application_name', 'app']]), '0190f3c4-5b6a-7c8d-9e0f-665544332211');
     expect(first.settings()).to.equal(second.settings());
     expect(other.settings()).to.not.equal(first.settings());
-    first.reported(new Map([['search_path', 'x']]));
+    first.reported([['search_path', 'x']]);
     expect([...first.settings()]).to.deep.equal([['search_path', 'x']]);
     expect([...second.settings()]).to.deep.equal([
       ['application_name', 'app'],
@@ -83,10 +83,22 @@ describe('pooled client settings', () => {
     expect([...readReportedSettings(rows, new Map([['search_path', 'y']]))]).to.deep.equal([
       ['search_path', 'x'],
       ['statement_timeout', '5s'],
+      ['platform.tenant_id', ''],
       ['nile.tenant_id', TENANT],
       ['app.colour', 'green'],
     ]);
     expect([...readReportedSettings([['role', 'db_admin']], new Map())]).to.deep.equal([['role', 'db_admin']]);
+    // The restoring statement's rows (one column) are not settings.
+    expect([...readReportedSettings([['x'], ['search_path', 'x']], new Map())]).to.deep.equal([['search_path', 'x']]);
+  });
+
+  it('gives the login’s settings back after a RESET, as PostgreSQL gives back a startup packet’s, before asking', () => {
+    expect(reportedSettingsSql([], new Map([['search_path', 'a,b'], ['nile.tenant_id', TENANT], ['role', 'x']]))).to.equal(
+      `SELECT pg_catalog.set_config(d.n, d.v, false) FROM (VALUES (E'search_path', E'a,b'), (E'nile.tenant_id', E'${TENANT}')) AS d (n, v) ` +
+        'LEFT JOIN pg_catalog.pg_settings AS s ON s.name OPERATOR(pg_catalog.=) d.n ' +
+        "WHERE CASE WHEN s.name IS NULL THEN COALESCE(pg_catalog.current_setting(d.n, true), '') OPERATOR(pg_catalog.=) '' ELSE s.source OPERATOR(pg_catalog.<>) 'session' END; " +
+        reportedSettingsSql([]),
+    );
   });
 
   it('finds the names of custom settings a transaction may set, to ask the server about (never their values)', () => {

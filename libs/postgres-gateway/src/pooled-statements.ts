@@ -110,6 +110,12 @@ export class PreparedStatements {
     return this.queue.length + (this.skippingToSync ? 1 : 0);
   }
 
+  /** Forgets what was expected of a server connection that is gone before answering (its hand-over failed): the messages go again on another. */
+  abandon(): void {
+    this.queue.length = 0;
+    this.skippingToSync = false;
+  }
+
   /** Forgets every statement of the client (DEALLOCATE ALL, DISCARD ALL). */
   clear(): void {
     this.byName = null;
