@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { REGIONS, type Region, type SignInPolicy } from '@platform/domain';
+import { REGIONS, type HashingPolicy, type Region, type SignInPolicy } from '@platform/domain';
 import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readTlsPair, readUrl, type Env, type TlsFiles } from './env.js';
 
 const POSTGRES = ['postgres:', 'postgresql:'];
@@ -199,6 +200,8 @@ export interface SignInSettings {
   passwordHashLogN: number;
   /** The throttling policy (README "Sign-in throttling"). */
   login: SignInPolicy;
+  /** The password-hashing queue's policy (README "Sign-in throttling", *Hashing capacity*). */
+  hashing: HashingPolicy;
 }
 
 /** Settings of the fixed-window throttle this policy replaced, each with what replaced it. */
@@ -218,6 +221,11 @@ export function loadSignInSettings(env: Env): SignInSettings {
   if (memorySeconds < maxDelaySeconds) throw new ConfigError('LOGIN_FAILURE_MEMORY', `must be at least LOGIN_DELAY_MAX (${maxDelaySeconds})`);
   return {
     passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
+    hashing: {
+      slots: readInteger(env, 'PASSWORD_HASH_CONCURRENCY', availableParallelism(), { min: 1, max: 256 }),
+      perAccount: readInteger(env, 'PASSWORD_HASH_PER_ACCOUNT', 4, { min: 1, max: 1_000 }),
+      maxWaitMs: readInteger(env, 'PASSWORD_HASH_MAX_WAIT_MS', 8_000, { min: 100, max: 600_000 }),
+    },
     login: {
       pairFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_FAILURES', 5, { min: 1, max: 1_000_000 }),
       accountFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_ACCOUNT_FAILURES', 20, { min: 1, max: 1_000_000 }),

@@ -113,8 +113,8 @@ export const userRoutes = [
     params: tenantPathParams,
     body: CreateBasicUserRequest,
     success: { status: 201, description: 'Created and signed in', schema: SignedInUserSchema, headers: SESSION_COOKIE },
-    errors: [403, 404, 409],
-    handler: async ({ params, body, caller, scope }) => presentSignedIn(await signUp(scope, caller, params, body), scope.sessionCookie, 201),
+    errors: [403, 404, 409, 429],
+    handler: async ({ params, body, caller, scope, clientAddress }) => presentSignedIn(await signUp(scope, caller, params, body, clientAddress), scope.sessionCookie, 201),
   }),
   passwordSignInRoute({
     path: `${TENANT_PATH}/users/login`,
@@ -275,9 +275,9 @@ export const userRoutes = [
     params: record({ database: uuid('The database id'), tenantId: uuid('The tenant id') }),
     body: V2CreateUserRequest,
     success: { status: 201, description: 'Created and added to the tenant', schema: UserSchema },
-    errors: [401, 403, 404, 409],
-    handler: async ({ params, body, header, scope }) => {
-      const user = await createUserWithSession(scope, v2SessionToken(scope, header), { databaseId: params.database, tenantId: params.tenantId }, body);
+    errors: [401, 403, 404, 409, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
+      const user = await createUserWithSession(scope, v2SessionToken(scope, header), { databaseId: params.database, tenantId: params.tenantId }, body, clientAddress);
       return respond({ status: 201, body: presentUser(user) });
     },
   }),

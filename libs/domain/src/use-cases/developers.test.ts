@@ -55,7 +55,7 @@ describe('developer account use cases', () => {
     it('answers 429 with the wait while the address has signed up too often, before any check or hash', async () => {
       const { deps } = fakePlatform();
       deps.throttle.waiting.set(ADDRESS, 120);
-      expect(await failure(signUpDeveloper(deps, { email: 'not an email', password: 'x' }, ADDRESS))).to.deep.equal(tooManyAttempts(120));
+      expect(await failure(signUpDeveloper(deps, { email: 'not an email', password: 'x' }, ADDRESS))).to.deep.equal({ ...tooManyAttempts(120), message: 'Too many sign-ups from here; try again later' });
     });
   });
 

@@ -118,13 +118,13 @@ export const familyInviteLandingRoutes = [
       htmlPage(400, 'The token is used, expired or revoked (invalid_one_time_token): a page for a browser, the APIError otherwise (always for a malformed form)'),
       htmlPage(404, 'The database is gone: a page for a browser, the APIError otherwise'),
     ],
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
       let accepted;
       try {
-        accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+        accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier, clientAddress });
       } catch (error) {
         // The form's own browser (posted twice, or from a page left open) reads a page; a JSON client, its APIError.
         // Only the refusals documented as pages: anything else (the customer database out of reach, 503) stays an APIError.

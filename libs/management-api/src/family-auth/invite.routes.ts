@@ -116,10 +116,10 @@ export const familyInviteRoutes = [
     body: AcceptRequest,
     formOrJson: true,
     success: { status: 200, description: 'Accepted and signed in', schema: CurrentUserSchema, headers: { 'Set-Cookie': '`nile.session-token`', Location: 'The callback, when allowed' } },
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       assertSdkOrigin(scope.familyAuth, header);
-      const accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+      const accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier, clientAddress });
       const result = await startTokenSession(scope, params.database, accepted.user.id);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       return respond({ body: presentCurrentUser({ user: result.user, tenantIds: result.tenantIds }), headers: signedInHeaders(cookiesOf(scope, header), result, next) });

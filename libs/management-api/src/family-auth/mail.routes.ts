@@ -188,14 +188,14 @@ export const familyMailRoutes = [
     body: ResetRequest,
     formOrJson: true,
     success: { status: 200, description: 'Reset and signed in', schema: UrlSchema, headers: { 'Set-Cookie': 'The new `nile.session-token`; clears `nile.reset`' } },
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       assertSdkOrigin(scope.familyAuth, header);
       const cookies = cookiesOf(scope, header);
       const held = cookies.get('reset');
       const token = body.token ?? (held ? decodeURIComponent(held) : undefined);
       if (!token) throw new ValidationError('invalid_one_time_token', 'No reset token: follow the mailed link first (it sets the nile.reset cookie)');
-      const { userId } = await resetPassword(tokenDeps(scope), { databaseId: params.database, token, password: body.password, email: body.email });
+      const { userId } = await resetPassword(tokenDeps(scope), { databaseId: params.database, token, password: body.password, email: body.email, clientAddress });
       const result = await startTokenSession(scope, params.database, userId);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       const headers = signedInHeaders(cookies, result, next);
