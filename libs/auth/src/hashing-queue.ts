@@ -24,6 +24,8 @@ export const HASHING_DEFAULTS = {
 } satisfies HashingPolicy;
 
 const REFUSAL = 'Too many sign-ins are under way for this account, address or database; try again shortly';
+/** See admit. */
+const REFUSAL_PAUSE_MS = 1_000;
 
 interface Waker {
   start(): void;
@@ -50,6 +52,8 @@ export class FairHashingQueue implements PasswordHashing {
     policy: Partial<HashingPolicy> = {},
     /** What one hash is first thought to cost (ms), until hashes are measured. */
     costMs = 150,
+    /** How long a refusal waits before it is answered (bounded by half the request's time left). */
+    private readonly refusalPauseMs = REFUSAL_PAUSE_MS,
     private readonly now: () => number = Date.now,
   ) {
     this.policy = { ...HASHING_DEFAULTS, ...Object.fromEntries(Object.entries(policy).filter(([, value]) => value !== undefined)) };
@@ -61,13 +65,19 @@ export class FairHashingQueue implements PasswordHashing {
     return this.state;
   }
 
-  admit(claim: HashClaim): AdmittedHash {
+  async admit(claim: HashClaim): Promise<AdmittedHash> {
     const now = this.now();
     const left = remainingMs();
     const endBy = now + Math.min(this.policy.maxWaitMs, left === undefined ? Infinity : left);
     const keys = { account: claim.account ?? null, address: claim.address === undefined ? null : addressKey(claim.address), database: claim.database ?? null };
     const admission = admitHash(this.state, this.policy, keys, endBy, now);
-    if (!admission.admitted) throw new RateLimitedError(admission.retryAfterSeconds, REFUSAL);
+    if (!admission.admitted) {
+      // Answered after a pause (at most half the request's time left): a client sending its next
+      // attempt the moment it is refused would otherwise spend the process's CPU on refusals (a
+      // flood of 64 did 1,000 a second, and other routes waited behind them).
+      await new Promise((resume) => setTimeout(resume, Math.min(this.refusalPauseMs, Math.max(0, (endBy - now) / 2))));
+      throw new RateLimitedError(admission.retryAfterSeconds, REFUSAL);
+    }
     const id = this.nextId++;
     this.move({ kind: 'admit', job: { id, ...keys, endBy, state: 'admitted' } });
     let used = false;

@@ -168,13 +168,14 @@ export interface AdmittedHash extends PasswordHasher {
 export interface PasswordHashing {
   /**
    * A place for one hash for `claim`, taken before its request reads anything: RateLimitedError
-   * (429 `too_many_attempts`, with the seconds to wait) when the policy refuses it. The hash itself
-   * also answers RateLimitedError when it could not start in time.
+   * (429 `too_many_attempts`, with the seconds to wait) when the policy refuses it, which an
+   * adapter may answer after a pause (a flood then costs its sender time, not us CPU). The hash
+   * itself also answers RateLimitedError when it could not start in time.
    */
-  admit(claim: HashClaim): AdmittedHash;
+  admit(claim: HashClaim): Promise<AdmittedHash>;
 }
 
 /** One hash for `claim`, through the queue: a place, then the hash. */
-export function hashPassword(hashing: PasswordHashing, claim: HashClaim, password: string): Promise<string> {
-  return hashing.admit(claim).hash(password);
+export async function hashPassword(hashing: PasswordHashing, claim: HashClaim, password: string): Promise<string> {
+  return (await hashing.admit(claim)).hash(password);
 }

@@ -261,7 +261,7 @@ export class FakeHasher implements PasswordHashing {
   refuseWith: number | null = null;
   held = 0;
 
-  admit(claim: HashClaim): AdmittedHash {
+  async admit(claim: HashClaim): Promise<AdmittedHash> {
     if (this.refuseWith !== null) throw new RateLimitedError(this.refuseWith, 'Too many sign-ins under way; try again shortly');
     this.claims.push(claim);
     this.held += 1;

@@ -46,7 +46,7 @@ export function authenticationFailed(): UnauthenticatedError {
  * same 401; a wait answers 429 before any verification.
  */
 export async function signInWithPassword<A>(deps: PasswordSignInDeps, attempt: PasswordAttempt<A>): Promise<A> {
-  const place = deps.hasher.admit({ account: attempt.typedKey, address: attempt.address, ...(attempt.database ? { database: attempt.database } : {}) });
+  const place = await deps.hasher.admit({ account: attempt.typedKey, address: attempt.address, ...(attempt.database ? { database: attempt.database } : {}) });
   try {
     const found = await attempt.findAccount();
     const subject = { account: found ? found.throttleKey : attempt.typedKey, address: attempt.address };
