@@ -1,6 +1,6 @@
 import { DomainError, NotFoundError, ValidationError, acceptInvite, previewInvite, startTokenSession } from '@platform/domain';
 import { escapeHtml, htmlDocument, optional, prefersHtml, queryBoolean, record, respond, text, toApiError, type Responded } from '@platform/http';
-import { defineManagementRoute } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429 } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
 import { htmlPage } from '../sso-pages.js';
 import { NO_STORE, nextUrl, signedInHeaders } from './auth.routes.js';
@@ -106,7 +106,7 @@ export const familyInviteLandingRoutes = [
       'says (the token proves the inbox; an address without an account gets one with no password). Then 303 to `callbackUrl` ' +
       'when it is on an allowed origin, else a page that says so. A used, expired or revoked token is 400 invalid_one_time_token ' +
       '(a form posted twice, a double click): an HTML page that says so when the Accept header ranks text/html above JSON ' +
-      '(a browser), the APIError otherwise; so is a database gone since (404).',
+      `(a browser), the APIError otherwise; so is a database gone since (404). ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,

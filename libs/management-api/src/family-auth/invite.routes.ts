@@ -1,6 +1,6 @@
 import { acceptInvite, createInvite, databaseAuthSettings, listInvites, revokeInvite, startTokenSession, type TenantInvite } from '@platform/domain';
 import { arrayOf, dateTime, nullable, optional, record, respond, text, uuid } from '@platform/http';
-import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429, type ManagementScope } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
 import { CurrentUserSchema, presentCurrentUser } from '../user.presenter.js';
 import { nextUrl, signedInHeaders } from './auth.routes.js';
@@ -109,7 +109,7 @@ export const familyInviteRoutes = [
       `${SDK_ORIGIN_CSRF} No session needed: the token proves the inbox. The address’s account joins the tenant; an address ` +
       'without one gets a new account with no password (they set one with forgot-password, or sign in by SSO); either way ' +
       'the address counts as verified, and the invitee is signed in. A used, expired or revoked token, one for another ' +
-      'tenant or address, or to a tenant deleted since, is 400 invalid_one_time_token and changes nothing.',
+      `tenant or address, or to a tenant deleted since, is 400 invalid_one_time_token and changes nothing. ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,

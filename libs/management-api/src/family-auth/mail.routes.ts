@@ -12,7 +12,7 @@ import {
   type FamilySession,
 } from '@platform/domain';
 import { bool, nullable, oneOf, optional, queryBoolean, record, respond, text } from '@platform/http';
-import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429, type ManagementScope } from '../management-scope.js';
 import { emailField, passwordField } from '../request-fields.js';
 import { NO_STORE, UrlSchema, nextUrl, signedInHeaders } from './auth.routes.js';
 import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, mailedLinkTarget } from './family-cookies.js';
@@ -180,7 +180,7 @@ export const familyMailRoutes = [
     description:
       `${RESET} ${SDK_ORIGIN_CSRF} The token is the \`nile.reset\` cookie (or the body’s \`token\`); it works once. A used, ` +
       'expired or revoked token, or one for another address, is 400 invalid_one_time_token and changes nothing; a password ' +
-      'that breaks the rules is 400 invalid_password and leaves the token usable.',
+      `that breaks the rules is 400 invalid_password and leaves the token usable. ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
