@@ -34,7 +34,7 @@ describe('sign-in under a flood (issue 46)', function () {
     await api?.close();
   });
 
-  it('a flood of correct sign-ins for one user from one address is throttled with 429s, 64 other users of the tenant then all sign in, and the flooded user is not locked out', async function () {
+  it('a flood of correct sign-ins for one user from one address is throttled with 429s while that user signs in from elsewhere, 64 other users of the tenant then all sign in, and the flooded user is not locked out', async function () {
     const owner = await developerWithReadyDatabase(p);
     const T = `${owner.D}/tenants/${(await createTenant(p, owner.token, owner.D)).id}`;
     // Users hashed by the API under test, at its cost: a hash keeps the cost it was made with.
@@ -57,12 +57,20 @@ describe('sign-in under a flood (issue 46)', function () {
     const attacker = httpClient(api.url, { from: '127.0.46.1' });
     const floodAnswers: TestResponse[] = [];
     let flooding = true;
+    let firstRefusal: () => void = () => {};
+    const refusing = new Promise<void>((resolve) => (firstRefusal = resolve));
     const flood = Array.from({ length: CLIENTS }, async () => {
       while (flooding) {
-        floodAnswers.push(await attacker('POST', `${T}/users/login`, { json: target }));
+        const answer = await attacker('POST', `${T}/users/login`, { json: target });
+        floodAnswers.push(answer);
+        if (answer.status === 429) firstRefusal();
         if (floodAnswers.length >= FLOOD_ANSWERS) flooding = false;
       }
     });
+    // While the flood is refused, the flooded user signs in from an address of their own.
+    await Promise.race([refusing, Promise.all(flood)]);
+    const meanwhile = await httpClient(api.url, { from: '127.0.46.3' })('POST', `${T}/users/login`, { json: target });
+    const stillFlooding = flooding;
     // Right after (the flood's last requests still under way), 64 other users sign in once each.
     const signIns = others.map(async (user, i) => {
       await Promise.race(flood);
@@ -71,6 +79,8 @@ describe('sign-in under a flood (issue 46)', function () {
     const answers = await Promise.all(signIns);
     await Promise.all(flood);
 
+    expect(meanwhile.status, meanwhile.text).to.equal(200);
+    expect(stillFlooding, 'the flood was still under way when the flooded user signed in').to.equal(true);
     const statuses = (list: TestResponse[]) => list.reduce<Record<number, number>>((counted, { status }) => ({ ...counted, [status]: (counted[status] ?? 0) + 1 }), {});
     expect(statuses(answers), answers.find((answer) => answer.status !== 200)?.text).to.deep.equal({ 200: CLIENTS });
     // The flood was throttled, and honestly: 200s and 429s only, never a 503.

@@ -53,11 +53,11 @@ describe('FairHashingQueue (the password-hashing queue over a hash function)', f
     expect(queue.snapshot.jobs).to.deep.equal([]);
   });
 
-  it('refuses a fifth place of one account with 429 and a Retry-After, after its pause; a released place is given back', async function () {
+  it('refuses a fifth place of one account from one address with 429 and a Retry-After, after its pause; a released place is given back', async function () {
     const queue = new FairHashingQueue(new HeldHasher(), { slots: 2, perAccount: 4, maxWaitMs: 60_000 }, 10, 20);
     const places = await Promise.all(Array.from({ length: 4 }, () => queue.admit({ account: 'ada', address: '192.0.2.1' })));
     const asked = performance.now();
-    const refused = await queue.admit({ account: 'ada', address: '198.51.100.7' }).catch((error: unknown) => error);
+    const refused = await queue.admit({ account: 'ada', address: '192.0.2.1' }).catch((error: unknown) => error);
     expect(refused).to.be.instanceOf(RateLimitedError);
     expect(refused).to.include({ code: 'too_many_attempts', retryAfterSeconds: 1 });
     // Not a timing assertion: a refusal answered at once would make a flood cost CPU, not time.
@@ -65,6 +65,8 @@ describe('FairHashingQueue (the password-hashing queue over a hash function)', f
     places[0].release();
     places[0].release();
     expect(countHashJobs(queue.snapshot)).to.equal(3);
+    expect(await queue.admit({ account: 'ada', address: '192.0.2.1' })).to.have.property('release');
+    // The same account from another address has places of its own.
     expect(await queue.admit({ account: 'ada', address: '198.51.100.7' })).to.have.property('release');
   });
 

@@ -19,10 +19,17 @@ const keys = (account: string | null, address: string | null, database: string |
 
 describe('the password-hashing queue (admission and fair order)', () => {
   describe('admitHash', () => {
-    it('lets one account hold 4 places, then refuses it with the seconds its places take; another account of the same address is admitted', () => {
+    it('lets one account hold 4 places from one address, then refuses it with the seconds its places take; the account from another address, and another account, are admitted', () => {
       const queue = queueOf(Array.from({ length: 4 }, () => job({ account: 'ada', address: '192.0.2.1', database: 'w/d' })));
       expect(admitHash(queue, POLICY, keys('ada', '192.0.2.1', 'w/d'), NOW + 5_000, NOW)).to.deep.equal({ admitted: false, retryAfterSeconds: 1 });
+      expect(admitHash(queue, POLICY, keys('ada', '198.51.100.1', 'w/d'), NOW + 5_000, NOW)).to.deep.equal({ admitted: true });
       expect(admitHash(queue, POLICY, keys('bob', '192.0.2.1', 'w/d'), NOW + 5_000, NOW)).to.deep.equal({ admitted: true });
+    });
+
+    it('full, refuses an account holding its share from many addresses, and admits another account', () => {
+      const queue = queueOf(Array.from({ length: 100 }, (_, i) => job({ account: 'ada', address: `192.0.2.${i}` })));
+      expect(admitHash(queue, POLICY, keys('ada', '198.51.100.1', null), NOW + 5_000, NOW)).to.deep.equal({ admitted: false, retryAfterSeconds: 5 });
+      expect(admitHash(queue, POLICY, keys('bob', '198.51.100.1', null), NOW + 5_000, NOW)).to.deep.equal({ admitted: true });
     });
 
     it('when the places taken fill its budget (the request’s deadline, at most maxWaitMs), refuses an address holding them all', () => {

@@ -3,11 +3,12 @@
  * password hash or verification takes a place in one queue per process before anything else of
  * its request is done; the machine hashes `slots` at once (scrypt takes about 150 ms of a core).
  * A place is refused (429 `too_many_attempts` with Retry-After, never a 503) when:
- *   - its account already holds `perAccount` places (one person signs in once at a time);
+ *   - its account already holds `perAccount` places from its client address (one person signs in
+ *     once at a time; the same account from another address has places of its own);
  *   - the places already taken fill what can end within its budget (the request's deadline, at
- *     most `maxWaitMs`, `slots` hashes at a time), and its database or its client address holds
- *     its fair share of them (what fits divided among the databases, or addresses, holding
- *     places). A database or address under its share still gets in: it is served first, and the
+ *     most `maxWaitMs`, `slots` hashes at a time), and its database, its client address or its
+ *     account holds its fair share of them (what fits divided among the databases, addresses or
+ *     accounts holding places). One under its shares still gets in: it is served first, and the
  *     places of those past their shares wait longer or leave.
  * Waiting hashes start in a fair order (fewest running of their database, then address, then
  * account; then first come), and one that can no longer end within its budget leaves with a 429.
@@ -29,7 +30,7 @@ export interface HashClaim {
 export interface HashingPolicy {
   /** Hashes running at once: the machine's hashing capacity. */
   slots: number;
-  /** Places one account holds at once, waiting or running. */
+  /** Places one account holds at once from one client address, waiting or running. */
   perAccount: number;
   /** The longest a hash may take from its admission to its end; a request's deadline may make it shorter. */
   maxWaitMs: number;
@@ -111,14 +112,16 @@ export function admitHash(queue: HashQueueState, policy: HashingPolicy, keys: Ke
   const fits = Math.floor((policy.slots * budget) / costMs);
   const drainSeconds = (held: number) => Math.max(1, Math.ceil((held * costMs) / policy.slots / 1000));
   const held = (key: keyof Keys) => jobs.filter((job) => keys[key] !== null && job[key] === keys[key]).length;
-  const account = held('account');
-  if (keys.account !== null && account >= policy.perAccount) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((account * costMs) / 1000)) };
+  // One account from one address: its attempts take turns anyway (the sign-in throttle), so more
+  // places would only wait. The same account from another address has places of its own.
+  const pair = jobs.filter((job) => keys.account !== null && job.account === keys.account && job.address === keys.address).length;
+  if (pair >= policy.perAccount) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((pair * costMs) / 1000)) };
   if (fits < 1) return { admitted: false, retryAfterSeconds: drainSeconds(Math.max(jobs.length, 1)) };
   if (jobs.length < fits) return { admitted: true };
-  // Full: only a database and an address under their fair shares (what fits, divided among those
-  // holding places) still get in, and are served first (nextHashSteps); the places of those past
-  // their shares then wait longer, and any that can no longer end in time leave with a 429.
-  for (const key of ['database', 'address'] as const) {
+  // Full: only a database, an address and an account under their fair shares (what fits, divided
+  // among those holding places) still get in, and are served first (nextHashSteps); the places of
+  // those past their shares then wait longer, and any that can no longer end in time leave with a 429.
+  for (const key of ['database', 'address', 'account'] as const) {
     if (keys[key] === null) continue;
     const holders = new Set(jobs.map((job) => job[key]).filter((value) => value !== null)).add(keys[key]);
     const mine = held(key);
