@@ -23,7 +23,7 @@ export const HASHING_DEFAULTS = {
   maxWaitMs: 8_000,
 } satisfies HashingPolicy;
 
-const REFUSAL = 'Too many sign-ins are under way for this account, address or database; try again shortly';
+const REFUSAL = 'Too many password checks are under way for this account, address or database; try again shortly';
 /** See admit. */
 const REFUSAL_PAUSE_MS = 1_000;
 
