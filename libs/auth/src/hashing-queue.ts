@@ -18,7 +18,8 @@ import {
 
 /** The queue's settings (README PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_MAX_WAIT_MS). */
 export const HASHING_DEFAULTS = {
-  slots: availableParallelism(),
+  // At least one of the libuv pool's 4 threads left to file reads, DNS and token signatures.
+  slots: Math.max(1, Math.min(availableParallelism(), 3)),
   perAccount: 4,
   maxWaitMs: 8_000,
 } satisfies HashingPolicy;

@@ -303,8 +303,11 @@ describe('loadSignInSettings', () => {
     });
   });
 
-  it('has the documented hashing-queue defaults (the machine’s cores, 4 per account, 8 s), and reads each setting', () => {
-    expect(loadSignInSettings({}).hashing).to.deep.equal({ slots: availableParallelism(), perAccount: 4, maxWaitMs: 8_000 });
+  it('has the documented hashing-queue defaults (the machine’s cores, at most the libuv pool’s threads but one; 4 per account and address; 8 s), and reads each setting', () => {
+    expect(loadSignInSettings({}).hashing).to.deep.equal({ slots: Math.min(availableParallelism(), 3), perAccount: 4, maxWaitMs: 8_000 });
+    // One thread of the libuv pool is left to file reads, DNS and token signatures.
+    expect(loadSignInSettings({ UV_THREADPOOL_SIZE: '2' }).hashing.slots).to.equal(1);
+    expect(loadSignInSettings({ UV_THREADPOOL_SIZE: '64' }).hashing.slots).to.equal(availableParallelism());
     const set = { PASSWORD_HASH_CONCURRENCY: '3', PASSWORD_HASH_PER_ACCOUNT: '2', PASSWORD_HASH_MAX_WAIT_MS: '1500' };
     expect(loadSignInSettings(set).hashing).to.deep.equal({ slots: 3, perAccount: 2, maxWaitMs: 1_500 });
   });

@@ -211,6 +211,16 @@ const RETIRED_LOGIN_SETTINGS: Record<string, string> = {
   LOGIN_FAILURE_WINDOW: 'LOGIN_FAILURE_MEMORY',
 };
 
+/**
+ * Hashes at once by default: the machine's cores, but at least one of the libuv pool's threads
+ * (UV_THREADPOOL_SIZE, 4 unless set) left over, where scrypt runs beside file reads, DNS lookups
+ * and token signatures, which would otherwise wait behind every hash.
+ */
+function defaultHashingSlots(env: Env): number {
+  const pool = readInteger(env, 'UV_THREADPOOL_SIZE', 4, { min: 1, max: 1024 });
+  return Math.max(1, Math.min(availableParallelism(), pool - 1));
+}
+
 export function loadSignInSettings(env: Env): SignInSettings {
   for (const [name, replacement] of Object.entries(RETIRED_LOGIN_SETTINGS)) {
     if (env[name] !== undefined) throw new ConfigError(name, `no longer read; see ${replacement}`);
@@ -222,7 +232,7 @@ export function loadSignInSettings(env: Env): SignInSettings {
   return {
     passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
     hashing: {
-      slots: readInteger(env, 'PASSWORD_HASH_CONCURRENCY', availableParallelism(), { min: 1, max: 256 }),
+      slots: readInteger(env, 'PASSWORD_HASH_CONCURRENCY', defaultHashingSlots(env), { min: 1, max: 256 }),
       perAccount: readInteger(env, 'PASSWORD_HASH_PER_ACCOUNT', 4, { min: 1, max: 1_000 }),
       maxWaitMs: readInteger(env, 'PASSWORD_HASH_MAX_WAIT_MS', 8_000, { min: 100, max: 600_000 }),
     },
