@@ -75,6 +75,22 @@ describe('developer account use cases', () => {
       expect(deps.hasher.verifications).to.deep.equal(['verify:correct horse']);
     });
 
+    it('hashes through the queue as the email typed and the address, no database (issue 46), giving every place back', async () => {
+      const { deps } = await withAda();
+      await authenticateDeveloper(deps, { email: ' ADA@example.com ', password: 'correct horse' }, ADDRESS);
+      await failure(authenticateDeveloper(deps, { email: 'nobody@example.com', password: 'x' }, ADDRESS));
+      expect(deps.hasher.claims).to.deep.equal([
+        { account: 'developer-email:ada@example.com', address: ADDRESS },
+        { account: 'developer-email:ada@example.com', address: ADDRESS },
+        { account: 'developer-email:nobody@example.com', address: ADDRESS },
+      ]);
+      expect(deps.hasher.held).to.equal(0);
+      deps.hasher.refuseWith = 2;
+      expect(await failure(authenticateDeveloper(deps, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.include({ code: 'too_many_attempts', retryAfterSeconds: 2 });
+      expect(await failure(signUpDeveloper(deps, { email: 'grace@example.com', password: 'correct horse' }, ADDRESS))).to.include({ code: 'too_many_attempts', retryAfterSeconds: 2 });
+      expect(deps.developers.rows.map((row) => row.developer.email)).to.deep.equal(['Ada@Example.com', 'sso@example.com']);
+    });
+
     const long = 'p'.repeat(300);
     const cases: { what: string; email: string; password: string; verified: string }[] = [
       { what: 'an unknown email', email: 'nobody@example.com', password: 'correct horse', verified: 'verifyNothing:correct horse' },
