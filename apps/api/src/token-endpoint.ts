@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { JwtAccessTokens, Sha256ClientSecrets, type KeySet } from '@platform/auth';
-import { systemClock, type LoginThrottle, type PasswordHasher, type Repositories } from '@platform/domain';
+import { systemClock, type LoginThrottle, type PasswordHashing, type Repositories } from '@platform/domain';
 import { withScope } from '@platform/http';
 import type { ManagementScope } from '@platform/management-api';
 import { pingControlPlane, SqlGrantStore, watchedClientLookup, type MikroORM } from '@platform/persistence';
@@ -16,7 +16,7 @@ export type ApiScope = ManagementScope & { tokenService: TokenServiceScope };
  * errors and tokens; a code issued by one is redeemed at either). The key set is prepared (a first
  * key made on a fresh installation) before this is called.
  */
-export async function tokenEndpoint(orm: MikroORM, config: ApiConfig, keys: KeySet, signIn: { hasher: PasswordHasher; throttle: LoginThrottle }, logger: Logger) {
+export async function tokenEndpoint(orm: MikroORM, config: ApiConfig, keys: KeySet, signIn: { hasher: PasswordHashing; throttle: LoginThrottle }, logger: Logger) {
   const clients = await watchedClientLookup(orm, {
     databaseUrl: config.databaseUrl,
     ttlMs: config.clientCacheMs,

@@ -64,7 +64,7 @@ describe('the connection budget', function () {
       expect(refused.headers.get('retry-after')).to.equal('1');
       expect(refused.body).to.deep.equal({
         errorCode: 'database_busy',
-        message: 'The database is busy (too many requests waiting for it); try again shortly',
+        message: 'The database is at its connection limit (too many requests waiting for it); try again shortly',
         statusCode: 503,
       });
       for (let i = 0; i < 3; i++) {

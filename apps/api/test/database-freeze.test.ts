@@ -141,7 +141,7 @@ describe('when PostgreSQL stops answering (frozen)', function () {
     signal(frozen, 'SIGSTOP');
     const frozenAt = performance.now();
     const limit = DEADLINE_MS + SLACK_MS;
-    const unavailable = { errorCode: 'database_unavailable', message: 'A database is unavailable or out of connections; try again shortly', statusCode: 503 };
+    const unavailable = { errorCode: 'database_unavailable', message: 'A database did not answer in time (within the request’s deadline or the connect timeout); try again shortly', statusCode: 503 };
     // The control plane (a stranded pooled connection, then new ones), a database's tenants (the data plane), readiness.
     const answers: number[] = [];
     for (const path of ['/workspaces', '/workspaces', `${D}/tenants`, `${D}/tenants`]) {

@@ -101,7 +101,7 @@ describe('when PostgreSQL is down', function () {
       expect(workspaces.status, workspaces.text).to.equal(503);
       expect(workspaces.body).to.deep.equal({
         errorCode: 'database_unavailable',
-        message: 'A database is unavailable or out of connections; try again shortly',
+        message: 'A database is out of reach (it refused or lost the connection, or is starting or stopping); try again shortly',
         statusCode: 503,
       });
       expect(workspaces.headers.get('retry-after')).to.equal('2');

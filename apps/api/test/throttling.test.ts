@@ -101,9 +101,10 @@ const cases: { what: string; steps: Step[] }[] = [
     ],
   },
   {
-    what: 'correct sign-ins never count: 64 at once for one account from one address, then 64 users at once from it, all signed in (finding 1)',
+    // One account holds 4 places in the hashing queue at once from one address (issue 46: 64 at once are a flood, sign-in-flood.test.ts).
+    what: 'correct sign-ins never count: 4 at once for one account from one address, then 64 users at once from it, all signed in (finding 1)',
     steps: [
-      { from: 1, each: 64, who: right('ada'), concurrently: true, expect: { 200: 64 } },
+      { from: 1, each: 4, who: right('ada'), concurrently: true, expect: { 200: 4 } },
       {
         from: 1,
         each: 64,

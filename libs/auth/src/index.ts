@@ -25,6 +25,7 @@ export {
   type VerifierSettings,
 } from './tokens.js';
 export { ScryptPasswordHasher } from './password-hasher.js';
+export { FairHashingQueue, HASHING_DEFAULTS } from './hashing-queue.js';
 export { addressKey, passwordSignIn, SignInThrottle } from './sign-in-throttle.js';
 export { MailSendThrottle } from './mail-throttle.js';
 export { Sha256ClientSecrets } from './client-secrets.js';

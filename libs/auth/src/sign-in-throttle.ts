@@ -1,4 +1,5 @@
-import { addressKey, signInWait, type Clock, type LoginThrottle, type SignInFailureStore, type SignInOutcome, type SignInPolicy, type SignInSubject } from '@platform/domain';
+import { addressKey, signInWait, type Clock, type HashingPolicy, type LoginThrottle, type SignInFailureStore, type SignInOutcome, type SignInPolicy, type SignInSubject } from '@platform/domain';
+import { FairHashingQueue } from './hashing-queue.js';
 import { ScryptPasswordHasher } from './password-hasher.js';
 
 export { addressKey };
@@ -78,16 +79,19 @@ function keysOf(subject: SignInSubject): SubjectKeys {
 }
 
 /**
- * The password hasher and sign-in throttle of an app that signs people in (users on apps/api,
- * developers on apps/oauth), from its sign-in settings, counting failures in `store`.
+ * The password hashing queue and sign-in throttle of an app that signs people in (users on
+ * apps/api, developers on apps/oauth), from its sign-in settings, counting failures in `store`.
+ * Every hash of the app goes through the one queue, whatever route asks for it.
  */
 export function passwordSignIn(
-  settings: { passwordHashLogN: number; login: SignInPolicy },
+  settings: { passwordHashLogN: number; login: SignInPolicy; hashing?: Partial<HashingPolicy> },
   store: SignInFailureStore,
   clock: Clock,
-): { hasher: ScryptPasswordHasher; throttle: SignInThrottle } {
-  const hasher = new ScryptPasswordHasher(settings.passwordHashLogN);
+): { hasher: FairHashingQueue; throttle: SignInThrottle } {
+  const scrypt = new ScryptPasswordHasher(settings.passwordHashLogN);
   // Builds the stand-in hash now, so the first sign-in with an unknown email costs what others do.
-  void hasher.verifyNothing('');
-  return { hasher, throttle: new SignInThrottle(store, settings.login, clock) };
+  void scrypt.verifyNothing('');
+  // The queue's first estimate of a hash: about 150 ms at logN 15 here, halving with each step down.
+  const costMs = 150 / 2 ** (15 - settings.passwordHashLogN);
+  return { hasher: new FairHashingQueue(scrypt, settings.hashing, costMs), throttle: new SignInThrottle(store, settings.login, clock) };
 }

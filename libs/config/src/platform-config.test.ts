@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { expect } from 'chai';
 import { REGIONS } from '@platform/domain';
 import { ConfigError, type Env } from './env.js';
@@ -302,6 +303,15 @@ describe('loadSignInSettings', () => {
     });
   });
 
+  it('has the documented hashing-queue defaults (the machine’s cores, at most the libuv pool’s threads but one; 4 per account and address; 8 s), and reads each setting', () => {
+    expect(loadSignInSettings({}).hashing).to.deep.equal({ slots: Math.min(availableParallelism(), 3), perAccount: 4, maxWaitMs: 8_000 });
+    // One thread of the libuv pool is left to file reads, DNS and token signatures.
+    expect(loadSignInSettings({ UV_THREADPOOL_SIZE: '2' }).hashing.slots).to.equal(1);
+    expect(loadSignInSettings({ UV_THREADPOOL_SIZE: '64' }).hashing.slots).to.equal(availableParallelism());
+    const set = { PASSWORD_HASH_CONCURRENCY: '3', PASSWORD_HASH_PER_ACCOUNT: '2', PASSWORD_HASH_MAX_WAIT_MS: '1500' };
+    expect(loadSignInSettings(set).hashing).to.deep.equal({ slots: 3, perAccount: 2, maxWaitMs: 1_500 });
+  });
+
   it('refuses a memory shorter than the longest wait, and the retired settings, naming them', () => {
     const cases: [Env, string][] = [
       [{ LOGIN_DELAY_MAX: '3600', LOGIN_FAILURE_MEMORY: '600' }, 'LOGIN_FAILURE_MEMORY'],
@@ -309,6 +319,9 @@ describe('loadSignInSettings', () => {
       [{ LOGIN_MAX_FAILURES_PER_CLIENT: '100' }, 'LOGIN_MAX_FAILURES_PER_CLIENT'],
       [{ LOGIN_FAILURE_WINDOW: '900' }, 'LOGIN_FAILURE_WINDOW'],
       [{ LOGIN_DELAY_AFTER_FAILURES: '0' }, 'LOGIN_DELAY_AFTER_FAILURES'],
+      [{ PASSWORD_HASH_CONCURRENCY: '0' }, 'PASSWORD_HASH_CONCURRENCY'],
+      [{ PASSWORD_HASH_PER_ACCOUNT: 'many' }, 'PASSWORD_HASH_PER_ACCOUNT'],
+      [{ PASSWORD_HASH_MAX_WAIT_MS: '50' }, 'PASSWORD_HASH_MAX_WAIT_MS'],
     ];
     for (const [env, variable] of cases) {
       let error: unknown;

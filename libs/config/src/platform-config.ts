@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { REGIONS, type Region, type SignInPolicy } from '@platform/domain';
+import { REGIONS, type HashingPolicy, type Region, type SignInPolicy } from '@platform/domain';
 import { ConfigError, readEnum, readInteger, readList, readOptionalString, readPort, readString, readTlsPair, readUrl, type Env, type TlsFiles } from './env.js';
 
 const POSTGRES = ['postgres:', 'postgresql:'];
@@ -199,6 +200,8 @@ export interface SignInSettings {
   passwordHashLogN: number;
   /** The throttling policy (README "Sign-in throttling"). */
   login: SignInPolicy;
+  /** The password-hashing queue's policy (README "Sign-in throttling", *Hashing capacity*). */
+  hashing: HashingPolicy;
 }
 
 /** Settings of the fixed-window throttle this policy replaced, each with what replaced it. */
@@ -207,6 +210,16 @@ const RETIRED_LOGIN_SETTINGS: Record<string, string> = {
   LOGIN_MAX_FAILURES_PER_CLIENT: 'LOGIN_DELAY_AFTER_ADDRESS_FAILURES',
   LOGIN_FAILURE_WINDOW: 'LOGIN_FAILURE_MEMORY',
 };
+
+/**
+ * Hashes at once by default: the machine's cores, but at least one of the libuv pool's threads
+ * (UV_THREADPOOL_SIZE, 4 unless set) left over, where scrypt runs beside file reads, DNS lookups
+ * and token signatures, which would otherwise wait behind every hash.
+ */
+function defaultHashingSlots(env: Env): number {
+  const pool = readInteger(env, 'UV_THREADPOOL_SIZE', 4, { min: 1, max: 1024 });
+  return Math.max(1, Math.min(availableParallelism(), pool - 1));
+}
 
 export function loadSignInSettings(env: Env): SignInSettings {
   for (const [name, replacement] of Object.entries(RETIRED_LOGIN_SETTINGS)) {
@@ -218,6 +231,11 @@ export function loadSignInSettings(env: Env): SignInSettings {
   if (memorySeconds < maxDelaySeconds) throw new ConfigError('LOGIN_FAILURE_MEMORY', `must be at least LOGIN_DELAY_MAX (${maxDelaySeconds})`);
   return {
     passwordHashLogN: readInteger(env, 'PASSWORD_HASH_LOGN', 15, { min: 10, max: 20 }),
+    hashing: {
+      slots: readInteger(env, 'PASSWORD_HASH_CONCURRENCY', defaultHashingSlots(env), { min: 1, max: 256 }),
+      perAccount: readInteger(env, 'PASSWORD_HASH_PER_ACCOUNT', 4, { min: 1, max: 1_000 }),
+      maxWaitMs: readInteger(env, 'PASSWORD_HASH_MAX_WAIT_MS', 8_000, { min: 100, max: 600_000 }),
+    },
     login: {
       pairFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_FAILURES', 5, { min: 1, max: 1_000_000 }),
       accountFailuresBeforeDelay: readInteger(env, 'LOGIN_DELAY_AFTER_ACCOUNT_FAILURES', 20, { min: 1, max: 1_000_000 }),

@@ -8,7 +8,7 @@ import { parseSmtpUrl } from '@platform/config';
 import {
   acceptInvite, createInvite, requestPasswordReset, resetPassword, verifyEmail, requestEmailVerification, type AccountTokenDeps, type Database,
 } from '@platform/domain';
-import { ScryptPasswordHasher } from '@platform/auth';
+import { FairHashingQueue, ScryptPasswordHasher } from '@platform/auth';
 import { SmtpMailer } from '@platform/mail';
 import { linkIn, query, startTestMailServer, type MailCatcher } from '@platform/testing';
 import { startScratchDataPlane, type ScratchDataPlane } from './scratch-data-plane.test.js';
@@ -31,6 +31,8 @@ describe('password reset, email verification and invites on PostgreSQL, by real 
     await plane?.close();
   });
 
+  const scrypt = new ScryptPasswordHasher(10);
+
   async function platform() {
     const database = await plane.newDatabase('accounts');
     const records = new Map<string, Database>([[database.record.id, database.record]]);
@@ -42,14 +44,14 @@ describe('password reset, email verification and invites on PostgreSQL, by real 
       mailer,
       mailThrottle: { spend: async () => null },
       detach: (work) => void detached.push(work),
-      hasher: new ScryptPasswordHasher(10),
+      hasher: new FairHashingQueue(scrypt),
     };
     return { ...database, deps, settle: () => Promise.all(detached.splice(0)) };
   }
 
   it('forgot password: the mailed link resets it once, ending the sessions; a replay is refused', async function () {
     const { record, repos, url, deps, settle } = await platform();
-    const ada = await repos.users.create({ email: 'ada.reset@example.test', passwordHash: await deps.hasher.hash('old password') });
+    const ada = await repos.users.create({ email: 'ada.reset@example.test', passwordHash: await scrypt.hash('old password') });
     const session = await repos.sessions.create(ada.id, 600);
     await requestPasswordReset(deps, { databaseId: record.id, email: 'ADA.reset@example.test', clientAddress: '192.0.2.1', linkBase: RESET_PAGE });
     await settle();
@@ -59,7 +61,7 @@ describe('password reset, email verification and invites on PostgreSQL, by real 
 
     expect(await resetPassword(deps, { databaseId: record.id, token, password: 'new password', email: 'ada.reset@example.test' })).to.deep.equal({ userId: ada.id });
     const credentials = await repos.users.findCredentials('ada.reset@example.test');
-    expect(await deps.hasher.verify('new password', credentials!.passwordHash)).to.equal(true);
+    expect(await scrypt.verify('new password', credentials!.passwordHash)).to.equal(true);
     expect(await repos.sessions.isLive(session.id, ada.id)).to.equal(false);
     const replay = await resetPassword(deps, { databaseId: record.id, token, password: 'third password' }).catch((error: unknown) => error);
     expect(replay).to.include({ code: 'invalid_one_time_token' });

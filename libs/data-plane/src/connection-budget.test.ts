@@ -197,9 +197,9 @@ describe('ConnectionBudget', function () {
     const waiting = rejection(pool.connect());
     const refused = await rejection(pool.query('select 1'));
     expect(refused).to.be.instanceOf(UnavailableError);
-    expect(refused).to.include({ code: 'database_busy', message: 'The database is busy (too many requests waiting for it); try again shortly' });
+    expect(refused).to.include({ code: 'database_busy', message: 'The database is at its connection limit (too many requests waiting for it); try again shortly' });
     const timedOut = await waiting;
-    expect(timedOut).to.include({ code: 'database_busy', message: 'The database is busy (no connection within 200 ms); try again shortly' });
+    expect(timedOut).to.include({ code: 'database_busy', message: 'The database is at its connection limit (no connection free within 200 ms); try again shortly' });
     expect(connections.usage(url('busy')).waiting).to.equal(0);
     held.release();
     expect((await pool.query<{ one: number }>('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
@@ -270,13 +270,13 @@ describe('ConnectionBudget', function () {
     };
   }
 
-  it('answers busy when a server takes longer than connectTimeoutMs to let it in, and counts nothing for it', async function () {
+  it('answers unavailable (not busy: no limit was reached) when a server takes longer than connectTimeoutMs to let it in, and counts nothing for it', async function () {
     const silent = await silentPeer();
     try {
       const connections = budget({ connectTimeoutMs: 200 });
       const error = await rejection(connections.queryable(silent.url('none')).query('select 1'));
       expect(error).to.be.instanceOf(UnavailableError);
-      expect(error).to.include({ code: 'database_busy', message: 'The database is busy (no connection within 200 ms); try again shortly' });
+      expect(error).to.include({ code: 'database_unavailable', message: 'The database is unavailable (the server did not finish a login within 200 ms); try again shortly' });
       expect(connections.usage(silent.url('none'))).to.deep.equal({ open: 0, idle: 0, waiting: 0 });
     } finally {
       await silent.close();
@@ -315,11 +315,11 @@ describe('ConnectionBudget', function () {
     expect(await backends('one_')).to.equal(3);
   });
 
-  it('after close(), answers busy and leaves nothing open', async function () {
+  it('after close(), answers unavailable and leaves nothing open', async function () {
     const connections = budget();
     await pid(connections, 'closing');
     await connections.close();
-    expect(await rejection(connections.queryable(url('closing')).query('select 1'))).to.include({ code: 'database_busy' });
+    expect(await rejection(connections.queryable(url('closing')).query('select 1'))).to.include({ code: 'database_unavailable', message: 'The database is unavailable (the platform is stopping); try again shortly' });
     await eventually(async () => ((await backends('closing')) === 0 ? true : undefined), 5_000, 'the connection to close');
   });
 });

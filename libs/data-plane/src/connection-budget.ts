@@ -101,8 +101,9 @@ interface ClusterBudget {
   readonly waiting: Set<DatabaseLine>;
 }
 
-function busy(why: string): UnavailableError {
-  return new UnavailableError('database_busy', `The database is busy (${why}); try again shortly`);
+/** 503: busy when the database's share of the budget is taken (its connection limit here), else unavailable. */
+function refused(code: 'database_busy' | 'database_unavailable', why: string): UnavailableError {
+  return new UnavailableError(code, `The database is ${code === 'database_busy' ? 'at its connection limit' : 'unavailable'} (${why}); try again shortly`);
 }
 
 /**
@@ -174,7 +175,7 @@ export class ConnectionBudget {
     this.closed = true;
     const ending: Promise<void>[] = [this.sweeper.stop()];
     for (const cluster of this.clusters.values()) {
-      for (const line of cluster.waiting) for (const waiter of line.waiters.splice(0)) this.abandon(waiter, busy('the platform is stopping'));
+      for (const line of cluster.waiting) for (const waiter of line.waiters.splice(0)) this.abandon(waiter, refused('database_unavailable', 'the platform is stopping'));
       cluster.waiting.clear();
       for (const connection of [...cluster.idle]) ending.push(this.discard(connection));
     }
@@ -197,7 +198,7 @@ export class ConnectionBudget {
   }
 
   private acquire(url: string): Promise<Connection> {
-    if (this.closed) return Promise.reject(busy('the platform is stopping'));
+    if (this.closed) return Promise.reject(refused('database_unavailable', 'the platform is stopping'));
     const line = this.line(url);
     // Nobody of this database waits before us (first come, first served), and it is under its limit.
     if (mayServeAtOnce(countsOf(line), line.cluster, this.settings)) {
@@ -205,7 +206,7 @@ export class ConnectionBudget {
       if (idle) return Promise.resolve(idle);
       if (this.mayOpen(line)) return this.open(line);
     }
-    if (line.waiters.length >= this.settings.queuePerDatabase) return Promise.reject(busy('too many requests waiting for it'));
+    if (line.waiters.length >= this.settings.queuePerDatabase) return Promise.reject(refused('database_busy', 'too many requests waiting for it'));
     return new Promise<Connection>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
@@ -214,7 +215,7 @@ export class ConnectionBudget {
           const at = line.waiters.indexOf(waiter);
           if (at >= 0) line.waiters.splice(at, 1);
           if (line.waiters.length === 0) line.cluster.waiting.delete(line);
-          reject(busy(`no connection within ${this.settings.waitMs} ms`));
+          reject(refused('database_busy', `no connection free within ${this.settings.waitMs} ms`));
         }, this.settings.waitMs),
       };
       line.waiters.push(waiter);
@@ -306,8 +307,8 @@ export class ConnectionBudget {
       this.enter(connection, 'closed');
       client.end().catch(() => {});
       this.serveWaiting(line.cluster);
-      // A server too loaded to finish a login in time is busy, not broken: 503, to be tried again.
-      if (isConnectTimeout(error)) throw Object.assign(busy(`no connection within ${this.settings.connectTimeoutMs} ms`), { cause: error });
+      // A server that did not finish a login in time (too loaded, or frozen) is not broken: 503, to be tried again.
+      if (isConnectTimeout(error)) throw Object.assign(refused('database_unavailable', `the server did not finish a login within ${this.settings.connectTimeoutMs} ms`), { cause: error });
       throw error;
     }
     // In use from now on: opening does not count against activePerCluster, or opening connections

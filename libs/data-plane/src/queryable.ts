@@ -36,7 +36,7 @@ function translate(error: unknown): never {
   const { code } = error as { code?: string };
   if (code === '3D000' || isClosedDatabase(error)) throw new NotFoundError('database_not_found', 'Database not found');
   if (code === '53300') {
-    throw new UnavailableError('database_busy', 'The database is busy, or moving to another server; try again shortly', { cause: error });
+    throw new UnavailableError('database_busy', 'The database is at its connection limit, or moving to another server; try again shortly', { cause: error });
   }
   throw error;
 }

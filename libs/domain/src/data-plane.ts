@@ -114,12 +114,7 @@ export interface DatabaseLocator {
   findById(id: string): Promise<Database | null>;
 }
 
-export interface PasswordHasher {
-  hash(password: string): Promise<string>;
-  verify(password: string, hash: string): Promise<boolean>;
-  /** Costs what `verify` costs and fails: used when there is no user, so timing tells nothing. */
-  verifyNothing(password: string): Promise<false>;
-}
+export type { PasswordHasher, PasswordHashing } from './password-hashing.js';
 
 export interface UserTokenIssuer {
   issue(input: { userId: string; databaseId: string; sessionId: string }): Promise<{ jwt: string; maxAge: number }>;

@@ -70,9 +70,13 @@ export type { CopyDeps } from './use-cases/database-copies.js';
 export { TENANT_CONTEXT_ALIAS, TENANT_CONTEXT_SETTING, USER_CONTEXT_SETTING } from './data-plane.js';
 export type {
   DataPlane, DataPlaneRepositories, DatabaseLocator, ExternalIdentity, MemberReader, NewIdentityUser, NewUser,
-  PasswordHasher, SessionRepository, TenantRepository, UserPatch, UserRepository, UserTokenIssuer,
+  SessionRepository, TenantRepository, UserPatch, UserRepository, UserTokenIssuer,
 } from './data-plane.js';
 export { signInWait } from './sign-in-throttling.js';
+export { admitHash, countHashJobs, emptyHashQueue, hashPassword, moveHashing, nextHashSteps } from './password-hashing.js';
+export type {
+  AdmittedHash, Admission, HashClaim, HashingEvent, HashingPolicy, HashJob, HashJobState, HashQueueState, PasswordHasher, PasswordHashing,
+} from './password-hashing.js';
 export type {
   FailureCount, LoginThrottle, SignInFailureStore, SignInOutcome, SignInPolicy, SignInSubject,
 } from './sign-in-throttling.js';

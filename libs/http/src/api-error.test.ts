@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DeadlineExceededError } from '@platform/deadline';
 import { StructError, validate, type Struct } from 'superstruct';
 import {
   ConflictError,
@@ -135,6 +136,21 @@ describe('toApiError', () => {
       });
     });
   }
+
+  it('says which of out of reach, no answer in time and at its connection limit a 503 is (issue 46)', () => {
+    const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+    expect([withCode('ECONNREFUSED'), new DeadlineExceededError('a query'), withCode('53300', 'sorry, too many clients already')].map((error) => toApiError(error))).to.deep.equal([
+      {
+        body: { errorCode: 'database_unavailable', message: 'A database is out of reach (it refused or lost the connection, or is starting or stopping); try again shortly', statusCode: 503 },
+        expected: true,
+      },
+      {
+        body: { errorCode: 'database_unavailable', message: 'A database did not answer in time (within the request’s deadline or the connect timeout); try again shortly', statusCode: 503 },
+        expected: true,
+      },
+      { body: { errorCode: 'database_busy', message: 'A database is at its connection limit; try again shortly', statusCode: 503 }, expected: true },
+    ]);
+  });
 
   it('maps an unknown Error to a generic 500 internal_error, flagged as unexpected', () => {
     const mapped = toApiError(new Error('password=hunter2 connection refused'));

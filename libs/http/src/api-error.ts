@@ -1,6 +1,6 @@
 import { StructError } from 'superstruct';
 import { DomainError, type ErrorKind } from '@platform/domain';
-import { isDatabaseUnavailable } from './database-unavailable.js';
+import { databaseUnavailability, UNAVAILABLE_ANSWERS } from './database-unavailable.js';
 import { record, text, int } from './schema.js';
 
 /** The body of every error response (SPEC section 7). */
@@ -125,12 +125,8 @@ export function toApiError(error: unknown): MappedError {
       'bad_request';
     return { body: { errorCode, message: MESSAGE_BY_CODE[errorCode] ?? 'Bad request', statusCode: status }, expected: true };
   }
-  if (isDatabaseUnavailable(error)) {
-    return {
-      body: { errorCode: 'database_unavailable', message: 'A database is unavailable or out of connections; try again shortly', statusCode: 503 },
-      expected: true,
-    };
-  }
+  const unavailability = databaseUnavailability(error);
+  if (unavailability) return { body: { ...UNAVAILABLE_ANSWERS[unavailability], statusCode: 503 }, expected: true };
   return {
     body: { errorCode: 'internal_error', message: 'An internal error occurred', statusCode: 500 },
     expected: false,

@@ -38,7 +38,7 @@ export function declaredResponses(route: Route<any>): ResponseSpec[] {
     ...(route.body || route.form ? [413] : []),
     ...(route.body ? [415] : []),
     500,
-    // Any route may find PostgreSQL down or out of connections (database_unavailable, with Retry-After).
+    // Any route may find PostgreSQL out of reach or silent (database_unavailable) or at its connection limit (database_busy), with Retry-After.
     503,
   ];
   const errors = [...new Set([...route.errors, ...implied])].sort((a, b) => a - b);

@@ -53,6 +53,11 @@ export function defineManagementRoute<P = undefined, Q = undefined, B = undefine
   return defineRoute(route);
 }
 
+/** What every route that hashes a password may also answer (README "Sign-in throttling", *Hashing capacity*). */
+export const HASHING_429 =
+  '429 too_many_attempts with Retry-After, never a 503, also when too many password hashes are under way for the email, ' +
+  'the client’s address or the database (the hashing queue).';
+
 /** How every paged list says it pages. */
 export const PAGED =
   'Paged: `limit` (1 to 1000, 1000 when omitted) and `cursor`; when there is more, a `Link: <...>; rel="next"` header ' +

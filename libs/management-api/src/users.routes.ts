@@ -16,7 +16,7 @@ import {
 import { PAGE_LINK_HEADER, pageQueryFields, pageRequest, pagedAnswer, respond, arrayOf, nullable, optional, record, uuid, type Describe, type Infer } from '@platform/http';
 import { assertAllowedBrowserOrigin, assertSdkOrigin } from './family-auth/family-cookies.js';
 import { cookiesOf } from './family-auth/family-route.js';
-import { defineManagementRoute, PAGED, type ManagementScope } from './management-scope.js';
+import { defineManagementRoute, HASHING_429, PAGED, type ManagementScope } from './management-scope.js';
 import { DATABASE_PATH, TENANT_PATH, databasePathParams, tenantPathParams, userInDatabasePathParams, userInTenantPathParams } from './path-params.js';
 import { emailField, passwordField, personNameField, pictureUrlField } from './request-fields.js';
 import { cookieValue } from './cookie-jar.js';
@@ -72,6 +72,7 @@ function passwordSignInRoute<P extends Infer<typeof databasePathParams> & { tena
   return defineManagementRoute<P, undefined, Infer<typeof LoginRequest>>({
     method: 'POST',
     ...route,
+    description: `${route.description ?? ''} ${HASHING_429}`.trim(),
     tags: ['users'],
     auth: 'none',
     body: LoginRequest,
@@ -107,14 +108,15 @@ export const userRoutes = [
       'A developer may; the response sets the new user’s session cookie. 409 email_taken when the email has an account in ' +
       'the database, in any tenant: attach that account with PUT T/users/{userId}/link. A user token of a member is 403 ' +
       'developer_token_required, whatever the email, unless the platform lets members create users ' +
-      '(TENANT_MEMBERS_CREATE_USERS=true; then a member’s 409 tells them the email has an account somewhere in the database).',
+      '(TENANT_MEMBERS_CREATE_USERS=true; then a member’s 409 tells them the email has an account somewhere in the database). ' +
+      HASHING_429,
     tags: ['users'],
     auth: 'bearer',
     params: tenantPathParams,
     body: CreateBasicUserRequest,
     success: { status: 201, description: 'Created and signed in', schema: SignedInUserSchema, headers: SESSION_COOKIE },
-    errors: [403, 404, 409],
-    handler: async ({ params, body, caller, scope }) => presentSignedIn(await signUp(scope, caller, params, body), scope.sessionCookie, 201),
+    errors: [403, 404, 409, 429],
+    handler: async ({ params, body, caller, scope, clientAddress }) => presentSignedIn(await signUp(scope, caller, params, body, clientAddress), scope.sessionCookie, 201),
   }),
   passwordSignInRoute({
     path: `${TENANT_PATH}/users/login`,
@@ -264,7 +266,7 @@ export const userRoutes = [
       'is refused with 403 cross_site_request. ' +
       'Only where the platform lets members create users (TENANT_MEMBERS_CREATE_USERS=true; 409 email_taken then tells the ' +
       'member the email has an account somewhere in the database); otherwise every member is 403 developer_token_required, ' +
-      'whatever the email.',
+      `whatever the email. ${HASHING_429}`,
     tags: ['users'],
     auth: 'cookie',
     security: ['sessionCookieAuth', 'familySessionCookie'],
@@ -275,9 +277,9 @@ export const userRoutes = [
     params: record({ database: uuid('The database id'), tenantId: uuid('The tenant id') }),
     body: V2CreateUserRequest,
     success: { status: 201, description: 'Created and added to the tenant', schema: UserSchema },
-    errors: [401, 403, 404, 409],
-    handler: async ({ params, body, header, scope }) => {
-      const user = await createUserWithSession(scope, v2SessionToken(scope, header), { databaseId: params.database, tenantId: params.tenantId }, body);
+    errors: [401, 403, 404, 409, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
+      const user = await createUserWithSession(scope, v2SessionToken(scope, header), { databaseId: params.database, tenantId: params.tenantId }, body, clientAddress);
       return respond({ status: 201, body: presentUser(user) });
     },
   }),

@@ -52,7 +52,8 @@ async function signIn({ body, header, scope, clientAddress }: FormInput) {
       return authorizationPage(scope, params, cookieHeader, {
         status: 429,
         email: fields.email,
-        error: `Too many failed attempts; try again ${inTime(error.retryAfterSeconds)}.`,
+        // Failures' wait, or the hashing queue's refusal (too many sign-ins under way): each says which.
+        error: `${error.message.split(';')[0]}; try again ${inTime(error.retryAfterSeconds)}.`,
       });
     }
     throw error;

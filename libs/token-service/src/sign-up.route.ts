@@ -46,7 +46,8 @@ async function signUp({ body, header, scope, clientAddress }: FormInput) {
   } catch (error) {
     if (error instanceof ValidationError) return again(400, error.message);
     if (error instanceof ConflictError) return again(409, error.message);
-    if (error instanceof RateLimitedError) return again(429, `Too many sign-ups from here; try again ${inTime(error.retryAfterSeconds)}.`);
+    // The sign-up budget's wait, or the hashing queue's refusal (too many password hashes under way): each says which.
+    if (error instanceof RateLimitedError) return again(429, `${error.message.split(';')[0]}; try again ${inTime(error.retryAfterSeconds)}.`);
     throw error;
   }
   if (new URLSearchParams(returnQuery).get('client_id')) return redirectAnswer(`/oauth2/authorize?${returnQuery}&signed_up=1`);

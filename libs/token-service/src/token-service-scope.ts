@@ -6,7 +6,7 @@ import type {
   GrantSettings,
   GrantStore,
   LoginThrottle,
-  PasswordHasher,
+  PasswordHashing,
   PublicKeySet,
   WorkspaceRepository,
 } from '@platform/domain';
@@ -24,7 +24,7 @@ export interface TokenServiceScope extends HealthScope {
   /** Over this request's own unit of work, shared with `workspaces`. */
   developers: DeveloperRepository;
   workspaces: WorkspaceRepository;
-  hasher: PasswordHasher;
+  hasher: PasswordHashing;
   throttle: LoginThrottle;
   /** Code and refresh-token lifetimes, the clock, and the issuer. */
   settings: GrantSettings;

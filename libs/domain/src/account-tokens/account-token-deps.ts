@@ -1,4 +1,5 @@
-import type { DataPlane, DataPlaneRepositories, DatabaseLocator, PasswordHasher } from '../data-plane.js';
+import type { DataPlane, DataPlaneRepositories, DatabaseLocator } from '../data-plane.js';
+import type { PasswordHashing } from '../password-hashing.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Detach, Mailer } from '../mail.js';
 import type { MailThrottle } from '../mail-throttling.js';
@@ -30,7 +31,7 @@ export interface AccountTokenDeps {
   signUpThrottle?: MailThrottle;
   /** Runs a mail after the answer where its time would tell whether an account exists. */
   detach: Detach;
-  hasher: PasswordHasher;
+  hasher: PasswordHashing;
   lifetimes?: OneTimeTokenLifetimes;
 }
 

@@ -1,5 +1,7 @@
 import { assertEmail, assertPassword } from '../account-rules.js';
 import { RateLimitedError } from '../errors.js';
+import { hashPassword } from '../password-hashing.js';
+import { newUserClaim } from '../use-cases/users.js';
 import { passwordResetMail } from './account-mails.js';
 import { findTokenDatabase, foldEmail, invalidToken, lifetimes, linkWith, requireTokenDatabase, type AccountTokenDeps } from './account-token-deps.js';
 
@@ -52,13 +54,14 @@ export async function requestPasswordReset(deps: AccountTokenDeps, request: Pass
  */
 export async function resetPassword(
   deps: AccountTokenDeps,
-  input: { databaseId: string; token: string; password: string; email?: string; keepSessionId?: string },
+  input: { databaseId: string; token: string; password: string; email?: string; keepSessionId?: string; clientAddress?: string },
 ): Promise<{ userId: string }> {
   assertPassword(input.password);
-  const { account } = await requireTokenDatabase(deps, input.databaseId);
+  const { account, database } = await requireTokenDatabase(deps, input.databaseId);
   const expect = { purpose: 'password_reset' as const, ...(input.email !== undefined ? { email: foldEmail(input.email) } : {}) };
   // Hashing costs the same whether the token is good: the answer's time says nothing about it.
-  const passwordHash = await deps.hasher.hash(input.password);
+  const claim = newUserClaim({ workspaceSlug: database.workspace.slug, databaseName: database.name }, input.email, input.clientAddress);
+  const passwordHash = await hashPassword(deps.hasher, claim, input.password);
   const record = await account.tokens.consume(input.token, expect);
   if (!record?.userId) throw invalidToken();
   // The token holds only while the account's address is still the one it was mailed to.

@@ -47,7 +47,7 @@ export async function selfSignUp(
   const wait = await (deps.signUpThrottle ?? deps.mailThrottle).spend({ account: `sign_up:${databaseId}:${email}`, address: clientAddress });
   if (wait !== null) throw new RateLimitedError(wait, 'Too many sign-up attempts; try again later');
   try {
-    return await createSignedUpUser(deps, access, input, options);
+    return await createSignedUpUser(deps, access, input, { ...options, clientAddress });
   } catch (error) {
     if (error instanceof ConflictError && error.code === 'email_taken') deps.detach(deps.mailer.send(accountExistsMail(input.email.trim())));
     throw error;

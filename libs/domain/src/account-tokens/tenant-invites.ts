@@ -1,6 +1,8 @@
 import { assertEmail, assertPassword, cleanPersonName } from '../account-rules.js';
 import { ConflictError, NotFoundError, RateLimitedError } from '../errors.js';
 import type { User } from '../model.js';
+import { hashPassword } from '../password-hashing.js';
+import { newUserClaim } from '../use-cases/users.js';
 import { requireMembership, tenantNotFound, type SignedInUser } from '../use-cases/membership.js';
 import { inviteMail } from './account-mails.js';
 import type { OneTimeTokenRecord } from './account-token-ports.js';
@@ -114,6 +116,8 @@ export interface AcceptInviteInput {
   /** For an address without an account: the new account's password; without one, it has none yet. */
   password?: string;
   name?: string;
+  /** The client's address: its share of the hashing queue. */
+  clientAddress?: string;
 }
 
 /**
@@ -139,7 +143,8 @@ export async function acceptInvite(deps: AccountTokenDeps, input: AcceptInviteIn
   let passwordHash: string | null = null;
   if (!existing && input.password !== undefined) {
     assertPassword(input.password);
-    passwordHash = await deps.hasher.hash(input.password);
+    const claim = newUserClaim({ workspaceSlug: access.database.workspace.slug, databaseName: access.database.name }, invite.email, input.clientAddress);
+    passwordHash = await hashPassword(deps.hasher, claim, input.password);
   }
   const name = cleanPersonName(input.name);
   if (!(await access.account.tokens.consume(input.token, expect))) throw invalidToken();

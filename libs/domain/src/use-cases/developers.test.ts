@@ -55,7 +55,7 @@ describe('developer account use cases', () => {
     it('answers 429 with the wait while the address has signed up too often, before any check or hash', async () => {
       const { deps } = fakePlatform();
       deps.throttle.waiting.set(ADDRESS, 120);
-      expect(await failure(signUpDeveloper(deps, { email: 'not an email', password: 'x' }, ADDRESS))).to.deep.equal(tooManyAttempts(120));
+      expect(await failure(signUpDeveloper(deps, { email: 'not an email', password: 'x' }, ADDRESS))).to.deep.equal({ ...tooManyAttempts(120), message: 'Too many sign-ups from here; try again later' });
     });
   });
 
@@ -73,6 +73,22 @@ describe('developer account use cases', () => {
       expect(await authenticateDeveloper(deps, { email: ' ADA@example.com ', password: 'correct horse' }, ADDRESS)).to.deep.equal(ada);
       expect(deps.throttle.outcomes).to.deep.equal([{ subject: { account: `developer:${ada.id}`, address: ADDRESS }, ok: true }]);
       expect(deps.hasher.verifications).to.deep.equal(['verify:correct horse']);
+    });
+
+    it('hashes through the queue as the email typed and the address, no database (issue 46), giving every place back', async () => {
+      const { deps } = await withAda();
+      await authenticateDeveloper(deps, { email: ' ADA@example.com ', password: 'correct horse' }, ADDRESS);
+      await failure(authenticateDeveloper(deps, { email: 'nobody@example.com', password: 'x' }, ADDRESS));
+      expect(deps.hasher.claims).to.deep.equal([
+        { account: 'developer-email:ada@example.com', address: ADDRESS },
+        { account: 'developer-email:ada@example.com', address: ADDRESS },
+        { account: 'developer-email:nobody@example.com', address: ADDRESS },
+      ]);
+      expect(deps.hasher.held).to.equal(0);
+      deps.hasher.refuseWith = 2;
+      expect(await failure(authenticateDeveloper(deps, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.include({ code: 'too_many_attempts', retryAfterSeconds: 2 });
+      expect(await failure(signUpDeveloper(deps, { email: 'grace@example.com', password: 'correct horse' }, ADDRESS))).to.include({ code: 'too_many_attempts', retryAfterSeconds: 2 });
+      expect(deps.developers.rows.map((row) => row.developer.email)).to.deep.equal(['Ada@Example.com', 'sso@example.com']);
     });
 
     const long = 'p'.repeat(300);

@@ -1,6 +1,7 @@
 import { assertEmail, assertPassword, cleanPersonName, isEmail, PASSWORD_MAX_LENGTH } from '../account-rules.js';
 import { RateLimitedError } from '../errors.js';
 import type { Developer } from '../model.js';
+import { hashPassword } from '../password-hashing.js';
 import type { DeveloperRepository } from '../ports.js';
 import { signInWithPassword, type PasswordSignInDeps } from './password-sign-in.js';
 
@@ -19,12 +20,12 @@ export async function signUpDeveloper(
 ): Promise<Developer> {
   // Every sign-up costs a password hash: each one spends the address's budget, as a failed sign-in does.
   const wait = await deps.throttle.spend(clientAddress);
-  if (wait !== null) throw new RateLimitedError(wait);
+  if (wait !== null) throw new RateLimitedError(wait, 'Too many sign-ups from here; try again later');
   const email = input.email.trim();
   assertEmail(email);
   assertPassword(input.password);
   const name = cleanPersonName(input.name);
-  const passwordHash = await deps.hasher.hash(input.password);
+  const passwordHash = await hashPassword(deps.hasher, { account: `developer-email:${email.toLowerCase()}`, address: clientAddress }, input.password);
   return deps.developers.createWithPassword({ email, name, passwordHash });
 }
 

@@ -3,11 +3,12 @@
  * platform built from them, for those use cases' unit tests. Not a test file itself (mocha does
  * not load it) and not part of the library's build.
  */
-import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, PasswordHasher, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import type { DataPlane, DataPlaneRepositories, DatabaseLocator, NewUser, UserPatch, UserTokenIssuer } from '../data-plane.js';
+import type { AdmittedHash, HashClaim, PasswordHashing } from '../password-hashing.js';
 import { FakeThrottle } from './throttle-fake.test-support.js';
 import { NOW, unused } from './fake-basics.test-support.js';
 import { FakeClients, FakeClientSecrets } from './client-fakes.test-support.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, RateLimitedError } from '../errors.js';
 import { byCreated, pageAfterId, pageByKey, type Page, type PageRequest } from '../paging.js';
 import type { ClientPrincipal, Database, Developer, DeveloperPrincipal, Tenant, User, UserPrincipal, Workspace } from '../model.js';
 import type { DatabaseRepository, DeveloperRepository, WorkspaceMember, WorkspaceRepository } from '../ports.js';
@@ -249,22 +250,39 @@ export class FakeDataPlane implements DataPlane {
   }
 }
 
-/** Hashes are readable (`hash:<password>`); every verification is logged, stand-ins included. */
-export class FakeHasher implements PasswordHasher {
+/**
+ * Hashes are readable (`hash:<password>`); every verification is logged, stand-ins included, and
+ * every claim on the hashing queue. `refuseWith` makes admissions answer 429 with that wait;
+ * `held` counts places taken and not yet given back.
+ */
+export class FakeHasher implements PasswordHashing {
   readonly verifications: string[] = [];
+  readonly claims: HashClaim[] = [];
+  refuseWith: number | null = null;
+  held = 0;
 
-  async hash(password: string): Promise<string> {
-    return `hash:${password}`;
-  }
-
-  async verify(password: string, hash: string): Promise<boolean> {
-    this.verifications.push(`verify:${password}`);
-    return hash === `hash:${password}`;
-  }
-
-  async verifyNothing(password: string): Promise<false> {
-    this.verifications.push(`verifyNothing:${password}`);
-    return false;
+  async admit(claim: HashClaim): Promise<AdmittedHash> {
+    if (this.refuseWith !== null) throw new RateLimitedError(this.refuseWith, 'Too many sign-ins under way; try again shortly');
+    this.claims.push(claim);
+    this.held += 1;
+    let open = true;
+    const giveBack = <T>(value: T): T => {
+      if (open) this.held -= 1;
+      open = false;
+      return value;
+    };
+    return {
+      hash: async (password) => giveBack(`hash:${password}`),
+      verify: async (password, hash) => {
+        this.verifications.push(`verify:${password}`);
+        return giveBack(hash === `hash:${password}`);
+      },
+      verifyNothing: async (password) => {
+        this.verifications.push(`verifyNothing:${password}`);
+        return giveBack(false);
+      },
+      release: () => giveBack(undefined),
+    };
   }
 }
 

@@ -6,7 +6,8 @@ import type { SsoRegistration, SsoRegistrationRepository } from '../sso/sso-port
 import type { DatabaseAccess } from './database-access.js';
 import { databaseAuthSettings, type AuthSettingsDeps } from './auth-settings.js';
 import { requireLiveSession } from './membership.js';
-import { signIn, startSession, type SignInDeps } from './users.js';
+import { hashPassword } from '../password-hashing.js';
+import { newUserClaim, signIn, startSession, type SignInDeps } from './users.js';
 
 /*
  * The API family's auth API (`{api_url}/v2/databases/{databaseId}/...`), as their server SDK
@@ -87,6 +88,12 @@ export interface FamilySignUpInput {
   tenantId?: string;
 }
 
+/** Whether a sign-up signs the new user in, and the client's address (its share of the hashing queue). */
+export interface SignUpOptions {
+  signIn: boolean;
+  clientAddress?: string;
+}
+
 /**
  * Public self sign-up (POST /signup): only where the database's auth settings allow it (their
  * `selfSignUp`, SELF_SIGN_UP by default). The new user belongs to
@@ -97,7 +104,7 @@ export async function familySignUp(
   deps: FamilyAuthDeps,
   databaseId: string,
   input: FamilySignUpInput,
-  options: { signIn: boolean } = { signIn: true },
+  options: SignUpOptions = { signIn: true },
 ): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
   return createSignedUpUser(deps, await allowedSignUp(deps, databaseId, input), input, options);
 }
@@ -124,10 +131,11 @@ export async function createSignedUpUser(
   deps: FamilyAuthDeps,
   access: DatabaseAccess,
   input: FamilySignUpInput,
-  options: { signIn: boolean },
+  options: SignUpOptions,
 ): Promise<{ user: User; tenantIds: string[]; result: LoginResult | null }> {
   const tenantName = input.newTenantName === undefined ? undefined : cleanTenantName(input.newTenantName);
-  const passwordHash = await deps.hasher.hash(input.password);
+  const claim = newUserClaim({ workspaceSlug: access.database.workspace.slug, databaseName: access.database.name }, input.email, options.clientAddress);
+  const passwordHash = await hashPassword(deps.hasher, claim, input.password);
   const { email, name, givenName, familyName, picture } = input;
   const user = await access.data.users.create({ email, name, givenName, familyName, picture, passwordHash });
   let tenant: Tenant | null = null;

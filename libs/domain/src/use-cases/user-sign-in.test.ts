@@ -110,4 +110,35 @@ describe('user sign-in (signIn)', () => {
       expect(p.deps.hasher.verifications).to.deep.equal([]);
     });
   });
+
+  describe('the hashing queue (issue 46)', () => {
+    const main = { workspaceSlug: 'acme', databaseName: 'main' };
+
+    it('takes a place for the typed email, the address and the database first, and gives it back on every outcome', async () => {
+      const { p, tenant, accountKey } = await withAda();
+      await signIn(p.deps, main, { email: 'Ada@example.com', password: 'correct horse' }, ADDRESS);
+      await failure(signIn(p.deps, { ...main, tenantId: tenant.id }, { email: 'ada@example.com', password: 'wrong horse' }, ADDRESS));
+      p.deps.throttle.waiting.set(accountKey, 30);
+      await failure(signIn(p.deps, main, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS));
+      const claim = { account: 'email:acme/main:ada@example.com', address: ADDRESS, database: 'acme/main' };
+      expect(p.deps.hasher.claims).to.deep.equal([claim, claim, claim]);
+      expect(p.deps.hasher.held).to.equal(0);
+    });
+
+    it('past its share, answers the queue’s 429 before reading anything: no lookup, no throttle, no verification', async () => {
+      const { p } = await withAda();
+      const lookups: string[] = [];
+      const findBySlugAndName = p.deps.locator.findBySlugAndName.bind(p.deps.locator);
+      p.deps.locator.findBySlugAndName = async (slug, name) => {
+        lookups.push(`${slug}/${name}`);
+        return findBySlugAndName(slug, name);
+      };
+      p.deps.hasher.refuseWith = 3;
+      expect(await failure(signIn(p.deps, main, { email: 'ada@example.com', password: 'correct horse' }, ADDRESS))).to.deep.equal({
+        ...tooManyAttempts(3),
+        message: 'Too many sign-ins under way; try again shortly',
+      });
+      expect([lookups, p.deps.throttle.outcomes, p.deps.hasher.verifications, p.deps.hasher.held]).to.deep.equal([[], [], [], 0]);
+    });
+  });
 });

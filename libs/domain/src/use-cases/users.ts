@@ -8,6 +8,7 @@ import { accessDatabase, accessTenant, type DataPlaneDeps, type DatabaseAccess }
 import { isMember, requireLiveSession, requireMembership, sessionEnded, tenantsOfSession } from './membership.js';
 import { signInWithPassword, type PasswordAccount, type PasswordSignInDeps } from './password-sign-in.js';
 import { firstPage, type Page, type PageRequest } from '../paging.js';
+import { hashPassword, type HashClaim } from '../password-hashing.js';
 
 export interface SignInDeps extends DataPlaneDeps, PasswordSignInDeps {
   tokens: UserTokenIssuer;
@@ -65,16 +66,31 @@ export async function startSession(deps: Pick<SignInDeps, 'tokens' | 'sessionTtl
  * Creates a user with a password as a member of the tenant and signs them in (SPEC POST T/users).
  * A developer may; a member of the tenant only where members create users (refuseMemberCreation).
  */
-export async function signUp(deps: SignInDeps, caller: Principal, path: TenantPath, input: SignUpInput): Promise<LoginResult> {
+export async function signUp(deps: SignInDeps, caller: Principal, path: TenantPath, input: SignUpInput, clientAddress?: string): Promise<LoginResult> {
   const access = await accessTenant(deps, caller, path);
   if (caller.kind === 'user') refuseMemberCreation(deps);
   assertPassword(input.password);
-  const passwordHash = await deps.hasher.hash(input.password);
+  const passwordHash = await hashPassword(deps.hasher, newUserClaim(path, input.email, clientAddress), input.password);
   const user = await access.data.users.create({ ...input, passwordHash }, access.tenant.id);
   return startSession(deps, access, user);
 }
 
 type UserAccount = { user: User; access: DatabaseAccess };
+
+/** A database's key in the hashing queue's shares: the same whichever route its users come by. */
+export function databaseShareKey(path: DatabasePath): string {
+  return `${path.workspaceSlug}/${path.databaseName}`;
+}
+
+/** The hashing queue's claim of a new user's password: their database, the email as typed, the caller's address. */
+export function newUserClaim(path: DatabasePath, email: string | undefined, clientAddress: string | undefined): HashClaim {
+  const database = databaseShareKey(path);
+  return {
+    database,
+    ...(email !== undefined ? { account: `email:${database}:${email.trim().toLowerCase()}` } : {}),
+    ...(clientAddress !== undefined ? { address: clientAddress } : {}),
+  };
+}
 
 /** The user an email names in a database; a database that is gone or not ready has none. */
 async function findUserAccount(deps: DataPlaneDeps, path: DatabasePath, email: string): Promise<PasswordAccount<UserAccount> | null> {
@@ -108,6 +124,7 @@ export async function signIn(
     password: credentials.password,
     typedKey: `email:${path.workspaceSlug}/${path.databaseName}:${email.toLowerCase()}`,
     address: clientAddress,
+    database: databaseShareKey(path),
     findAccount: () => findUserAccount(deps, path, email),
     admits: async (account) => tenantId === undefined || (await isMember(account.access.data.users, account.user.id, tenantId)),
   });
@@ -220,6 +237,7 @@ export async function createUserWithSession(
   sessionToken: string | undefined,
   path: { databaseId: string; tenantId: string },
   input: SignUpInput,
+  clientAddress?: string,
 ): Promise<User> {
   const database = await deps.locator.findById(path.databaseId);
   if (!sessionToken || !database || database.status !== 'READY') throw new UnauthenticatedError('invalid_session', 'A session cookie is required');
@@ -229,6 +247,7 @@ export async function createUserWithSession(
   await requireMembership({ data }, { userId: session.userId, sessionId: session.id }, path.tenantId);
   refuseMemberCreation(deps);
   assertPassword(input.password);
-  const passwordHash = await deps.hasher.hash(input.password);
+  const claim = newUserClaim({ workspaceSlug: database.workspace.slug, databaseName: database.name }, input.email, clientAddress);
+  const passwordHash = await hashPassword(deps.hasher, claim, input.password);
   return data.users.create({ ...input, passwordHash }, path.tenantId);
 }

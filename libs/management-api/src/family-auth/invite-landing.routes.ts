@@ -1,6 +1,6 @@
 import { DomainError, NotFoundError, ValidationError, acceptInvite, previewInvite, startTokenSession } from '@platform/domain';
 import { escapeHtml, htmlDocument, optional, prefersHtml, queryBoolean, record, respond, text, toApiError, type Responded } from '@platform/http';
-import { defineManagementRoute } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429 } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
 import { htmlPage } from '../sso-pages.js';
 import { NO_STORE, nextUrl, signedInHeaders } from './auth.routes.js';
@@ -106,7 +106,7 @@ export const familyInviteLandingRoutes = [
       'says (the token proves the inbox; an address without an account gets one with no password). Then 303 to `callbackUrl` ' +
       'when it is on an allowed origin, else a page that says so. A used, expired or revoked token is 400 invalid_one_time_token ' +
       '(a form posted twice, a double click): an HTML page that says so when the Accept header ranks text/html above JSON ' +
-      '(a browser), the APIError otherwise; so is a database gone since (404).',
+      `(a browser), the APIError otherwise; so is a database gone since (404). ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,
@@ -118,13 +118,13 @@ export const familyInviteLandingRoutes = [
       htmlPage(400, 'The token is used, expired or revoked (invalid_one_time_token): a page for a browser, the APIError otherwise (always for a malformed form)'),
       htmlPage(404, 'The database is gone: a page for a browser, the APIError otherwise'),
     ],
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       const cookies = cookiesOf(scope, header);
       assertCsrfDoubleSubmit(scope.familyAuth, cookies, header, body.csrfToken);
       let accepted;
       try {
-        accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+        accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier, clientAddress });
       } catch (error) {
         // The form's own browser (posted twice, or from a page left open) reads a page; a JSON client, its APIError.
         // Only the refusals documented as pages: anything else (the customer database out of reach, 503) stays an APIError.

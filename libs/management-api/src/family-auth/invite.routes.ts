@@ -1,6 +1,6 @@
 import { acceptInvite, createInvite, databaseAuthSettings, listInvites, revokeInvite, startTokenSession, type TenantInvite } from '@platform/domain';
 import { arrayOf, dateTime, nullable, optional, record, respond, text, uuid } from '@platform/http';
-import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429, type ManagementScope } from '../management-scope.js';
 import { emailField } from '../request-fields.js';
 import { CurrentUserSchema, presentCurrentUser } from '../user.presenter.js';
 import { nextUrl, signedInHeaders } from './auth.routes.js';
@@ -109,17 +109,17 @@ export const familyInviteRoutes = [
       `${SDK_ORIGIN_CSRF} No session needed: the token proves the inbox. The address’s account joins the tenant; an address ` +
       'without one gets a new account with no password (they set one with forgot-password, or sign in by SSO); either way ' +
       'the address counts as verified, and the invitee is signed in. A used, expired or revoked token, one for another ' +
-      'tenant or address, or to a tenant deleted since, is 400 invalid_one_time_token and changes nothing.',
+      `tenant or address, or to a tenant deleted since, is 400 invalid_one_time_token and changes nothing. ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyTenantParams,
     body: AcceptRequest,
     formOrJson: true,
     success: { status: 200, description: 'Accepted and signed in', schema: CurrentUserSchema, headers: { 'Set-Cookie': '`nile.session-token`', Location: 'The callback, when allowed' } },
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       assertSdkOrigin(scope.familyAuth, header);
-      const accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier });
+      const accepted = await acceptInvite(tokenDeps(scope), { databaseId: params.database, tenantId: params.tenantId, token: body.token, email: body.identifier, clientAddress });
       const result = await startTokenSession(scope, params.database, accepted.user.id);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       return respond({ body: presentCurrentUser({ user: result.user, tenantIds: result.tenantIds }), headers: signedInHeaders(cookiesOf(scope, header), result, next) });

@@ -12,7 +12,7 @@ import {
   type FamilySession,
 } from '@platform/domain';
 import { bool, nullable, oneOf, optional, queryBoolean, record, respond, text } from '@platform/http';
-import { defineManagementRoute, type ManagementScope } from '../management-scope.js';
+import { defineManagementRoute, HASHING_429, type ManagementScope } from '../management-scope.js';
 import { emailField, passwordField } from '../request-fields.js';
 import { NO_STORE, UrlSchema, nextUrl, signedInHeaders } from './auth.routes.js';
 import { allowedCallbackUrl, assertCsrfDoubleSubmit, assertSdkOrigin, mailedLinkTarget } from './family-cookies.js';
@@ -180,7 +180,7 @@ export const familyMailRoutes = [
     description:
       `${RESET} ${SDK_ORIGIN_CSRF} The token is the \`nile.reset\` cookie (or the body’s \`token\`); it works once. A used, ` +
       'expired or revoked token, or one for another address, is 400 invalid_one_time_token and changes nothing; a password ' +
-      'that breaks the rules is 400 invalid_password and leaves the token usable.',
+      `that breaks the rules is 400 invalid_password and leaves the token usable. ${HASHING_429}`,
     tags: FAMILY_TAGS,
     auth: 'cookie',
     params: familyDatabaseParams,
@@ -188,14 +188,14 @@ export const familyMailRoutes = [
     body: ResetRequest,
     formOrJson: true,
     success: { status: 200, description: 'Reset and signed in', schema: UrlSchema, headers: { 'Set-Cookie': 'The new `nile.session-token`; clears `nile.reset`' } },
-    errors: [400, 403, 404],
-    handler: async ({ params, body, header, scope }) => {
+    errors: [400, 403, 404, 429],
+    handler: async ({ params, body, header, scope, clientAddress }) => {
       assertSdkOrigin(scope.familyAuth, header);
       const cookies = cookiesOf(scope, header);
       const held = cookies.get('reset');
       const token = body.token ?? (held ? decodeURIComponent(held) : undefined);
       if (!token) throw new ValidationError('invalid_one_time_token', 'No reset token: follow the mailed link first (it sets the nile.reset cookie)');
-      const { userId } = await resetPassword(tokenDeps(scope), { databaseId: params.database, token, password: body.password, email: body.email });
+      const { userId } = await resetPassword(tokenDeps(scope), { databaseId: params.database, token, password: body.password, email: body.email, clientAddress });
       const result = await startTokenSession(scope, params.database, userId);
       const next = nextUrl(scope, header, body.callbackUrl ?? undefined);
       const headers = signedInHeaders(cookies, result, next);

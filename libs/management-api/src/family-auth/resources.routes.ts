@@ -128,7 +128,7 @@ export const familyResourceRoutes = [
       assertSdkOrigin(scope.familyAuth, header);
       if (query.tenantId !== undefined) {
         const token = cookiesOf(scope, header).get('session-token');
-        const user = await createUserWithSession(scope, token, { databaseId: params.database, tenantId: query.tenantId }, body);
+        const user = await createUserWithSession(scope, token, { databaseId: params.database, tenantId: query.tenantId }, body, clientAddress);
         return respond({ status: 201, body: presentCurrentUser({ user, tenantIds: [query.tenantId] }) });
       }
       const created = await selfSignUp({ ...scope, ...tokenDeps(scope) }, params.database, { ...body, newTenantName: query.newTenantName }, clientAddress, { signIn: false });
