@@ -1,22 +1,14 @@
-// Making a pool's server connection a client's own, and learning from the server what a client's
-// session holds. Nothing here reads a client's SQL: whatever a previous client did (a function that
-// calls set_config, a DO block that LISTENs, a trigger that takes an advisory lock), the hand-over
-// resets everything a session keeps past its transaction, applies the client's settings, and has the
-// server count its prepared statements, before any message of the client goes to that connection.
+// Making a pool's server connection a client's own. Nothing here reads a client's SQL: whatever a
+// previous client did (a function that calls set_config, a DO block that LISTENs or PREPAREs, a trigger
+// that takes an advisory lock, a statement put in place of one of the pool's), the hand-over starts
+// with DISCARD ALL, PostgreSQL's own reset of everything a session keeps past its transaction (settings
+// back to the credential's defaults, role, cursors, LISTEN, advisory locks, temporary tables, sequence
+// state, and every prepared statement: the pool prepares its own again where a client needs them),
+// then applies the client's settings; the client's messages run only once all of it has succeeded.
 import { BackendType, FrontendType } from './message-types.js';
 import { frames } from './pooled-messages.js';
 import { literal, type PooledClientState } from './pooled-settings.js';
 import type { ServerConnection } from './server-pool.js';
-
-/**
- * What any earlier client may have left on a server session, undone: its settings (RESET ALL, which
- * leaves the role alone, hence RESET ROLE: back to the credential's defaults), open cursors (WITH HOLD
- * ones too), LISTEN, temporary tables and sequence state; the advisory locks and the count of prepared
- * statements come in the SELECT that follows. Not DEALLOCATE ALL: the pool's protocol-level
- * statements are shared by its clients (the count proves none of a client's own is left).
- */
-export const RESET_SQL = 'RESET ALL; RESET ROLE; CLOSE ALL; UNLISTEN *; DISCARD TEMP; DISCARD SEQUENCES;';
-
 
 /** The role is applied last: settings before it are made as the credential itself. */
 function orderedSettings(settings: ReadonlyMap<string, string>): [string, string][] {
@@ -27,28 +19,14 @@ function orderedSettings(settings: ReadonlyMap<string, string>): [string, string
 }
 
 /**
- * The one simple query that makes a server connection a client's: the reset, then a SELECT that
- * releases session advisory locks, counts the prepared statements made by SQL (any is left by a
- * client: PREPARE, or one put in place of a pool statement) and by the protocol (the pool's own,
- * which must be exactly those the gateway lists for the connection), and applies every setting of the
- * client with set_config (as a `-c` option would: `search_path=a,b` is two schemas). Every name is
- * qualified: a customer's schema on the search path changes nothing of it.
+ * The SELECT that applies a client's settings with set_config (as a `-c` option would: `search_path=a,b`
+ * is two schemas), the role last, every name qualified and every value an E'' literal; null when it has none.
  */
-export function handOverSql(settings: ReadonlyMap<string, string>): string {
-  const applied = orderedSettings(settings).map(([name, value]) => `, pg_catalog.set_config(${literal(name)}, ${literal(value)}, false)`);
-  return (
-    `${RESET_SQL} SELECT pg_catalog.pg_advisory_unlock_all(), s.sql, s.protocol${applied.join('')} FROM (SELECT pg_catalog.count(*) FILTER (WHERE from_sql) AS sql, ` +
-    'pg_catalog.count(*) FILTER (WHERE NOT from_sql) AS protocol FROM pg_catalog.pg_prepared_statements) AS s;'
-  );
-}
-
-/** The hand-over query of each settings map: clients of one login share their map (pooled-settings.ts), so one Buffer serves them all. */
-const handOverQueries = new WeakMap<ReadonlyMap<string, string>, Buffer>();
-
-function handOverQuery(settings: ReadonlyMap<string, string>): Buffer {
-  let query = handOverQueries.get(settings);
-  if (!query) handOverQueries.set(settings, (query = queryMessage(handOverSql(settings))));
-  return query;
+export function settingsSql(settings: ReadonlyMap<string, string>): string | null {
+  if (settings.size === 0) return null;
+  return `SELECT ${orderedSettings(settings)
+    .map(([name, value]) => `pg_catalog.set_config(${literal(name)}, ${literal(value)}, false)`)
+    .join(', ')}`;
 }
 
 /** The fields of a DataRow, as text (null for NULL). */
@@ -68,10 +46,6 @@ function dataRowFields(message: Buffer): (string | null)[] {
 }
 
 /** The statements of the reset, each its own extended-protocol statement in a pipelined hand-over. */
-const RESET_STATEMENTS = RESET_SQL.split(';')
-  .map((statement) => statement.trim())
-  .filter((statement) => statement !== '');
-
 /** Parse, Bind and Execute of one statement, unnamed, no parameters, every row. */
 function extendedStatement(sql: string): Buffer {
   const text = Buffer.from(`${sql}\0`, 'utf8');
@@ -85,39 +59,38 @@ function extendedStatement(sql: string): Buffer {
   return Buffer.concat([parse, bind, execute]);
 }
 
-const PIPELINED_RESET = Buffer.concat(RESET_STATEMENTS.map(extendedStatement));
+const PIPELINED_DISCARD = extendedStatement('DISCARD ALL');
 const PIPELINED_COMMIT = extendedStatement('COMMIT');
-/** The CommandCompletes a pipelined hand-over is answered with: one per statement (the reset's, the SELECT, the COMMIT). */
-export const PIPELINED_HAND_OVER_ANSWERS = RESET_STATEMENTS.length + 2;
+
+/** A hand-over sent in front of a client's messages, and the CommandCompletes that answer it. */
+export interface PipelinedHandOver {
+  messages: Buffer;
+  answers: number;
+}
 
 /**
  * The hand-over sent in the same write as the client's first messages, so that it costs no round trip
- * of its own: the reset's statements, the SELECT that applies the client's settings and counts the
- * prepared statements, and a COMMIT, all as extended-protocol messages with no Sync between them and
- * the client's. Any error in it (the counts disagree: the SELECT divides by zero; a previous client's
- * statement_timeout cut a statement short) has the server skip everything up to the next Sync, the
- * client's messages too: none of them runs on a session that is not the client's. The COMMIT ends
- * the hand-over's implicit transaction, so that the client's own statements start their own (VACUUM,
- * CREATE INDEX CONCURRENTLY, a ROLLBACK of the client's own transaction leaves the hand-over done).
+ * of its own: DISCARD ALL, the SELECT of the client's settings, and a COMMIT, as extended-protocol
+ * statements with no Sync between them and the client's messages. Any error in them (a previous
+ * client's statement_timeout cut the reset short, a setting the server refuses) has the server skip
+ * everything up to the next Sync, the client's messages too: none of them runs on a session that is not
+ * the client's. DISCARD ALL comes first in its pipeline (the previous transaction ended with a Sync),
+ * where PostgreSQL takes it; the COMMIT ends the implicit transaction after it, so that the client's
+ * statements start their own (VACUUM, CREATE INDEX CONCURRENTLY; the client's ROLLBACK cannot undo
+ * the hand-over).
  */
-export function pipelinedHandOver(settings: ReadonlyMap<string, string>, protocolStatements: number): Buffer {
-  let bySize = pipelinedHandOvers.get(settings);
-  if (!bySize) pipelinedHandOvers.set(settings, (bySize = new Map()));
-  let messages = bySize.get(protocolStatements);
-  if (!messages) {
-    const applied = orderedSettings(settings).map(([name, value]) => `, pg_catalog.set_config(${literal(name)}, ${literal(value)}, false)`);
-    const select =
-      `SELECT pg_catalog.pg_advisory_unlock_all()${applied.join('')}, 1 OPERATOR(pg_catalog./) CASE WHEN s.sql OPERATOR(pg_catalog.=) 0 ` +
-      `AND s.protocol OPERATOR(pg_catalog.=) ${protocolStatements} THEN 1 ELSE 0 END FROM (SELECT pg_catalog.count(*) FILTER (WHERE from_sql) AS sql, ` +
-      'pg_catalog.count(*) FILTER (WHERE NOT from_sql) AS protocol FROM pg_catalog.pg_prepared_statements) AS s';
-    messages = Buffer.concat([PIPELINED_RESET, extendedStatement(select), PIPELINED_COMMIT]);
-    // A connection's statements grow one by one to the pool's bound: a few sizes per settings map.
-    if (bySize.size < 256) bySize.set(protocolStatements, messages);
+export function pipelinedHandOver(settings: ReadonlyMap<string, string>): PipelinedHandOver {
+  let handOver = pipelinedHandOvers.get(settings);
+  if (!handOver) {
+    const select = settingsSql(settings);
+    handOver = select === null ? { messages: Buffer.concat([PIPELINED_DISCARD, PIPELINED_COMMIT]), answers: 2 } : { messages: Buffer.concat([PIPELINED_DISCARD, extendedStatement(select), PIPELINED_COMMIT]), answers: 3 };
+    pipelinedHandOvers.set(settings, handOver);
   }
-  return messages;
+  return handOver;
 }
 
-const pipelinedHandOvers = new WeakMap<ReadonlyMap<string, string>, Map<number, Buffer>>();
+/** By settings map: clients of one login share theirs (pooled-settings.ts), so one hand-over serves them all. */
+const pipelinedHandOvers = new WeakMap<ReadonlyMap<string, string>, PipelinedHandOver>();
 
 /** A simple Query message. */
 export function queryMessage(sql: string): Buffer {
@@ -172,23 +145,24 @@ export function exchange(connection: ServerConnection, queries: Buffer[]): Promi
   });
 }
 
-/** Why a hand-over did not make the connection the client's: the server's error, or statements that are not the pool's. */
-export type HandOverOutcome = { kind: 'ready' } | { kind: 'refused'; error: Buffer } | { kind: 'tainted'; reason: string };
+/** Why a hand-over did not make the connection the client's: the server's error. */
+export type HandOverOutcome = { kind: 'ready' } | { kind: 'refused'; error: Buffer };
+
+const DISCARD_ALL = queryMessage('DISCARD ALL');
 
 /**
- * Makes `connection` the client's (`state`): a no-op when it already is (the client's own session, which
- * no other client has used since), else the hand-over query, answered before anything of the client's
- * goes there. A connection whose prepared statements are not exactly the pool's is `tainted`: the
- * caller closes it. `extra`: queries of the caller's that follow in the same round trip.
+ * Makes `connection` the client's (`state`) and waits for the answer (a login: the client has sent
+ * nothing yet): a no-op when it already is (the client's own session, which no other client has used
+ * since), else DISCARD ALL and the client's settings as simple queries. `extra`: queries of the
+ * caller's that follow in the same round trip.
  */
 export async function handOver(connection: ServerConnection, state: PooledClientState, extra: Buffer[] = []): Promise<{ outcome: HandOverOutcome; answer: ExchangeAnswer | null }> {
   if (connection.owner === state && extra.length === 0) return { outcome: { kind: 'ready' }, answer: null };
   connection.owner = null;
-  const answer = await exchange(connection, [handOverQuery(state.settings()), ...extra]);
+  connection.prepared.clear();
+  const select = settingsSql(state.settings());
+  const answer = await exchange(connection, [DISCARD_ALL, ...(select === null ? [] : [queryMessage(select)]), ...extra]);
   if (answer.error) return { outcome: { kind: 'refused', error: answer.error }, answer };
-  const [, sql, protocol] = answer.rows[0] ?? [];
-  if (sql !== '0') return { outcome: { kind: 'tainted', reason: `${sql} statements prepared by SQL` }, answer };
-  if (protocol !== String(connection.prepared.size)) return { outcome: { kind: 'tainted', reason: `${protocol} protocol statements where the pool lists ${connection.prepared.size}` }, answer };
   connection.owner = state;
   return { outcome: { kind: 'ready' }, answer };
 }

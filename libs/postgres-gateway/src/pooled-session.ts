@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { ConnectionContext } from './context.js';
 import { errorResponse } from './protocol.js';
 import { FrontendType, TRANSACTION_IDLE } from './message-types.js';
-import { PIPELINED_HAND_OVER_ANSWERS, exchange, pipelinedHandOver, queryMessage } from './pooled-hand-over.js';
+import { exchange, pipelinedHandOver, queryMessage } from './pooled-hand-over.js';
 import { SETTING_TAG_LENGTHS, type PooledClientState } from './pooled-settings.js';
 import { PreparedStatements } from './pooled-statements.js';
 import { ServerAnswers } from './pooled-answers.js';
@@ -22,7 +22,6 @@ const EXTENDED = new Set<number>([FrontendType.Parse, FrontendType.Bind, Fronten
 const MAX_CLIENT_MESSAGE = 64 << 20;
 /** What a client may send while it waits for a server connection before its socket is paused. */
 const MAX_WAITING_BYTES = 1 << 20;
-const FLUSH = Buffer.from([FrontendType.Flush, 0, 0, 0, 4]);
 /** Hand-overs in a row that failed for one client's messages before it is refused (each closes its server connection). */
 const MAX_HAND_OVER_FAILURES = 3;
 
@@ -217,13 +216,14 @@ export class PooledSession extends ServerAnswers implements ServerListener {
     this.serverRest = null;
     connection.listener = this;
     if (connection.owner === this.state) return this.startServing(connection);
-    // A Flush: its answers come at once, whether or not the client's messages end in a Sync yet.
-    const out = [pipelinedHandOver(this.state.settings(), connection.prepared.size), FLUSH];
-    const held: Buffer[] = [];
-    const sent = this.waiting.splice(0);
+    // No Flush of the gateway's own: its answers come with the client's, which end in a Sync, a Query or a Flush.
+    const handOver = pipelinedHandOver(this.state.settings());
+    const [out, held, sent] = [[handOver.messages], [] as Buffer[], this.waiting.splice(0)];
     this.waitingBytes = 0;
     connection.owner = null;
-    this.handOverAnswers = PIPELINED_HAND_OVER_ANSWERS;
+    // DISCARD ALL deallocates every statement: the pool's are prepared again where a client needs them.
+    connection.prepared.clear();
+    this.handOverAnswers = handOver.answers;
     this.move({ kind: 'handing-over', connection, sent, held });
     try {
       for (const message of sent) this.send(message, connection, out, held, this.handOverFailures === 0);
@@ -248,7 +248,7 @@ export class PooledSession extends ServerAnswers implements ServerListener {
       else this.resumeReading();
       return;
     }
-    // A previous client left statements of its own (or one in place of the pool's), or the reset failed in its session's state.
+    // The reset failed in the state a previous client left (a statement_timeout that cut it short), or a setting was refused.
     this.context.log.warn({ error: error.toString('utf8', 5) }, 'a pooled server connection was closed at its hand-over');
     this.pool.discard(connection);
     this.statements.abandon();

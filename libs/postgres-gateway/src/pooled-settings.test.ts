@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { handOverSql, RESET_SQL } from './pooled-hand-over.js';
+import { pipelinedHandOver, settingsSql } from './pooled-hand-over.js';
 import { PooledClientState, customSettingNames, readReportedSettings, reportedSettingsSql } from './pooled-settings.js';
 import { splitOptions, startupSettings } from './startup-options.js';
 
@@ -51,18 +51,34 @@ describe('pooled client settings', () => {
     ]);
   });
 
-  it('hands over with a full reset whatever the client did, every name qualified and every value escaped, the role last', () => {
-    const sql = handOverSql(
-      new Map([
-        ['role', 'db_admin'],
-        ['search_path', "a, 'b'\\"],
-      ]),
-    );
-    expect(sql).to.equal(
-      `${RESET_SQL} SELECT pg_catalog.pg_advisory_unlock_all(), s.sql, s.protocol, pg_catalog.set_config(E'search_path', E'a, ''b''\\\\', false), pg_catalog.set_config(E'role', E'db_admin', false) ` +
-        'FROM (SELECT pg_catalog.count(*) FILTER (WHERE from_sql) AS sql, pg_catalog.count(*) FILTER (WHERE NOT from_sql) AS protocol FROM pg_catalog.pg_prepared_statements) AS s;',
-    );
-    expect(RESET_SQL).to.equal('RESET ALL; RESET ROLE; CLOSE ALL; UNLISTEN *; DISCARD TEMP; DISCARD SEQUENCES;');
+  it('applies every setting with set_config, names qualified, values escaped, the role last', () => {
+    expect(
+      settingsSql(
+        new Map([
+          ['role', 'db_admin'],
+          ['search_path', "a, 'b'\\"],
+        ]),
+      ),
+    ).to.equal("SELECT pg_catalog.set_config(E'search_path', E'a, ''b''\\\\', false), pg_catalog.set_config(E'role', E'db_admin', false)");
+    expect(settingsSql(new Map())).to.equal(null);
+  });
+
+  it('hands over in front of the client’s messages: DISCARD ALL, the settings, COMMIT, as extended-protocol statements with no Sync', () => {
+    const statements = (messages: Buffer) => {
+      const found: string[] = [];
+      for (let at = 0; at < messages.length; at += 1 + messages.readInt32BE(at + 1)) {
+        const type = String.fromCharCode(messages[at]);
+        found.push(type === 'P' ? `P ${messages.toString('utf8', at + 6, messages.indexOf(0, at + 6))}` : type);
+      }
+      return found;
+    };
+    const settings = new Map([['nile.tenant_id', TENANT]]);
+    const handOver = pipelinedHandOver(settings);
+    expect(statements(handOver.messages)).to.deep.equal(['P DISCARD ALL', 'B', 'E', `P ${settingsSql(settings)}`, 'B', 'E', 'P COMMIT', 'B', 'E']);
+    expect(handOver.answers).to.equal(3);
+    // The same settings map (clients of one login share it): the same messages.
+    expect(pipelinedHandOver(settings)).to.equal(handOver);
+    expect(statements(pipelinedHandOver(new Map()).messages)).to.deep.equal(['P DISCARD ALL', 'B', 'E', 'P COMMIT', 'B', 'E']);
   });
 
   it('asks the server for the session’s settings, the platform’s and the known custom ones, and keeps their first order', () => {

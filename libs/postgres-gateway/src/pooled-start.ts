@@ -53,29 +53,19 @@ export async function startPooledSession(
   const check = decision.tenantToCheck;
   // The client's session is made on one of the pool's connections as for a transaction (a full reset,
   // then its settings and tenant), and the tenant checked there; the parameters the connection then has
-  // are what the client is told. A connection a previous client left statements on is closed, and
-  // another taken (each such one is gone from the pool: this ends).
+  // are what the client is told.
   let connection: ServerConnection;
+  try {
+    connection = await pool.acquire();
+  } catch (error) {
+    throw poolRefusal(error, pool, context);
+  }
   let answer: Awaited<ReturnType<typeof handOver>>['answer'];
-  for (;;) {
-    try {
-      connection = await pool.acquire();
-    } catch (error) {
-      throw poolRefusal(error, pool, context);
-    }
-    let outcome: Awaited<ReturnType<typeof handOver>>['outcome'];
-    try {
-      ({ outcome, answer } = await handOver(connection, state, check ? [queryMessage(liveTenantSql(check))] : []));
-    } catch (error) {
-      pool.discard(connection);
-      throw error;
-    }
-    if (outcome.kind === 'tainted') {
-      context.log.warn({ reason: outcome.reason }, 'a pooled server connection was closed at its hand-over');
-      pool.discard(connection);
-      continue;
-    }
-    break;
+  try {
+    ({ answer } = await handOver(connection, state, check ? [queryMessage(liveTenantSql(check))] : []));
+  } catch (error) {
+    pool.discard(connection);
+    throw error;
   }
   const failure = answer?.error ?? null;
   // A setting the server refused leaves the connection's state unknown: it is closed.
@@ -87,8 +77,8 @@ export async function startPooledSession(
     if (check && fields.code === SqlState.invalidParameterValue) throw refusals.tenantDoesNotExist(check, login.database, login.tenantSetting);
     throw new BackendError(withoutSourceFields(failure));
   }
-  // The hand-over's row first, then the tenant check's.
-  if (check && answer?.rows[1]?.[0] !== 't') throw refusals.tenantDoesNotExist(check, login.database, login.tenantSetting);
+  // The tenant check's row comes last (after the settings').
+  if (check && answer?.rows.at(-1)?.[0] !== 't') throw refusals.tenantDoesNotExist(check, login.database, login.tenantSetting);
   const statuses = connection.parameters;
 
   const out: Buffer[] = [];
