@@ -136,10 +136,7 @@ export class PooledSession extends ServerAnswers implements ServerListener {
         }
         // The common case: an idle connection is there, taken at once (no promise, no turn of the event loop).
         const idle = this.pool.take();
-        if (idle) {
-          this.flush(out, toClient);
-          this.lease(idle);
-        }
+        if (idle) this.lease(idle, out);
       }
       const phase = this.phase;
       if (phase.kind === 'serving') {
@@ -209,16 +206,17 @@ export class PooledSession extends ServerAnswers implements ServerListener {
 
   /**
    * Holds `connection` from now: served at once when it is this client's own session, else handed over
-   * in the same write as the client's messages (pooled-hand-over.ts), which the server runs only once
-   * the hand-over has succeeded. The gateway's own answers to those messages wait for that too.
+   * in the same write as the client's messages (pooled-hand-over.ts, `into` the caller's write when
+   * given), which the server runs only once the hand-over has succeeded; the gateway's own answers wait.
    */
-  private lease(connection: ServerConnection): void {
+  private lease(connection: ServerConnection, into?: Buffer[]): void {
     this.serverRest = null;
     connection.listener = this;
     if (connection.owner === this.state) return this.startServing(connection);
     // No Flush of the gateway's own: its answers come with the client's, which end in a Sync, a Query or a Flush.
     const handOver = pipelinedHandOver(this.state.settings());
-    const [out, held, sent] = [[handOver.messages], [] as Buffer[], this.waiting.splice(0)];
+    const [out, held, sent] = [into ?? [], [] as Buffer[], this.waiting.splice(0)];
+    out.push(handOver.messages);
     this.waitingBytes = 0;
     connection.owner = null;
     // DISCARD ALL deallocates every statement: the pool's are prepared again where a client needs them.
@@ -232,7 +230,7 @@ export class PooledSession extends ServerAnswers implements ServerListener {
       this.refuse(error);
       return;
     }
-    connection.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+    if (!into) connection.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
   }
 
   /** The hand-over's last answer came (`error` null), or its error: then the server skipped the client's messages, and they go to another connection. */
