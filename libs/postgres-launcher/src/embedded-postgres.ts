@@ -254,7 +254,9 @@ async function launch(
   try {
     await new Promise<void>((ready, fail) => {
       server.once('error', fail);
-      server.once('exit', () => {
+      // 'close', not 'exit': a process may exit before its last words on stderr were read (seen under
+      // load: "postgres exited" instead of the FATAL that said why).
+      server.once('close', () => {
         const lines = output.trim().split('\n');
         fail(new Error(severestLine(lines) ?? (lines.slice(-3).join(' ') || 'postgres exited')));
       });
