@@ -42,7 +42,7 @@ describe('pgvector on the embedded servers the test fixtures start', function ()
   before(async function () {
     if (process.env.DATABASE_URL) {
       console.log('      skipped: DATABASE_URL names a server of its own, whose extensions are its own');
-      this.skip();
+      this.skip(); // skip reason: DATABASE_URL names a server of its own, whose extensions are not the platform's
     }
     // Skipped outside CI only when pgvector is not fetched yet (requirePgvector prints why; under CI it fails).
     extensions = requirePgvector(() => this.skip());

@@ -13,6 +13,6 @@ export function requirePgvector(skip: () => void, env: NodeJS.ProcessEnv = proce
   const why = `pgvector is not in ${dir} (PG_EXTENSIONS_DIR): run node tools/pg-extensions.mjs (README, "Extensions")`;
   if (env.CI === 'true') throw new Error(why);
   console.log(`      skipped: ${why}`);
-  skip();
+  skip(); // skip reason: pgvector not fetched on this machine (outside CI only; the line above prints why)
   throw new Error(why);
 }
