@@ -145,24 +145,18 @@ export function exchange(connection: ServerConnection, queries: Buffer[]): Promi
   });
 }
 
-/** Why a hand-over did not make the connection the client's: the server's error. */
-export type HandOverOutcome = { kind: 'ready' } | { kind: 'refused'; error: Buffer };
-
 const DISCARD_ALL = queryMessage('DISCARD ALL');
 
 /**
- * Makes `connection` the client's (`state`) and waits for the answer (a login: the client has sent
- * nothing yet): a no-op when it already is (the client's own session, which no other client has used
- * since), else DISCARD ALL and the client's settings as simple queries. `extra`: queries of the
- * caller's that follow in the same round trip.
+ * Makes a new client's session on `connection` and waits for the answer (a login: the client has sent
+ * nothing yet): DISCARD ALL and the client's settings as simple queries, then the caller's `extra`
+ * queries in the same round trip. The connection is the client's only when nothing failed.
  */
-export async function handOver(connection: ServerConnection, state: PooledClientState, extra: Buffer[] = []): Promise<{ outcome: HandOverOutcome; answer: ExchangeAnswer | null }> {
-  if (connection.owner === state && extra.length === 0) return { outcome: { kind: 'ready' }, answer: null };
+export async function startClientSession(connection: ServerConnection, state: PooledClientState, extra: Buffer[] = []): Promise<ExchangeAnswer> {
   connection.owner = null;
   connection.prepared.clear();
   const select = settingsSql(state.settings());
   const answer = await exchange(connection, [DISCARD_ALL, ...(select === null ? [] : [queryMessage(select)]), ...extra]);
-  if (answer.error) return { outcome: { kind: 'refused', error: answer.error }, answer };
-  connection.owner = state;
-  return { outcome: { kind: 'ready' }, answer };
+  if (!answer.error) connection.owner = state;
+  return answer;
 }

@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { parseBackendMessage } from './backend-parser.js';
 import type { ConnectionContext } from './context.js';
 import { BackendType, TRANSACTION_IDLE } from './message-types.js';
-import { handOver, queryMessage } from './pooled-hand-over.js';
+import { queryMessage, startClientSession, type ExchangeAnswer } from './pooled-hand-over.js';
 import { PooledClientState } from './pooled-settings.js';
 import { PooledSession } from './pooled-session.js';
 import { PROTOCOL_3_2, backendKeyData, withoutSourceFields } from './protocol.js';
@@ -60,14 +60,14 @@ export async function startPooledSession(
   } catch (error) {
     throw poolRefusal(error, pool, context);
   }
-  let answer: Awaited<ReturnType<typeof handOver>>['answer'];
+  let answer: ExchangeAnswer;
   try {
-    ({ answer } = await handOver(connection, state, check ? [queryMessage(liveTenantSql(check))] : []));
+    answer = await startClientSession(connection, state, check ? [queryMessage(liveTenantSql(check))] : []);
   } catch (error) {
     pool.discard(connection);
     throw error;
   }
-  const failure = answer?.error ?? null;
+  const failure = answer.error ?? null;
   // A setting the server refused leaves the connection's state unknown: it is closed.
   if (failure) pool.discard(connection);
   else pool.release(connection);
@@ -78,7 +78,7 @@ export async function startPooledSession(
     throw new BackendError(withoutSourceFields(failure));
   }
   // The tenant check's row comes last (after the settings').
-  if (check && answer?.rows.at(-1)?.[0] !== 't') throw refusals.tenantDoesNotExist(check, login.database, login.tenantSetting);
+  if (check && answer.rows.at(-1)?.[0] !== 't') throw refusals.tenantDoesNotExist(check, login.database, login.tenantSetting);
   const statuses = connection.parameters;
 
   const out: Buffer[] = [];

@@ -54,7 +54,7 @@ const SYNC_EXPECTED = FORWARD[FrontendType.Sync]!;
  * A Parse or Close the server skipped (the failed one, or one after it): the connection's list of
  * prepared statements must not say otherwise. A skipped Parse prepared nothing; a skipped eviction
  * left its statement on the server, unlisted: the connection belongs to no client now, so that its
- * next hand-over counts the statements, finds one too many, and has it closed.
+ * next hand-over (DISCARD ALL) deallocates it with the rest.
  */
 function skipped(entry: Expected): void {
   if (entry.kind === 'answer') return;
@@ -124,13 +124,13 @@ export class PreparedStatements {
   /**
    * Statements that change the connection's prepared statements (the CommandComplete tag; only those
    * of a known tag's length are read). Whatever a function does is not seen here, and needs not be: each
-   * hand-over has the server count them (pooled-hand-over.ts).
+   * hand-over deallocates them all (DISCARD ALL, pooled-hand-over.ts).
    */
   commandComplete(buffer: Buffer, offset: number, next: number, connection: ServerConnection): void {
     if (!STATEMENT_TAG_LENGTHS.has(next - offset - 6)) return;
     const tag = buffer.toString('latin1', offset + 5, next - 1);
     if (tag === 'DEALLOCATE' || tag === 'PREPARE') {
-      // Maybe one of the pool's, or a name the pool may give later: the next hand-over, even to this client, counts them.
+      // Maybe one of the pool's, or a name the pool may give later: the next transaction, even this client's, starts with a hand-over.
       connection.owner = null;
     } else if (tag === 'DEALLOCATE ALL' || tag === 'DISCARD ALL') {
       connection.prepared.clear();

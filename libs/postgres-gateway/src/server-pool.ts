@@ -186,7 +186,7 @@ export class ServerPool {
     }
   }
 
-  /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed, a hand-over found it tainted). */
+  /** Closes a connection whose state cannot be trusted (the client left mid-transaction, the server failed, a hand-over failed). */
   discard(connection: ServerConnection, midAnswer = false): void {
     if (connection.state === 'closed') return;
     if (connection.state === 'idle') this.idle.splice(this.idle.indexOf(connection), 1);
